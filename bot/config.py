@@ -1,0 +1,134 @@
+"""Settings read from the environment (DESIGN.md section 3), in one class.
+
+Every field is optional at load time because each command needs a different
+subset (`hitl-bot policy check` needs no Slack token, `serve` does); a command
+states what it needs with `Settings.require(...)`, which names every missing
+variable and where to get it, instead of pydantic's generic "field required".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Self
+
+import platformdirs
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bot.errors import ConfigError
+
+__all__ = ["HOW_TO_SET", "Settings"]
+
+APP_NAME = "hitl-bot"
+
+# Where a person finds each value; shown after "fix: export NAME=...".
+HOW_TO_SET: dict[str, str] = {
+    "SLACK_BOT_TOKEN": "Slack app > OAuth & Permissions > Bot User OAuth Token, xoxb-...",
+    "SLACK_SIGNING_SECRET": "Slack app > Basic Information > Signing Secret",
+    "SLACK_APP_TOKEN": (
+        "Slack app > Basic Information > App-Level Tokens, scope connections:write, xapp-...; "
+        "leave unset for HTTP mode"
+    ),
+    "SLACK_API_URL": "the Slack Web API base, default https://slack.com/api/",
+    "REDIS_URL": "redis://HOST:6379/0, rediss://... or unix:///PATH; unset: embedded Valkey",
+    "HITL_DATA_DIR": "a directory for the embedded Valkey's data and socket",
+    "HITL_POLICY": "the path of a policy YAML file; unset: the built-in default policy",
+    "HITL_API_TOKEN": (
+        'a long random string, e.g. $(python -c "import secrets; print(secrets.token_urlsafe(32))")'
+    ),
+    "OPENAI_BASE_URL": "an OpenAI-compatible API base, e.g. https://api.openai.com/v1",
+    "OPENAI_API_KEY": "the API key of the OPENAI_BASE_URL provider",
+    "HITL_MODEL": "a chat model that OPENAI_BASE_URL serves, e.g. gpt-4o-mini",
+    "HITL_HOST": "the address `hitl-bot serve` listens on, default 127.0.0.1",
+    "HITL_PORT": "the port `hitl-bot serve` listens on, default 3000",
+}
+
+MISSING = "{name} is not set; fix: export {name}=... ({how})"
+INVALID = "{name} is invalid: {problem}; fix: export {name}=... ({how})"
+
+
+def _default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
+class Settings(BaseSettings):
+    """hitl-bot's configuration; each field reads the upper-case variable of the same name."""
+
+    # No env_prefix: the names are the ones Slack and OpenAI tooling already use.
+    # env_ignore_empty: `export SLACK_APP_TOKEN=` must mean unset (HTTP mode),
+    # not an empty token that switches on Socket Mode.
+    model_config = SettingsConfigDict(
+        case_sensitive=False,
+        env_ignore_empty=True,
+        extra="ignore",
+        frozen=True,
+    )
+
+    slack_bot_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_api_url: str = "https://slack.com/api/"
+    # A secret because a Redis URL may carry a password.
+    redis_url: SecretStr | None = None
+    hitl_data_dir: Path = Field(default_factory=_default_data_dir)
+    hitl_policy: Path | None = None
+    hitl_api_token: SecretStr | None = None
+    openai_base_url: str | None = None
+    openai_api_key: SecretStr | None = None
+    hitl_model: str | None = None
+    hitl_host: str = "127.0.0.1"
+    hitl_port: int = Field(default=3000, ge=0, le=65535)
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _end_with_slash(cls, value: str) -> str:
+        # slack_sdk joins method names onto base_url; without the slash
+        # "http://host/api" + "chat.postMessage" loses the "api" segment.
+        return value if value.endswith("/") else value + "/"
+
+    @field_validator("hitl_data_dir", "hitl_policy")
+    @classmethod
+    def _expand_user(cls, value: Path | None) -> Path | None:
+        # A quoted "~/..." in a unit file or .env reaches us unexpanded.
+        return value.expanduser() if value is not None else None
+
+    @classmethod
+    def load(cls) -> Self:
+        """Read the environment; a malformed value raises ConfigError naming the variable."""
+        try:
+            return cls()
+        except ValidationError as exc:
+            problems = []
+            for error in exc.errors():
+                name = str(error["loc"][0]).upper() if error["loc"] else "?"
+                problems.append(
+                    INVALID.format(name=name, problem=error["msg"], how=HOW_TO_SET.get(name, ""))
+                )
+            raise ConfigError("\n".join(problems)) from exc
+
+    @property
+    def socket_mode(self) -> bool:
+        """True when SLACK_APP_TOKEN is set: Slack events arrive over Socket Mode, not HTTP."""
+        return self.slack_app_token is not None
+
+    def require(self, *names: str) -> Self:
+        """Raise ConfigError naming every one of `names` that is unset; return self otherwise.
+
+        Names are the environment names (SLACK_BOT_TOKEN) or the field names
+        (slack_bot_token).
+        """
+        missing = []
+        for name in names:
+            field = name.lower()
+            if field not in type(self).model_fields:
+                raise ValueError(f"unknown setting {name!r}")
+            value = getattr(self, field)
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            if value is None or value == "":
+                missing.append(field.upper())
+        if missing:
+            raise ConfigError(
+                "\n".join(MISSING.format(name=n, how=HOW_TO_SET.get(n, "")) for n in missing)
+            )
+        return self

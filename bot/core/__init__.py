@@ -1,0 +1,1 @@
+"""Pure core: states, models, policy. No Redis, no Slack, no clock reads."""

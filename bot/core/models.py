@@ -1,0 +1,185 @@
+"""The pydantic models every part shares. Times are integer epoch milliseconds."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.core.states import Event, ReasonCode, State
+
+SYSTEM = "system"  # the actor name for the sweeper, the policy and the executor
+
+
+class RiskTier(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
+class Level(BaseModel):
+    """One rung of an escalation chain, resolved to concrete principals at creation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    timeout_ms: int = Field(gt=0)
+    users: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    channels: tuple[str, ...] = ()
+    pager_url: str | None = None
+
+
+class Approval(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    actor: str
+    at: int
+
+
+class Resolution(BaseModel):
+    """Who moved the request out of review, when, how, and on what they saw."""
+
+    model_config = ConfigDict(frozen=True)
+
+    actor: str
+    at: int
+    event: Event
+    reason_code: str | None = None
+    text: str | None = None
+    view_hash: str | None = None
+
+
+class ActionRequest(BaseModel):
+    """One gated tool call and everything needed to decide it without the policy file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    tool: str
+    args: dict[str, Any]
+    payload_hash: str
+    original_hash: str | None = None  # set when edit-and-approve replaced the args
+    run_id: str | None = None
+    requester: str
+    channel: str | None = None
+    risk: RiskTier
+    created_at: int
+    state: State
+    version: int = 1
+    expires_at: int | None = None  # None only in a final state
+    level: int = 0
+    levels: tuple[Level, ...]
+    approvers: tuple[str, ...] = ("*",)  # user ids, group ids, or "*" for anyone
+    quorum: int = 1
+    self_approval: bool = False
+    allow_edit: bool = False
+    on_exhausted: State = State.AUTO_REJECTED
+    claim_timeout_ms: int = 10 * 60_000
+    execution_timeout_ms: int = 15 * 60_000
+    approvals: tuple[Approval, ...] = ()
+    resolution: Resolution | None = None
+    detail: str | None = None  # the executor's last report
+    idempotency_key: str | None = None
+    audit_head: str = ""
+
+    def eligible(self) -> frozenset[str]:
+        """Principals who may decide now: the approvers plus every level reached so far."""
+        names = set(self.approvers)
+        for lvl in self.levels[: self.level + 1]:
+            names.update(lvl.users)
+            names.update(lvl.groups)
+        return frozenset(names)
+
+    @property
+    def assignees(self) -> Level:
+        return self.levels[min(self.level, len(self.levels) - 1)]
+
+
+class Decision(BaseModel):
+    """An event with its context, as a caller submits it to the machine or the store."""
+
+    model_config = ConfigDict(frozen=True)
+
+    event: Event
+    actor: str = SYSTEM
+    actor_groups: tuple[str, ...] = ()
+    payload_hash: str | None = None  # the hash the person saw; required for human events
+    view_hash: str | None = None  # hash of the rendered message the person saw
+    reason_code: ReasonCode | str | None = None
+    text: str | None = Field(default=None, max_length=3000)
+    new_args: dict[str, Any] | None = None  # edit-and-approve only
+    fence: int | None = None  # the version a timer was armed at; stale timers are no-ops
+    detail: str | None = Field(default=None, max_length=3000)
+    has_compensation: bool = False
+
+
+class AuditEntry(BaseModel):
+    """One line of a request's hash-chained history, exactly as stored."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seq: int
+    at: int
+    actor: str
+    kind: str  # "transition" or "refused"
+    event: str
+    from_state: str | None = None
+    to_state: str | None = None
+    reason_code: str | None = None
+    text: str | None = None
+    payload_hash: str | None = None
+    view_hash: str | None = None
+    version: int
+    prev: str
+    raw: str = Field(exclude=True, default="")
+
+    @classmethod
+    def parse(cls, raw: str) -> AuditEntry:
+        data = json.loads(raw)
+        return cls.model_validate(
+            {
+                **data,
+                "from_state": data.get("from") or None,
+                "to_state": data.get("to") or None,
+                "raw": raw,
+            }
+        )
+
+
+class QuestionState(StrEnum):
+    OPEN = "open"  # posted, nobody answered yet
+    ANSWERED = "answered"  # first answer won (final)
+    EXPIRED = "expired"  # nobody answered in time (final)
+    CANCELLED = "cancelled"  # the run was stopped (final)
+
+
+class Question(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    run_id: str | None = None
+    question: str
+    channel: str | None = None
+    asked_at: int
+    expires_at: int
+    state: QuestionState = QuestionState.OPEN
+    version: int = 1
+    answer: str | None = None
+    answered_by: str | None = None
+    answered_at: int | None = None
+
+
+class Steering(BaseModel):
+    """A correction queued for a run; consumed at most once by the agent's next tool call."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    run_id: str
+    text: str = Field(min_length=1, max_length=4000)
+    actor: str
+    at: int
+    hard_stop: bool = False

@@ -1,0 +1,291 @@
+"""The policy file: which tools need a person, at what risk, who decides, and what
+happens when nobody does.
+
+Loaded once at start and validated strictly: a mistake here would otherwise
+surface as a wrong auto-approval in production, so every error names the file,
+the field and the fix.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from bot.core.models import Level, RiskTier
+from bot.core.states import State
+from bot.errors import ConfigError
+
+_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$")
+TIER_ORDER = (RiskTier.LOW, RiskTier.MEDIUM, RiskTier.HIGH, RiskTier.CRITICAL)
+
+
+def parse_duration(value: object) -> int:
+    """'4h', '30m', '90s', '250ms' or a number of seconds -> milliseconds."""
+    if isinstance(value, bool):
+        raise ValueError("a duration is a number of seconds or text like '30m'")
+    if isinstance(value, int | float):
+        ms = int(value * 1000)
+    else:
+        m = _DURATION.match(str(value))
+        if not m:
+            raise ValueError(f"{value!r} is not a duration; write it like '90s', '30m' or '4h'")
+        ms = int(float(m.group(1)) * _UNITS[m.group(2)])
+    if ms <= 0:
+        raise ValueError("a duration must be positive")
+    return ms
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Rotation(_Strict):
+    """An on-call rotation: `users` take turns of `shift`, counted from `start`."""
+
+    users: tuple[str, ...] = Field(min_length=1)
+    shift: int = 7 * 86_400_000
+    start: datetime = datetime.fromisoformat("2026-01-05T09:00:00+00:00")
+
+    _shift = field_validator("shift", mode="before")(parse_duration)
+
+    def at(self, now_ms: int) -> str:
+        turn = (now_ms - int(self.start.timestamp() * 1000)) // self.shift
+        return self.users[turn % len(self.users)]
+
+
+class Assignees(_Strict):
+    """Who is told, and who may decide, at one level of the chain."""
+
+    users: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    channels: tuple[str, ...] = ()
+    oncall: str | None = None
+    pager_url: str | None = None
+    timeout: int | None = None  # defaults to the tier's review_timeout
+
+    _timeout = field_validator("timeout", mode="before")(
+        lambda v: None if v is None else parse_duration(v)
+    )
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Assignees:
+        if not (self.users or self.groups or self.channels or self.oncall or self.pager_url):
+            raise ValueError(
+                "an escalation level with nobody in it would escalate into silence; "
+                "fix: give it users, groups, channels, an oncall rotation or a pager_url, "
+                "or remove the level"
+            )
+        return self
+
+
+class TierPolicy(_Strict):
+    review_timeout: int
+    reviewers: Assignees
+    escalation: tuple[Assignees, ...] = Field(default=(), max_length=10)
+    on_exhausted: Literal[State.AUTO_REJECTED, State.AUTO_APPROVED] = State.AUTO_REJECTED
+    approvals_required: int = Field(default=1, ge=1, le=10)
+    approvers: tuple[str, ...] = ("*",)
+    self_approval: bool = False
+    allow_edit: bool = True
+
+    _review_timeout = field_validator("review_timeout", mode="before")(parse_duration)
+
+
+class Rule(_Strict):
+    """`if: "amount > 1000"` raises the tool's tier to `tier` when the argument matches."""
+
+    condition: str = Field(alias="if")
+    tier: RiskTier
+
+    _OPS: ClassVar[dict[str, Callable[[Any, Any], bool]]] = {
+        ">=": operator.ge,
+        "<=": operator.le,
+        "!=": operator.ne,
+        ">": operator.gt,
+        "<": operator.lt,
+        "==": operator.eq,
+        " in ": lambda a, b: a in b,
+    }
+
+    @field_validator("condition")
+    @classmethod
+    def _parses(cls, v: str) -> str:
+        cls.split(v)
+        return v
+
+    @classmethod
+    def split(cls, cond: str) -> tuple[str, str, Any]:
+        for op in cls._OPS:
+            path, sep, literal = cond.partition(op)
+            if sep and path.strip() and literal.strip():
+                return path.strip(), op, yaml.safe_load(literal)
+        raise ValueError(
+            f"cannot read the rule {cond!r}; fix: write it as 'argument op value', "
+            "for example 'amount > 1000' (ops: > >= < <= == != in)"
+        )
+
+    def matches(self, args: dict[str, Any]) -> bool:
+        path, op, expected = self.split(self.condition)
+        value: Any = args
+        for part in path.split("."):
+            if not isinstance(value, dict) or part not in value:
+                return False
+            value = value[part]
+        try:
+            return bool(self._OPS[op](value, expected))
+        except TypeError:
+            return True  # an argument of the wrong type cannot prove the call is safe
+
+
+class ToolPolicy(_Strict):
+    tier: RiskTier | None = None
+    review: Literal["required", "none"] = "required"
+    rules: tuple[Rule, ...] = ()
+
+
+class Verdict(BaseModel):
+    tool: str
+    tier: RiskTier
+    review: bool
+
+
+class Policy(_Strict):
+    default_tier: RiskTier = RiskTier.MEDIUM
+    claim_timeout: int = 10 * 60_000
+    execution_timeout: int = 15 * 60_000
+    tiers: dict[RiskTier, TierPolicy]
+    tools: dict[str, ToolPolicy] = {}
+    oncall: dict[str, Rotation] = {}
+
+    _durations = field_validator("claim_timeout", "execution_timeout", mode="before")(
+        parse_duration
+    )
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Policy:
+        missing = [t.value for t in TIER_ORDER if t not in self.tiers]
+        if missing:
+            raise ValueError(f"tiers {missing} are missing; fix: define all four tiers")
+        for tier, tp in self.tiers.items():
+            if tp.on_exhausted == State.AUTO_APPROVED and tier != RiskTier.LOW:
+                raise ValueError(
+                    f"tiers.{tier.value}.on_exhausted: auto_approved is allowed for low risk "
+                    "only; fix: set it to auto_rejected"
+                )
+            for lvl in (tp.reviewers, *tp.escalation):
+                if lvl.oncall and lvl.oncall not in self.oncall:
+                    raise ValueError(
+                        f"tiers.{tier.value}: oncall rotation {lvl.oncall!r} is not defined; "
+                        "fix: add it under 'oncall:'"
+                    )
+        return self
+
+    def classify(self, tool: str, args: dict[str, Any]) -> Verdict:
+        """The tier a call runs at: its tool's tier, raised (never lowered) by matching rules."""
+        tp = self.tools.get(tool)
+        if tp is None:
+            return Verdict(tool=tool, tier=self.default_tier, review=True)
+        tier = tp.tier or self.default_tier
+        for rule in tp.rules:
+            if rule.matches(args) and TIER_ORDER.index(rule.tier) > TIER_ORDER.index(tier):
+                tier = rule.tier
+        review = tp.review == "required" or tier != (tp.tier or self.default_tier)
+        return Verdict(tool=tool, tier=tier, review=review)
+
+    def levels(self, tier: RiskTier, now_ms: int) -> tuple[Level, ...]:
+        """The tier's chain with on-call rotations resolved for when each level starts."""
+        tp = self.tiers[tier]
+        out: list[Level] = []
+        starts = now_ms
+        for lvl in (tp.reviewers, *tp.escalation):
+            timeout = lvl.timeout or tp.review_timeout
+            users = list(lvl.users)
+            if lvl.oncall:
+                users.append(self.oncall[lvl.oncall].at(starts))
+            out.append(
+                Level(
+                    timeout_ms=timeout,
+                    users=tuple(users),
+                    groups=lvl.groups,
+                    channels=lvl.channels,
+                    pager_url=lvl.pager_url,
+                )
+            )
+            starts += timeout
+        return tuple(out)
+
+
+def load_policy(path: str | Path | None) -> Policy:
+    """Read and validate a policy file; None gives the built-in default."""
+    if path is None:
+        return DEFAULT_POLICY
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text())
+    except OSError as exc:
+        raise ConfigError(
+            f"{p}: cannot read the policy file ({exc.strerror}); "
+            "fix: set HITL_POLICY to an existing YAML file"
+        ) from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: not valid YAML: {exc}; fix: correct the YAML syntax") from exc
+    return parse_policy(data, source=str(p))
+
+
+def parse_policy(data: object, *, source: str = "<policy>") -> Policy:
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{source}: a policy is a mapping with 'tiers' and 'tools'; fix: start with 'tiers:'"
+        )
+    try:
+        return Policy.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            field = ".".join(str(x) for x in err["loc"]) or "(top level)"
+            text = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "enum" and ("tier" in field or field.startswith("tiers.")):
+                text += "; fix: use one of low, medium, high, critical"
+            if err["type"] == "extra_forbidden":
+                text = f"unknown field; fix: remove it or check its spelling ({field})"
+            problems.append(f"{source}: {field}: {text}")
+        raise ConfigError("\n".join(problems)) from None
+
+
+_DEFAULT = """
+default_tier: medium
+claim_timeout: 10m
+execution_timeout: 15m
+tiers:
+  low:        # email draft, internal note
+    review_timeout: 4h
+    reviewers: {channels: ["#hitl-approvals"]}
+    escalation: [{channels: ["#hitl-team"]}]
+    on_exhausted: auto_approved
+  medium:     # refund under threshold
+    review_timeout: 30m
+    reviewers: {channels: ["#hitl-approvals"]}
+    escalation: [{channels: ["#hitl-oncall"]}]
+    on_exhausted: auto_rejected
+  high:       # bulk delete, bank transfer: named approver, then a backup
+    review_timeout: 15m
+    reviewers: {channels: ["#hitl-approvals"]}
+    escalation: [{channels: ["#hitl-oncall"]}, {channels: ["#hitl-leads"]}]
+    on_exhausted: auto_rejected
+  critical:   # production config change: two people, then the pager
+    review_timeout: 5m
+    reviewers: {channels: ["#hitl-approvals"]}
+    escalation: [{channels: ["#hitl-pager"]}]
+    on_exhausted: auto_rejected
+    approvals_required: 2
+"""
+
+DEFAULT_POLICY: Policy = parse_policy(yaml.safe_load(_DEFAULT), source="built-in default")

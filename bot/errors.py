@@ -1,0 +1,69 @@
+"""Every error hitl-bot raises on purpose, under one root.
+
+    HitlError
+    ├── ConfigError              a setting or policy file is missing or wrong
+    ├── InvalidTransition        the state machine has no such move
+    │   ├── AlreadyResolved      someone else decided first (names who, when, how)
+    │   ├── Expired              the request's deadline passed before the decision
+    │   ├── StalePayload         the decision was made on a payload that changed
+    │   └── NotEligible          this person may not decide this request
+    ├── NotFound                 no request, question or run with that id
+    ├── IdempotencyConflict      an idempotency key reused with another payload
+    └── StoreUnavailable         Redis/Valkey cannot be reached or started
+
+Callers catch `HitlError` to handle anything the bot meant to raise; anything
+else is a bug.
+"""
+
+from __future__ import annotations
+
+
+class HitlError(Exception):
+    """Root of every error hitl-bot raises on purpose."""
+
+
+class ConfigError(HitlError):
+    """A setting or a policy file is missing or invalid; the message says how to fix it."""
+
+
+class InvalidTransition(HitlError):
+    """The event is not allowed from the request's current state."""
+
+    def __init__(self, message: str, *, state: str = "", event: str = "") -> None:
+        super().__init__(message)
+        self.state = state
+        self.event = event
+
+
+class AlreadyResolved(InvalidTransition):
+    """Somebody else's decision won; `by`, `at` and `how` say whose."""
+
+    def __init__(self, message: str, *, state: str, by: str, at: int, how: str) -> None:
+        super().__init__(message, state=state, event=how)
+        self.by = by
+        self.at = at
+        self.how = how
+
+
+class Expired(InvalidTransition):
+    """The request's deadline passed; the policy default decides, not a person."""
+
+
+class StalePayload(InvalidTransition):
+    """The person decided on a payload hash that no longer matches the request."""
+
+
+class NotEligible(InvalidTransition):
+    """The person may not decide this request (not an approver, or its requester)."""
+
+
+class NotFound(HitlError):
+    """No request, question or run with that id."""
+
+
+class IdempotencyConflict(HitlError):
+    """The idempotency key was used before with a different payload."""
+
+
+class StoreUnavailable(HitlError):
+    """Redis/Valkey cannot be reached, or the embedded server cannot start."""

@@ -1,0 +1,55 @@
+"""Reading, verifying and exporting the audit trail kept beside each request."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import cast
+
+from redis.asyncio import Redis
+
+from bot.core.chain import Break, verify
+from bot.core.models import AuditEntry
+from bot.store import keys
+from bot.store.requests import RequestStore
+
+
+@dataclass(frozen=True)
+class Finding:
+    request_id: str
+    seq: int
+    why: str
+
+
+async def lines(redis: Redis, rid: str) -> list[str]:
+    return cast(list[str], await redis.lrange(keys.audit(rid), 0, -1))
+
+
+async def entries(redis: Redis, rid: str) -> list[AuditEntry]:
+    return [AuditEntry.parse(line) for line in await lines(redis, rid)]
+
+
+async def verify_request(redis: Redis, rid: str) -> Break | None:
+    pipe = redis.pipeline(transaction=True)  # one snapshot: no entry lands between the reads
+    pipe.lrange(keys.audit(rid), 0, -1)
+    pipe.hget(keys.request(rid), "audit_head")
+    got, head = await pipe.execute()
+    return verify(list(got), head or "")
+
+
+async def verify_all(store: RequestStore, since_ms: int = 0) -> AsyncIterator[Finding]:
+    """Every broken chain, first break per request."""
+    for rid in await store.ids_between(since_ms):
+        broken = await verify_request(store.redis, rid)
+        if broken is not None:
+            yield Finding(rid, broken.seq, broken.why)
+
+
+async def export(store: RequestStore, since_ms: int = 0) -> AsyncIterator[str]:
+    """JSON lines, one per entry, each tagged with its request id, oldest request first."""
+    for rid in await store.ids_between(since_ms):
+        for line in await lines(store.redis, rid):
+            entry = json.loads(line)
+            if entry.get("at", 0) >= since_ms:
+                yield json.dumps({"request_id": rid, **entry}, sort_keys=True)

@@ -1,0 +1,85 @@
+"""Every Redis key hitl-bot uses, in one place.
+
+Keys are spread over `SHARDS` hash tags (`hitl:{s07}:...`). A request, its
+audit list, its wake stream and the shard's expiry and pending indexes share a
+tag, so each transition script touches one slot and runs on Redis Cluster; the
+sweeper walks the shards. (A single global expiry index, as a `{req:ID}` tag
+per request would need, could not be updated in the same script on Cluster.)
+"""
+
+from __future__ import annotations
+
+import zlib
+
+PREFIX = "hitl:"
+SHARDS = 16
+
+
+def shard_of(item_id: str) -> int:
+    return zlib.crc32(item_id.encode()) % SHARDS
+
+
+def tag(shard: int) -> str:
+    return f"{PREFIX}{{s{shard:02d}}}:"
+
+
+def _t(item_id: str) -> str:
+    return tag(shard_of(item_id))
+
+
+def request(rid: str) -> str:
+    return f"{_t(rid)}req:{rid}"
+
+
+def audit(rid: str) -> str:
+    return f"{_t(rid)}audit:{rid}"
+
+
+def wake(item_id: str) -> str:
+    """A short stream per request or question; waiters block on it (XREAD), no polling."""
+    return f"{_t(item_id)}wake:{item_id}"
+
+
+def question(qid: str) -> str:
+    return f"{_t(qid)}q:{qid}"
+
+
+def due(shard: int) -> str:
+    """Sorted set: member `kind:id|version`, score the deadline in epoch ms."""
+    return f"{tag(shard)}due"
+
+
+def pending(shard: int) -> str:
+    """Sorted set of requests in pending_review, by creation time."""
+    return f"{tag(shard)}pending"
+
+
+def every(shard: int) -> str:
+    """Sorted set of all requests by creation time, for audit export and verify."""
+    return f"{tag(shard)}all"
+
+
+def request_keys(rid: str) -> list[str]:
+    """The KEYS of the request scripts, in their order."""
+    s = shard_of(rid)
+    return [request(rid), audit(rid), due(s), pending(s), every(s), wake(rid)]
+
+
+def question_keys(qid: str) -> list[str]:
+    s = shard_of(qid)
+    return [question(qid), due(s), wake(qid)]
+
+
+def steering(run_id: str) -> str:
+    """List of queued corrections for a run; LPOP hands each out at most once."""
+    return f"{PREFIX}{{run:{run_id}}}:steer"
+
+
+def due_member(kind: str, item_id: str, version: int) -> str:
+    return f"{kind}:{item_id}|{version}"
+
+
+def parse_due_member(member: str) -> tuple[str, str, int]:
+    kind, _, rest = member.partition(":")
+    item_id, _, version = rest.rpartition("|")
+    return kind, item_id, int(version)

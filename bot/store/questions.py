@@ -1,0 +1,109 @@
+"""Questions an agent asks a person: one answer each, first answer wins."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from redis.asyncio import Redis
+
+from bot import messages as msg
+from bot.clock import Clock, IdFactory, new_id, wall_ms
+from bot.core.models import Question, QuestionState
+from bot.errors import AlreadyResolved, Expired, NotFound
+from bot.store import keys
+from bot.store.codec import pairs
+from bot.store.scripts import QUESTION
+from bot.store.waiting import wait_until
+
+WAKE_TTL_S = 86_400
+
+
+def _from_hash(h: dict[str, str]) -> Question:
+    return Question.model_validate(
+        {k: (v if v != "" else None) for k, v in h.items()}
+        | {"question": h["question"], "state": h["state"]}
+    )
+
+
+class QuestionStore:
+    def __init__(self, redis: Redis, *, clock: Clock = wall_ms, ids: IdFactory = new_id) -> None:
+        self.redis = redis
+        self.clock = clock
+        self.ids = ids
+        self._script = redis.register_script(QUESTION)
+
+    async def ask(
+        self,
+        question: str,
+        *,
+        timeout_ms: int,
+        run_id: str | None = None,
+        channel: str | None = None,
+    ) -> Question:
+        now = self.clock()
+        q = Question(
+            id=self.ids(),
+            run_id=run_id,
+            question=question,
+            channel=channel,
+            asked_at=now,
+            expires_at=now + timeout_ms,
+        )
+        fields = {k: "" if v is None else str(v) for k, v in q.model_dump(mode="json").items()}
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(keys.question(q.id), mapping=fields)  # type: ignore[arg-type]
+        pipe.zadd(
+            keys.due(keys.shard_of(q.id)), {keys.due_member("q", q.id, q.version): q.expires_at}
+        )
+        await pipe.execute()
+        return q
+
+    async def get(self, qid: str) -> Question:
+        h = cast(dict[str, str], await self.redis.hgetall(keys.question(qid)))
+        if not h:
+            raise NotFound(msg.UNKNOWN_QUESTION.format(id=qid))
+        return _from_hash(h)
+
+    async def _fire(
+        self, qid: str, event: str, actor: str = "", answer: str = "", fence: int | None = None
+    ) -> tuple[str, Question]:
+        status, out = await self._script(
+            keys=keys.question_keys(qid),
+            args=[self.clock(), event, actor, answer, "" if fence is None else fence, WAKE_TTL_S],
+        )
+        if status == "not_found":
+            raise NotFound(msg.UNKNOWN_QUESTION.format(id=qid))
+        return str(status), _from_hash(pairs(out))
+
+    async def answer(self, qid: str, *, actor: str, answer: str) -> Question:
+        """Record the first answer; the same person resending it gets it back unchanged."""
+        status, q = await self._fire(qid, "answer", actor, answer)
+        if status == "already_resolved":
+            by = q.answered_by or "system"
+            at = q.answered_at or q.expires_at
+            raise AlreadyResolved(
+                msg.ALREADY_RESOLVED.format(how=q.state.value, by=by, at=at),
+                state=q.state.value,
+                by=by,
+                at=at,
+                how=q.state.value,
+            )
+        if status == "expired":
+            raise Expired(msg.QUESTION_CLOSED.format(state="expired"), state=q.state.value)
+        return q
+
+    async def timeout(self, qid: str, fence: int | None = None) -> bool:
+        status, _ = await self._fire(qid, "timeout", fence=fence)
+        return status == "ok"
+
+    async def cancel(self, qid: str) -> Question:
+        return (await self._fire(qid, "cancel"))[1]
+
+    async def wait(self, qid: str, timeout_s: float) -> Question:
+        return await wait_until(
+            self.redis,
+            keys.wake(qid),
+            lambda: self.get(qid),
+            lambda q: q.state != QuestionState.OPEN,
+            timeout_s,
+        )

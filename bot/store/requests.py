@@ -1,0 +1,187 @@
+"""Approval requests in Redis: create, read, list, and transition in one round trip."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, cast
+
+from redis.asyncio import Redis
+
+from bot import messages as msg
+from bot.clock import Clock, IdFactory, new_id, wall_ms
+from bot.core.machine import apply
+from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTier
+from bot.core.payload import canonical_args, payload_hash
+from bot.core.policy import Policy
+from bot.core.proposal import propose
+from bot.core.states import Event, State
+from bot.errors import IdempotencyConflict, InvalidTransition, NotFound
+from bot.store import keys
+from bot.store.codec import from_hash, pairs, to_hash
+from bot.store.scripts import CREATE, TRANSITION
+from bot.store.waiting import wait_until
+
+WAKE_TTL_S = 86_400
+
+
+@dataclass(frozen=True)
+class Created:
+    request: ActionRequest
+    created: bool  # False: the idempotency key matched an existing request
+
+
+@dataclass(frozen=True)
+class Moved:
+    request: ActionRequest
+    repeat: bool = False  # the same person repeated a recorded decision
+    noop: bool = False  # a stale or early timer
+
+
+def id_for_key(idempotency_key: str) -> str:
+    """A request id derived from the idempotency key, so retries land on the same request."""
+    return "k" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:15]
+
+
+class RequestStore:
+    def __init__(self, redis: Redis, *, clock: Clock = wall_ms, ids: IdFactory = new_id) -> None:
+        self.redis = redis
+        self.clock = clock
+        self.ids = ids
+        self._create = redis.register_script(CREATE)
+        self._transition = redis.register_script(TRANSITION)
+
+    async def create(
+        self,
+        policy: Policy,
+        *,
+        tool: str,
+        args: dict[str, Any],
+        requester: str,
+        run_id: str | None = None,
+        channel: str | None = None,
+        idempotency_key: str | None = None,
+        risk: RiskTier | None = None,
+    ) -> Created:
+        now = self.clock()
+        rid = id_for_key(idempotency_key) if idempotency_key else self.ids()
+        req, needs_review = propose(
+            policy,
+            request_id=rid,
+            tool=tool,
+            args=args,
+            requester=requester,
+            now=now,
+            run_id=run_id,
+            channel=channel,
+            idempotency_key=idempotency_key,
+            risk=risk,
+        )
+        records = [[Event.CREATE.value, "", State.PENDING_REVIEW.value, ""]]
+        if not needs_review:
+            # Exempt tools still leave a trail: created, then approved by the policy.
+            req = req.model_copy(
+                update={
+                    "state": State.APPROVED,
+                    "expires_at": now + req.claim_timeout_ms,
+                    "resolution": Resolution(
+                        actor=SYSTEM, at=now, event=Event.APPROVE, reason_code="no_review"
+                    ),
+                }
+            )
+            records.append(
+                [Event.APPROVE.value, State.PENDING_REVIEW.value, State.APPROVED.value, "no_review"]
+            )
+        flat: list[str] = []
+        for k, v in to_hash(req).items():
+            flat += [k, v]
+        status, out = await self._create(
+            keys=keys.request_keys(rid), args=[now, requester, json.dumps(records), *flat]
+        )
+        stored = from_hash(pairs(out))
+        if status == "conflict":
+            raise IdempotencyConflict(
+                msg.IDEMPOTENCY_CONFLICT.format(key=idempotency_key, existing=stored.payload_hash)
+            )
+        return Created(stored, created=status == "ok")
+
+    async def get(self, rid: str) -> ActionRequest:
+        h = cast(dict[str, str], await self.redis.hgetall(keys.request(rid)))
+        if not h:
+            raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
+        return from_hash(h)
+
+    async def transition(self, rid: str, d: Decision) -> Moved:
+        """Apply one decision atomically; raise the same error the pure machine would."""
+        now = self.clock()
+        new_args = new_hash = ""
+        if d.event == Event.EDIT_AND_APPROVE and d.new_args is not None:
+            tool = await self.redis.hget(keys.request(rid), "tool")
+            if tool is None:
+                raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
+            new_args, new_hash = canonical_args(d.new_args), payload_hash(str(tool), d.new_args)
+        status, out = await self._transition(
+            keys=keys.request_keys(rid),
+            args=[
+                now,
+                d.event.value,
+                d.actor,
+                json.dumps(list(d.actor_groups)),
+                d.payload_hash or "",
+                d.view_hash or "",
+                d.reason_code or "",
+                d.text or "",
+                new_args,
+                new_hash,
+                "" if d.fence is None else d.fence,
+                d.detail or "",
+                "1" if d.has_compensation else "0",
+                WAKE_TTL_S,
+            ],
+        )
+        if status == "not_found":
+            raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
+        req = from_hash(pairs(out))
+        if status in ("ok", "repeat", "noop"):
+            return Moved(req, repeat=status == "repeat", noop=status == "noop")
+        # Refused: the pure machine, given the same request, names the reason in words.
+        apply(req, d, now)
+        raise InvalidTransition(
+            msg.NOT_ALLOWED.format(event=d.event.value, state=req.state.value),
+            state=req.state.value,
+            event=d.event.value,
+        )
+
+    async def list_pending(self, limit: int = 100) -> list[ActionRequest]:
+        """Requests waiting for a person, oldest first."""
+        ids: list[tuple[str, float]] = []
+        for shard in range(keys.SHARDS):
+            got = await self.redis.zrange(keys.pending(shard), 0, limit - 1, withscores=True)
+            ids += cast(list[tuple[str, float]], got)
+        ids.sort(key=lambda x: x[1])
+        pipe = self.redis.pipeline(transaction=False)
+        for rid, _ in ids[:limit]:
+            pipe.hgetall(keys.request(rid))
+        return [from_hash(h) for h in await pipe.execute() if h]
+
+    async def ids_between(self, since_ms: int = 0, until_ms: int | None = None) -> list[str]:
+        """Every request id created in the window, oldest first."""
+        found: list[tuple[str, float]] = []
+        top: int | str = "+inf" if until_ms is None else until_ms
+        for shard in range(keys.SHARDS):
+            found += await self.redis.zrangebyscore(  # type: ignore[arg-type]
+                keys.every(shard), since_ms, top, withscores=True
+            )
+        found.sort(key=lambda x: x[1])
+        return [rid for rid, _ in found]
+
+    async def wait(self, rid: str, timeout_s: float) -> ActionRequest:
+        """Block (push, not polling) until the request leaves review or `timeout_s` passes."""
+        return await wait_until(
+            self.redis,
+            keys.wake(rid),
+            lambda: self.get(rid),
+            lambda r: r.state != State.PENDING_REVIEW,
+            timeout_s,
+        )

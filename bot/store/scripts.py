@@ -1,0 +1,317 @@
+"""The Lua scripts, as named constants. Each is one atomic round trip.
+
+Times come in as ARGV (never the server's clock), so the injected clock of the
+caller is the only clock. The transition table is rendered from
+`bot.core.states.TRANSITIONS`, so Lua and the pure model share one table; the
+guards mirror `bot.core.machine` and a property test runs both side by side.
+
+The audit chain uses `redis.sha1hex` because it is the hash Lua has inside the
+atomic step; the chain proves order and integrity against edits that do not
+recompute it, and `payload_hash` (sha256, computed in Python) binds decisions.
+"""
+
+from __future__ import annotations
+
+from bot.core.states import FINAL, HUMAN_EVENTS, TRANSITIONS, ReasonCode
+
+
+def _lua_set(names: object) -> str:
+    return "{" + ", ".join(f'["{n}"]=true' for n in names) + "}"  # type: ignore[attr-defined]
+
+
+_TABLES = f"""
+local ALLOWED = {_lua_set(f"{a.value}|{e.value}|{b.value}" for a, e, b in TRANSITIONS)}
+local FINAL = {_lua_set(s.value for s in FINAL)}
+local HUMAN = {_lua_set(e.value for e in HUMAN_EVENTS)}
+local REASONS = {_lua_set(r.value for r in ReasonCode)}
+"""
+
+# Shared helpers: `h` is the request hash as a table; `audit` appends one
+# chained entry and advances the head kept in the request itself.
+_COMMON = """
+local function load(key)
+  local raw = redis.call('HGETALL', key)
+  local h = {}
+  for i = 1, #raw, 2 do h[raw[i]] = raw[i + 1] end
+  return h
+end
+local function flat(h)
+  local out = {}
+  for k, v in pairs(h) do out[#out + 1] = k; out[#out + 1] = v end
+  return out
+end
+local function audit(A, h, e)
+  local seq = tonumber(h.audit_seq or '0') + 1
+  e.seq = seq
+  e.prev = (h.audit_head ~= nil and h.audit_head ~= '') and h.audit_head or string.rep('0', 40)
+  local line = cjson.encode(e)
+  redis.call('RPUSH', A, line)
+  h.audit_head = redis.sha1hex(line)
+  h.audit_seq = tostring(seq)
+end
+local function due_member(h)
+  return 'req:' .. h.id .. '|' .. h.version
+end
+"""
+
+# KEYS: req, audit, due, pending, all, wake
+# ARGV: now, actor, records JSON [[event, from, to, reason], ...], field/value pairs...
+CREATE = (
+    _COMMON
+    + """
+local R, A, DUE, PEND, ALL = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local now, actor = tonumber(ARGV[1]), ARGV[2]
+local records = cjson.decode(ARGV[3])
+if redis.call('EXISTS', R) == 1 then
+  local h = load(R)
+  local given
+  for i = 4, #ARGV, 2 do if ARGV[i] == 'payload_hash' then given = ARGV[i + 1] end end
+  if h.payload_hash == given or h.original_hash == given then return {'exists', flat(h)} end
+  return {'conflict', flat(h)}
+end
+local h = {}
+for i = 4, #ARGV, 2 do h[ARGV[i]] = ARGV[i + 1] end
+for _, r in ipairs(records) do
+  local who = actor
+  if r[4] ~= '' then who = 'system' end
+  audit(A, h, {at = now, actor = who, kind = 'transition', event = r[1], from = r[2], to = r[3],
+               reason_code = r[4], payload_hash = h.payload_hash, version = tonumber(h.version)})
+end
+local args = {}
+for k, v in pairs(h) do args[#args + 1] = k; args[#args + 1] = v end
+redis.call('HSET', R, unpack(args))
+redis.call('ZADD', ALL, h.created_at, h.id)
+if h.state == 'pending_review' then redis.call('ZADD', PEND, h.created_at, h.id) end
+if h.expires_at ~= '' then redis.call('ZADD', DUE, h.expires_at, due_member(h)) end
+return {'ok', flat(h)}
+"""
+)
+
+# KEYS: req, audit, due, pending, all, wake
+# ARGV: now, event, actor, groups JSON, seen hash, view hash, reason code, text,
+#       new args, new hash, fence, detail, has compensation (1/0), wake ttl seconds
+TRANSITION = (
+    _TABLES
+    + _COMMON
+    + """
+local R, A, DUE, PEND, W = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
+local now, ev, actor = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+local seen, view, reason, text = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+if redis.call('EXISTS', R) == 0 then return {'not_found', {}} end
+local h = load(R)
+local state, version = h.state, tonumber(h.version)
+local cur, recs, upd = state, {}, {}
+
+local function refuse(code)
+  if HUMAN[ev] then
+    audit(A, h, {at = now, actor = actor, kind = 'refused', event = ev, from = state,
+                 to = state, reason_code = code, payload_hash = seen, view_hash = view,
+                 version = version})
+    redis.call('HSET', R, 'audit_head', h.audit_head, 'audit_seq', h.audit_seq)
+  end
+  return {code, flat(h)}
+end
+local function resolved_or_invalid()
+  if state ~= 'pending_review' and h.res_actor ~= '' then return refuse('already_resolved') end
+  return refuse('invalid')
+end
+local function move(e, to)
+  if not ALLOWED[cur .. '|' .. e .. '|' .. to] then
+    return error('transition table refuses ' .. cur .. '|' .. e .. '|' .. to)
+  end
+  recs[#recs + 1] = {e, cur, to}
+  cur = to
+end
+local function resolve(e, why)
+  upd.res_actor, upd.res_at, upd.res_event = actor, tostring(now), e
+  upd.res_reason, upd.res_text, upd.res_view = why or '', text, view
+end
+local function list(raw)
+  local v = cjson.decode(raw)
+  if type(v) ~= 'table' then return {} end
+  return v
+end
+local expires_in = nil
+
+if HUMAN[ev] then
+  local approvals = list(h.approvals)
+  local mine = false
+  for _, a in ipairs(approvals) do if a[1] == actor then mine = true end end
+  if ev == 'reject' then
+    if h.res_event == 'reject' and h.res_actor == actor then return {'repeat', flat(h)} end
+  elseif mine and (h.res_event == '' or h.res_event == 'approve'
+                   or h.res_event == 'edit_and_approve') then
+    return {'repeat', flat(h)}
+  end
+  if state ~= 'pending_review' then return resolved_or_invalid() end
+  if now >= tonumber(h.expires_at) then return refuse('expired') end
+  if actor == h.requester and h.self_approval ~= '1' then return refuse('not_eligible') end
+  local ok = false
+  local names = {}
+  for _, n in ipairs(list(h.approvers)) do names[n] = true end
+  local levels = list(h.levels)
+  for i = 1, tonumber(h.level) + 1 do
+    local lv = levels[i]
+    if lv then
+      for _, n in ipairs(lv.users or {}) do names[n] = true end
+      for _, n in ipairs(lv.groups or {}) do names[n] = true end
+    end
+  end
+  if names['*'] or names[actor] then ok = true end
+  for _, g in ipairs(cjson.decode(ARGV[4])) do if names[g] then ok = true end end
+  if not ok then return refuse('not_eligible') end
+  if seen ~= h.payload_hash then return refuse('stale_payload') end
+  if ev == 'reject' then
+    if not REASONS[reason] then return refuse('invalid') end
+    resolve('reject', reason)
+    move('reject', 'rejected')
+    move('close', 'cancelled')
+  else
+    if ev == 'edit_and_approve' then
+      if h.allow_edit ~= '1' or ARGV[9] == '' then return refuse('invalid') end
+      upd.args, upd.payload_hash = ARGV[9], ARGV[10]
+      upd.original_hash = (h.original_hash ~= '' and h.original_hash) or h.payload_hash
+      approvals = {}
+    end
+    approvals[#approvals + 1] = {actor, now}
+    upd.approvals = cjson.encode(approvals)
+    if #approvals < tonumber(h.quorum) then
+      move(ev, 'pending_review')
+      expires_in = tonumber(h.expires_at) - now
+    else
+      resolve(ev, '')
+      move(ev, 'approved')
+      expires_in = tonumber(h.claim_ms)
+    end
+  end
+elseif ev == 'timeout' then
+  local fence = ARGV[11]
+  if (fence ~= '' and tonumber(fence) ~= version) or FINAL[state] or h.expires_at == ''
+     or now < tonumber(h.expires_at) then
+    return {'noop', flat(h)}
+  end
+  if state == 'pending_review' then
+    local levels, lvl = list(h.levels), tonumber(h.level)
+    if lvl + 1 < #levels then
+      move('timeout', 'escalated')
+      move('reassign', 'pending_review')
+      upd.level = tostring(lvl + 1)
+      expires_in = levels[lvl + 2].timeout_ms
+    else
+      local default = h.on_exhausted
+      if default == 'auto_approved' and h.risk ~= 'low' then default = 'auto_rejected' end
+      actor, text, view = 'system', '', ''
+      resolve('timeout', 'no_response')
+      move('timeout', default)
+      expires_in = tonumber(h.claim_ms)
+    end
+  elseif state == 'approved' or state == 'auto_approved' then
+    move('timeout', 'cancelled')
+  elseif state == 'executing' then
+    move('timeout', 'failed')
+    move('give_up', 'manual_intervention')
+  else
+    move('timeout', 'manual_intervention')
+  end
+elseif ev == 'claim' then
+  if state ~= 'approved' and state ~= 'auto_approved' then return resolved_or_invalid() end
+  move('claim', 'executing')
+  expires_in = tonumber(h.exec_ms)
+elseif ev == 'succeed' or ev == 'fail' then
+  if state ~= 'executing' then return resolved_or_invalid() end
+  upd.detail = ARGV[12]
+  if ev == 'succeed' then
+    move('succeed', 'completed')
+  else
+    move('fail', 'failed')
+    if ARGV[13] == '1' then
+      move('compensate', 'rollback_pending')
+      expires_in = tonumber(h.exec_ms)
+    else
+      move('give_up', 'manual_intervention')
+    end
+  end
+elseif ev == 'rollback_ok' or ev == 'rollback_failed' then
+  if state ~= 'rollback_pending' then return resolved_or_invalid() end
+  upd.detail = ARGV[12]
+  if ev == 'rollback_ok' then move(ev, 'rolled_back') else move(ev, 'manual_intervention') end
+elseif ev == 'cancel' then
+  if state ~= 'pending_review' and state ~= 'approved' and state ~= 'auto_approved' then
+    return resolved_or_invalid()
+  end
+  if h.res_actor == '' then resolve('cancel', reason) end
+  move('cancel', 'cancelled')
+else
+  return resolved_or_invalid()
+end
+
+redis.call('ZREM', DUE, due_member(h))
+for k, v in pairs(upd) do h[k] = v end
+h.state = cur
+h.version = tostring(version + 1)
+if FINAL[cur] or expires_in == nil then h.expires_at = '' else
+  h.expires_at = tostring(now + expires_in)
+  redis.call('ZADD', DUE, h.expires_at, due_member(h))
+end
+if state == 'pending_review' and cur ~= 'pending_review' then redis.call('ZREM', PEND, h.id) end
+for _, r in ipairs(recs) do
+  local e = {at = now, actor = actor, kind = 'transition', event = r[1], from = r[2],
+             to = r[3], payload_hash = h.payload_hash, version = tonumber(h.version)}
+  if HUMAN[ev] or ev == 'cancel' or r[1] == 'timeout' then
+    e.reason_code, e.text, e.view_hash = upd.res_reason, upd.res_text, view
+  end
+  if r[1] == 'edit_and_approve' then e.original_hash = h.original_hash end
+  if upd.detail then e.text = upd.detail end
+  audit(A, h, e)
+end
+local out = {}
+for k, v in pairs(h) do out[#out + 1] = k; out[#out + 1] = v end
+redis.call('HSET', R, unpack(out))
+redis.call('XADD', W, 'MAXLEN', '~', '16', h.version .. '-0', 'state', cur)
+redis.call('EXPIRE', W, tonumber(ARGV[14]))
+return {'ok', out}
+"""
+)
+
+# KEYS: question, due, wake.  ARGV: now, event (answer|timeout|cancel), actor, answer,
+#       fence, wake ttl seconds
+QUESTION = """
+local Q, DUE, W = KEYS[1], KEYS[2], KEYS[3]
+local now, ev, actor, answer = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
+if redis.call('EXISTS', Q) == 0 then return {'not_found', {}} end
+local raw = redis.call('HGETALL', Q)
+local h = {}
+for i = 1, #raw, 2 do h[raw[i]] = raw[i + 1] end
+if h.state ~= 'open' then
+  if ev == 'answer' and h.answered_by == actor and h.answer == answer then
+    return {'repeat', raw}
+  end
+  if ev == 'answer' then return {'already_resolved', raw} end
+  return {'noop', raw}
+end
+local version = tonumber(h.version)
+if ev == 'answer' then
+  if now >= tonumber(h.expires_at) then return {'expired', raw} end
+  h.state, h.answer, h.answered_by, h.answered_at = 'answered', answer, actor, tostring(now)
+elseif ev == 'timeout' then
+  if (ARGV[5] ~= '' and tonumber(ARGV[5]) ~= version) or now < tonumber(h.expires_at) then
+    return {'noop', raw}
+  end
+  h.state = 'expired'
+else
+  h.state = 'cancelled'
+end
+redis.call('ZREM', DUE, 'q:' .. h.id .. '|' .. h.version)
+h.version = tostring(version + 1)
+local out = {}
+for k, v in pairs(h) do out[#out + 1] = k; out[#out + 1] = v end
+redis.call('HSET', Q, unpack(out))
+redis.call('XADD', W, 'MAXLEN', '~', '16', h.version .. '-0', 'state', h.state)
+redis.call('EXPIRE', W, tonumber(ARGV[6]))
+return {'ok', out}
+"""
+
+# The benchmark's baseline: a script that does nothing but answer.
+NOOP = "return 1"
+
+ALL: dict[str, str] = {"create": CREATE, "transition": TRANSITION, "question": QUESTION}

@@ -1,0 +1,46 @@
+"""Corrections queued for a run. Each is handed to exactly one tool-call check."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from redis.asyncio import Redis
+
+from bot.clock import Clock, IdFactory, new_id, wall_ms
+from bot.core.models import Steering
+from bot.store import keys
+
+QUEUE_TTL_S = 7 * 86_400  # a run idle for a week has no one left to steer
+
+
+class SteeringStore:
+    def __init__(self, redis: Redis, *, clock: Clock = wall_ms, ids: IdFactory = new_id) -> None:
+        self.redis = redis
+        self.clock = clock
+        self.ids = ids
+
+    async def push(
+        self, run_id: str, text: str, *, actor: str, hard_stop: bool = False
+    ) -> Steering:
+        s = Steering(
+            id=self.ids(),
+            run_id=run_id,
+            text=text,
+            actor=actor,
+            at=self.clock(),
+            hard_stop=hard_stop,
+        )
+        key = keys.steering(run_id)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.rpush(key, s.model_dump_json())
+        pipe.expire(key, QUEUE_TTL_S)
+        await pipe.execute()
+        return s
+
+    async def pop(self, run_id: str) -> Steering | None:
+        """The oldest queued correction, removed atomically: no two consumers get it."""
+        raw = await self.redis.lpop(keys.steering(run_id))
+        return None if raw is None else Steering.model_validate_json(cast(str, raw))
+
+    async def pending(self, run_id: str) -> int:
+        return int(await self.redis.llen(keys.steering(run_id)))
