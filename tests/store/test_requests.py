@@ -29,8 +29,9 @@ def approve(req_hash: str, actor: str, **kw: object) -> Decision:
 async def test_create_then_approve_records_who_and_what_they_saw(
     store: RequestStore, policy: Policy, redis: Redis
 ) -> None:
-    made = await store.create(policy, tool="refund", args={"amount": 50, "to": "C-9"},
-                              requester="UAGENT", run_id="run1")
+    made = await store.create(
+        policy, tool="refund", args={"amount": 50, "to": "C-9"}, requester="UAGENT", run_id="run1"
+    )
     req = made.request
     assert made.created and req.state == State.PENDING_REVIEW and req.risk == "medium"
     moved = await store.transition(req.id, approve(req.payload_hash, "UANA", view_hash="v1"))
@@ -49,18 +50,22 @@ async def test_create_then_approve_records_who_and_what_they_saw(
 async def test_idempotent_create_same_payload_returns_same_request(
     store: RequestStore, policy: Policy
 ) -> None:
-    a = await store.create(policy, tool="refund", args={"amount": 5}, requester="U1",
-                           idempotency_key="run1:call7")
-    b = await store.create(policy, tool="refund", args={"amount": 5}, requester="U1",
-                           idempotency_key="run1:call7")
+    a = await store.create(
+        policy, tool="refund", args={"amount": 5}, requester="U1", idempotency_key="run1:call7"
+    )
+    b = await store.create(
+        policy, tool="refund", args={"amount": 5}, requester="U1", idempotency_key="run1:call7"
+    )
     assert a.created and not b.created and a.request.id == b.request.id
     with pytest.raises(IdempotencyConflict, match="run1:call7"):
-        await store.create(policy, tool="refund", args={"amount": 6}, requester="U1",
-                           idempotency_key="run1:call7")
+        await store.create(
+            policy, tool="refund", args={"amount": 6}, requester="U1", idempotency_key="run1:call7"
+        )
 
 
-async def test_rule_raises_tier_and_named_approvers_apply(store: RequestStore, policy: Policy,
-                                                          redis: Redis) -> None:
+async def test_rule_raises_tier_and_named_approvers_apply(
+    store: RequestStore, policy: Policy, redis: Redis
+) -> None:
     req = (await store.create(policy, tool="refund", args={"amount": 4200}, requester="U1")).request
     assert req.risk == "high"
     with pytest.raises(NotEligible, match="not among its approvers"):
@@ -73,8 +78,9 @@ async def test_rule_raises_tier_and_named_approvers_apply(store: RequestStore, p
     assert ("refused", "URANDOM", "not_eligible") in kinds
 
 
-async def test_requester_cannot_approve_own_action(store: RequestStore, policy: Policy,
-                                                   redis: Redis) -> None:
+async def test_requester_cannot_approve_own_action(
+    store: RequestStore, policy: Policy, redis: Redis
+) -> None:
     req = (await store.create(policy, tool="refund", args={"amount": 1}, requester="U1")).request
     with pytest.raises(NotEligible, match="requester"):
         await store.transition(req.id, approve(req.payload_hash, "U1"))
@@ -82,35 +88,56 @@ async def test_requester_cannot_approve_own_action(store: RequestStore, policy: 
     assert (await audit.entries(redis, req.id))[-1].kind == "refused"
 
 
-async def test_second_decider_learns_who_won(store: RequestStore, policy: Policy,
-                                             clock: FakeClock) -> None:
+async def test_second_decider_learns_who_won(
+    store: RequestStore, policy: Policy, clock: FakeClock
+) -> None:
     req = (await store.create(policy, tool="refund", args={"amount": 1}, requester="U1")).request
     await store.transition(req.id, approve(req.payload_hash, "UANA"))
     with pytest.raises(AlreadyResolved) as err:
-        await store.transition(req.id, Decision(event=Event.REJECT, actor="UBOB",
-                               payload_hash=req.payload_hash, reason_code="too_risky"))
+        await store.transition(
+            req.id,
+            Decision(
+                event=Event.REJECT,
+                actor="UBOB",
+                payload_hash=req.payload_hash,
+                reason_code="too_risky",
+            ),
+        )
     assert err.value.by == "UANA" and err.value.how == "approved" and err.value.at == clock.now
     # The winner's double click returns the original outcome, not an error.
     again = await store.transition(req.id, approve(req.payload_hash, "UANA"))
     assert again.repeat and again.request.version == 2
 
 
-async def test_reject_needs_reason_and_closes_to_cancelled(store: RequestStore,
-                                                           policy: Policy, redis: Redis) -> None:
+async def test_reject_needs_reason_and_closes_to_cancelled(
+    store: RequestStore, policy: Policy, redis: Redis
+) -> None:
     req = (await store.create(policy, tool="refund", args={"amount": 1}, requester="U1")).request
     with pytest.raises(InvalidTransition, match="reason code"):
-        await store.transition(req.id, Decision(event=Event.REJECT, actor="U2",
-                                                payload_hash=req.payload_hash))
-    moved = await store.transition(req.id, Decision(
-        event=Event.REJECT, actor="U2", payload_hash=req.payload_hash,
-        reason_code="wrong_target", text="wrong customer"))
+        await store.transition(
+            req.id, Decision(event=Event.REJECT, actor="U2", payload_hash=req.payload_hash)
+        )
+    moved = await store.transition(
+        req.id,
+        Decision(
+            event=Event.REJECT,
+            actor="U2",
+            payload_hash=req.payload_hash,
+            reason_code="wrong_target",
+            text="wrong customer",
+        ),
+    )
     assert moved.request.state == State.CANCELLED
     assert moved.request.resolution is not None
     assert moved.request.resolution.reason_code == "wrong_target"
     events = [(e.event, e.to_state) for e in await audit.entries(redis, req.id)]
     assert events[-2:] == [("reject", "rejected"), ("close", "cancelled")]
-    repeat = await store.transition(req.id, Decision(
-        event=Event.REJECT, actor="U2", payload_hash=req.payload_hash, reason_code="other"))
+    repeat = await store.transition(
+        req.id,
+        Decision(
+            event=Event.REJECT, actor="U2", payload_hash=req.payload_hash, reason_code="other"
+        ),
+    )
     assert repeat.repeat
 
 
@@ -126,12 +153,19 @@ async def test_stale_payload_and_expired_decisions_are_refused(
     assert (await store.get(req.id)).state == State.PENDING_REVIEW
 
 
-async def test_edit_and_approve_keeps_both_hashes(store: RequestStore, policy: Policy,
-                                                  redis: Redis) -> None:
+async def test_edit_and_approve_keeps_both_hashes(
+    store: RequestStore, policy: Policy, redis: Redis
+) -> None:
     req = (await store.create(policy, tool="refund", args={"amount": 900}, requester="U1")).request
-    moved = await store.transition(req.id, Decision(
-        event=Event.EDIT_AND_APPROVE, actor="U2", payload_hash=req.payload_hash,
-        new_args={"amount": 90}))
+    moved = await store.transition(
+        req.id,
+        Decision(
+            event=Event.EDIT_AND_APPROVE,
+            actor="U2",
+            payload_hash=req.payload_hash,
+            new_args={"amount": 90},
+        ),
+    )
     new = moved.request
     assert new.state == State.APPROVED and new.args == {"amount": 90}
     assert new.original_hash == req.payload_hash and new.payload_hash != req.payload_hash
@@ -154,13 +188,16 @@ async def test_quorum_needs_two_distinct_people(store: RequestStore, policy: Pol
 async def test_no_review_tool_is_approved_by_policy_and_audited(
     store: RequestStore, policy: Policy, redis: Redis
 ) -> None:
-    req = (await store.create(policy, tool="move_claw", args={"dir": "left"},
-                              requester="U1")).request
+    req = (
+        await store.create(policy, tool="move_claw", args={"dir": "left"}, requester="U1")
+    ).request
     assert req.state == State.APPROVED and req.resolution is not None
     assert req.resolution.reason_code == "no_review"
     trail = await audit.entries(redis, req.id)
     assert [(e.actor, e.to_state) for e in trail] == [
-        ("U1", "pending_review"), ("system", "approved")]
+        ("U1", "pending_review"),
+        ("system", "approved"),
+    ]
 
 
 async def test_execution_lifecycle_and_single_claim(store: RequestStore, policy: Policy) -> None:
@@ -169,8 +206,9 @@ async def test_execution_lifecycle_and_single_claim(store: RequestStore, policy:
     assert claimed.request.state == State.EXECUTING
     with pytest.raises(InvalidTransition):
         await store.transition(req.id, Decision(event=Event.CLAIM, actor="worker-2"))
-    failed = await store.transition(req.id, Decision(event=Event.FAIL, detail="boom",
-                                                     has_compensation=True))
+    failed = await store.transition(
+        req.id, Decision(event=Event.FAIL, detail="boom", has_compensation=True)
+    )
     assert failed.request.state == State.ROLLBACK_PENDING and failed.request.detail == "boom"
     done = await store.transition(req.id, Decision(event=Event.ROLLBACK_OK))
     assert done.request.state == State.ROLLED_BACK and done.request.expires_at is None
@@ -183,13 +221,15 @@ async def test_unknown_request(store: RequestStore) -> None:
         await store.get("nope")
 
 
-async def test_list_pending_oldest_first(store: RequestStore, policy: Policy,
-                                         clock: FakeClock) -> None:
+async def test_list_pending_oldest_first(
+    store: RequestStore, policy: Policy, clock: FakeClock
+) -> None:
     made = []
     for i in range(5):
         clock.advance(1000)
-        made.append((await store.create(policy, tool="refund", args={"i": i},
-                                        requester="U1")).request)
+        made.append(
+            (await store.create(policy, tool="refund", args={"i": i}, requester="U1")).request
+        )
     await store.transition(made[2].id, approve(made[2].payload_hash, "U2"))
     pending = await store.list_pending()
     assert [r.id for r in pending] == [made[i].id for i in (0, 1, 3, 4)]

@@ -1,0 +1,79 @@
+"""Open the one Redis/Valkey connection pool a hitl-bot process uses."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+import redis.asyncio
+from redis.exceptions import RedisError
+
+from bot.config import Settings
+from bot.errors import ConfigError, StoreUnavailable
+from bot.store.embedded import LOG_NAME, EmbeddedServer, ensure_server
+
+__all__ = ["connect", "redact_url"]
+
+# Bounds only the connect; reads stay unbounded because waiters block on purpose.
+CONNECT_TIMEOUT = 5.0
+
+BAD_URL = (
+    "REDIS_URL {url} is not a Redis URL ({error}); "
+    "fix: export REDIS_URL=redis://HOST:6379/0 (or rediss://, unix:///PATH), "
+    "or unset it to use the embedded Valkey."
+)
+UNREACHABLE = (
+    "Cannot reach Redis at {url}: {error}; fix: check that the server runs and the URL, "
+    "user and password are right, or unset REDIS_URL to use the embedded Valkey."
+)
+EMBEDDED_UNREACHABLE = (
+    "The embedded Valkey at {url} does not answer: {error}; fix: look at {log}, "
+    "or set REDIS_URL to use another Redis/Valkey server."
+)
+
+_QUERY_PASSWORD = re.compile(r"(?i)([?&]password=)[^&#]*")
+
+
+async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServer | None]:
+    """Return a client that answered PING, and the embedded server if REDIS_URL is unset.
+
+    The server is returned so the caller decides whether to stop it
+    (`server.stop()` does nothing unless this process started it).
+    """
+    server: EmbeddedServer | None = None
+    if settings.redis_url is not None:
+        url = settings.redis_url.get_secret_value()
+    else:
+        # ensure_server blocks (lock, process start): keep it off the event loop.
+        server = await asyncio.to_thread(ensure_server, settings.hitl_data_dir)
+        url = server.url
+    try:
+        client = redis.asyncio.from_url(
+            url, decode_responses=True, socket_connect_timeout=CONNECT_TIMEOUT
+        )
+    except ValueError as exc:
+        raise ConfigError(BAD_URL.format(url=redact_url(url), error=exc)) from exc
+    try:
+        await client.ping()
+    except (RedisError, OSError) as exc:
+        await client.aclose()
+        if server is None:
+            message = UNREACHABLE.format(url=redact_url(url), error=exc)
+        else:
+            message = EMBEDDED_UNREACHABLE.format(
+                url=url, error=exc, log=server.data_dir / LOG_NAME
+            )
+        raise StoreUnavailable(message) from exc
+    return client, server
+
+
+def redact_url(url: str) -> str:
+    """`url` with any password replaced by ***, for messages and logs."""
+    url = _QUERY_PASSWORD.sub(r"\1***", url)
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    userinfo, _, hostinfo = parts.netloc.rpartition("@")
+    user = userinfo.partition(":")[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{hostinfo}"))

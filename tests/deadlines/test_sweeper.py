@@ -1,0 +1,155 @@
+"""Timeouts with an injected clock: hours of escalation in milliseconds."""
+
+from __future__ import annotations
+
+import asyncio
+
+from redis.asyncio import Redis
+
+from bot.clock import FakeClock
+from bot.core.models import Decision
+from bot.core.policy import Policy
+from bot.core.states import FINAL, Event, State
+from bot.deadlines.sweeper import Sweeper
+from bot.errors import Expired
+from bot.store import audit, keys
+from bot.store.questions import QuestionStore
+from bot.store.requests import RequestStore
+
+
+def sweeper(store: RequestStore, clock: FakeClock, redis: Redis) -> Sweeper:
+    return Sweeper(store, QuestionStore(redis, clock=clock), clock=clock)
+
+
+async def test_escalates_through_levels_then_default(
+    store: RequestStore, policy: Policy, clock: FakeClock, redis: Redis
+) -> None:
+    req = (await store.create(policy, tool="refund", args={"amount": 3}, requester="U1")).request
+    sw = sweeper(store, clock, redis)
+    assert (await sw.sweep_once()).fired == 0
+    clock.advance(10 * 60_000)  # review timeout
+    assert (await sw.sweep_once()).fired == 1
+    lvl1 = await store.get(req.id)
+    assert lvl1.state == State.PENDING_REVIEW and lvl1.level == 1
+    assert lvl1.assignees.users == ("UONCALL",)
+    assert lvl1.expires_at == clock.now + 10 * 60_000
+    clock.advance(10 * 60_000)
+    await sw.sweep_once()
+    lvl2 = await store.get(req.id)
+    assert lvl2.level == 2 and lvl2.expires_at == clock.now + 5 * 60_000  # level's own timeout
+    clock.advance(5 * 60_000)
+    await sw.sweep_once()
+    final = await store.get(req.id)
+    assert final.state == State.AUTO_REJECTED and final.expires_at is None
+    trail = [(e.event, e.to_state) for e in await audit.entries(redis, req.id)]
+    assert trail == [
+        ("create", "pending_review"),
+        ("timeout", "escalated"),
+        ("reassign", "pending_review"),
+        ("timeout", "escalated"),
+        ("reassign", "pending_review"),
+        ("timeout", "auto_rejected"),
+    ]
+    assert (await sw.sweep_once()).fired == 0  # nothing left to fire
+
+
+async def test_decision_after_expiry_is_refused_even_before_the_sweep(
+    store: RequestStore, policy: Policy, clock: FakeClock
+) -> None:
+    req = (await store.create(policy, tool="refund", args={"amount": 3}, requester="U1")).request
+    clock.advance(10 * 60_000)
+    try:
+        await store.transition(
+            req.id, Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
+        )
+        raise AssertionError("must be refused")
+    except Expired as exc:
+        assert "auto_rejected" in str(exc)
+
+
+async def test_escalated_assignee_may_approve(
+    store: RequestStore, policy: Policy, clock: FakeClock, redis: Redis
+) -> None:
+    req = (await store.create(policy, tool="refund", args={"amount": 5000}, requester="U1")).request
+    clock.advance(10 * 60_000)
+    await sweeper(store, clock, redis).sweep_once()
+    moved = await store.transition(
+        req.id, Decision(event=Event.APPROVE, actor="UONCALL", payload_hash=req.payload_hash)
+    )
+    assert moved.request.state == State.APPROVED
+
+
+async def test_stale_timer_is_a_noop(store: RequestStore, policy: Policy, clock: FakeClock) -> None:
+    req = (await store.create(policy, tool="refund", args={"amount": 3}, requester="U1")).request
+    clock.advance(10 * 60_000)
+    stale = await store.transition(req.id, Decision(event=Event.TIMEOUT, fence=99))
+    assert stale.noop and stale.request.version == 1
+    fired = await store.transition(req.id, Decision(event=Event.TIMEOUT, fence=1))
+    assert not fired.noop and fired.request.level == 1
+    repeat = await store.transition(req.id, Decision(event=Event.TIMEOUT, fence=1))
+    assert repeat.noop and repeat.request.version == fired.request.version
+
+
+async def test_two_sweepers_fire_each_of_1000_timeouts_once(
+    store: RequestStore, policy: Policy, clock: FakeClock, redis: Redis, redis_url: str
+) -> None:
+    created = []
+    for i in range(1000):
+        created.append(
+            (await store.create(policy, tool="refund", args={"n": i}, requester="U1")).request.id
+        )
+    clock.advance(10 * 60_000)
+    clients = [Redis.from_url(redis_url, decode_responses=True) for _ in range(2)]
+    try:
+        sweepers = [
+            Sweeper(
+                RequestStore(c, clock=clock), QuestionStore(c, clock=clock), clock=clock, batch=100
+            )
+            for c in clients
+        ]
+        stats = await asyncio.gather(*(s.sweep_once() for s in sweepers))
+    finally:
+        for c in clients:
+            await c.aclose()
+    assert sum(s.fired for s in stats) == 1000
+    pipe = redis.pipeline(transaction=False)
+    for rid in created:
+        pipe.lrange(keys.audit(rid), 0, -1)
+    for trail in await pipe.execute():
+        assert sum('"event":"timeout"' in line for line in trail) == 1
+    levels = {(await store.get(rid)).level for rid in created[:50]}
+    assert levels == {1}
+
+
+async def test_no_human_action_every_request_ends_final(
+    store: RequestStore, policy: Policy, clock: FakeClock, redis: Redis
+) -> None:
+    ids = []
+    for tool, args in [
+        ("refund", {"amount": 1}),
+        ("refund", {"amount": 5000}),
+        ("deploy", {}),
+        ("move_claw", {}),
+        ("unknown_tool", {"x": 1}),
+    ]:
+        ids.append((await store.create(policy, tool=tool, args=args, requester="U1")).request.id)
+    sw = sweeper(store, clock, redis)
+    for _ in range(10):
+        clock.advance(60 * 60_000)
+        await sw.sweep_once()
+    for rid in ids:
+        r = await store.get(rid)
+        assert r.state in FINAL and r.expires_at is None, (r.tool, r.state)
+    # The approved-but-never-claimed move_claw is cancelled, never run late.
+    assert (await store.get(ids[3])).state == State.CANCELLED
+
+
+async def test_questions_expire(redis: Redis, clock: FakeClock, store: RequestStore) -> None:
+    qs = QuestionStore(redis, clock=clock)
+    q = await qs.ask("left or right?", timeout_ms=1000)
+    sw = Sweeper(store, qs, clock=clock)
+    clock.advance(999)
+    assert (await sw.sweep_once()).fired == 0
+    clock.advance(1)
+    assert (await sw.sweep_once()).fired == 1
+    assert (await qs.get(q.id)).state == "expired"
