@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+
+def when(ms: int | None) -> str:
+    """Epoch milliseconds as a time a person reads in a log or a terminal (UTC)."""
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 ALREADY_RESOLVED = "Already {how} by {by} at {at}; nothing changed."
 EXPIRED = "This request expired at {at}; the policy default decides now: {default}."
 STALE_PAYLOAD = (

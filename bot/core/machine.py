@@ -88,7 +88,7 @@ def apply(req: ActionRequest, d: Decision, now: int) -> Step:
         _require(req, d, {S.APPROVED, S.AUTO_APPROVED})
         if req.expires_at is not None and now >= req.expires_at:  # never run late
             raise Expired(
-                msg.EXPIRED.format(at=req.expires_at, default=S.CANCELLED.value),
+                msg.EXPIRED.format(at=msg.when(req.expires_at), default=S.CANCELLED.value),
                 state=req.state.value,
                 event=d.event.value,
             )
@@ -134,7 +134,7 @@ def _refuse_resolved(req: ActionRequest, d: Decision) -> None:
     res = req.resolution
     if res is not None and req.state != S.PENDING_REVIEW:
         raise AlreadyResolved(
-            msg.ALREADY_RESOLVED.format(how=_how(req), by=res.actor, at=res.at),
+            msg.ALREADY_RESOLVED.format(how=_how(req), by=res.actor, at=msg.when(res.at)),
             state=req.state.value,
             by=res.actor,
             at=res.at,
@@ -205,7 +205,7 @@ def _human(req: ActionRequest, d: Decision, now: int) -> Step:
         _refuse_resolved(req, d)
     if req.expires_at is not None and now >= req.expires_at:
         raise Expired(
-            msg.EXPIRED.format(at=req.expires_at, default=req.on_exhausted.value),
+            msg.EXPIRED.format(at=msg.when(req.expires_at), default=req.on_exhausted.value),
             state=req.state.value,
             event=d.event.value,
         )

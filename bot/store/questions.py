@@ -82,7 +82,7 @@ class QuestionStore:
             by = q.answered_by or "system"
             at = q.answered_at or q.expires_at
             raise AlreadyResolved(
-                msg.ALREADY_RESOLVED.format(how=q.state.value, by=by, at=at),
+                msg.ALREADY_RESOLVED.format(how=q.state.value, by=by, at=msg.when(at)),
                 state=q.state.value,
                 by=by,
                 at=at,

@@ -215,6 +215,7 @@ elseif ev == 'timeout' then
   end
 elseif ev == 'claim' then
   if state ~= 'approved' and state ~= 'auto_approved' then return resolved_or_invalid() end
+  if h.expires_at ~= '' and now >= tonumber(h.expires_at) then return {'expired', flat(h)} end
   move('claim', 'executing')
   expires_in = tonumber(h.exec_ms)
 elseif ev == 'succeed' or ev == 'fail' then

@@ -1,0 +1,215 @@
+"""`hitl-bot`: the operator's command line. Rich tables in a terminal, JSON with --json."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from bot.core.models import ActionRequest
+from bot.core.policy import TIER_ORDER, Policy, load_policy, parse_duration
+from bot.errors import HitlError
+from bot.messages import when
+from bot.runtime import Runtime, open_runtime
+from bot.store import audit
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+audit_app = typer.Typer(no_args_is_help=True, help="Verify and export the audit trail.")
+policy_app = typer.Typer(no_args_is_help=True, help="Check a policy file.")
+app.add_typer(audit_app, name="audit")
+app.add_typer(policy_app, name="policy")
+out = Console()
+err = Console(stderr=True)
+T = TypeVar("T")
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _run(work: Callable[[Runtime], Awaitable[T]]) -> T:
+    async def main() -> T:
+        async with open_runtime() as rt:
+            return await work(rt)
+
+    try:
+        return asyncio.run(main())
+    except HitlError as exc:
+        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+
+
+def _since(value: str | None) -> int:
+    """'2026-11-01', an ISO time, or a duration back from now ('24h')."""
+    if not value:
+        return 0
+    try:
+        return int(datetime.fromisoformat(value).replace(tzinfo=UTC).timestamp() * 1000)
+    except ValueError:
+        pass
+    try:
+        return int(datetime.now(UTC).timestamp() * 1000) - parse_duration(value)
+    except ValueError:
+        raise typer.BadParameter(
+            f"{value!r}: give an ISO date/time or a duration like 24h"
+        ) from None
+
+
+def _pending_table(reqs: list[ActionRequest]) -> Table:
+    t = Table("id", "tool", "risk", "waiting for", "approvals", "level", "expires")
+    for r in reqs:
+        lvl = r.assignees
+        who = ", ".join([*lvl.users, *lvl.groups, *lvl.channels]) or "-"
+        t.add_row(
+            r.id,
+            r.tool,
+            r.risk.value,
+            who,
+            f"{len(r.approvals)} of {r.quorum}",
+            f"{r.level + 1} of {len(r.levels)}",
+            when(r.expires_at),
+        )
+    return t
+
+
+@app.command()
+def pending(as_json: JsonOpt = False, limit: int = 100) -> None:
+    """What waits for a person, oldest first: for whom, and until when."""
+    reqs = _run(lambda rt: rt.requests.list_pending(limit))
+    if as_json:
+        print(json.dumps([r.model_dump(mode="json") for r in reqs], indent=2))
+    elif not reqs:
+        out.print("Nothing is waiting for a person.")
+    else:
+        out.print(_pending_table(reqs))
+
+
+@app.command()
+def show(request_id: str, as_json: JsonOpt = False) -> None:
+    """One request and its full, verified history."""
+
+    async def work(rt: Runtime) -> tuple[ActionRequest, list[str], str]:
+        req = await rt.requests.get(request_id)
+        broken = await audit.verify_request(rt.redis, request_id)
+        lines = await audit.lines(rt.redis, request_id)
+        return req, lines, "intact" if broken is None else f"BROKEN at entry {broken.seq}"
+
+    req, lines, chain = _run(work)
+    if as_json:
+        body = req.model_dump(mode="json") | {
+            "audit": [json.loads(x) for x in lines],
+            "chain": chain,
+        }
+        print(json.dumps(body, indent=2))
+        return
+    out.print(f"[bold]{req.tool}[/bold] {req.id}  state={req.state.value}  risk={req.risk.value}")
+    out.print(json.dumps(req.args, indent=2, ensure_ascii=False), markup=False, highlight=False)
+    out.print(
+        f"payload {req.payload_hash[:12]}  requested by {req.requester}  "
+        f"expires {when(req.expires_at)}  audit chain {chain}",
+        markup=False,
+    )
+    t = Table("#", "time (UTC)", "actor", "event", "from", "to", "reason")
+    for line in lines:
+        e = json.loads(line)
+        event = e["event"] if e["kind"] == "transition" else f"REFUSED {e['event']}"
+        t.add_row(str(e["seq"]), when(e["at"])[5:19], e["actor"], event,
+                  e.get("from", ""), e.get("to", ""), e.get("reason_code", "") or "")
+    out.print(t)
+
+
+@audit_app.command("verify")
+def audit_verify(
+    since: Annotated[str | None, typer.Option(help="ISO date or '24h'")] = None,
+) -> None:
+    """Check every request's hash chain; exit 1 naming the first broken entry."""
+
+    async def work(rt: Runtime) -> tuple[int, list[audit.Finding]]:
+        ids = await rt.requests.ids_between(_since(since))
+        return len(ids), [f async for f in audit.verify_all(rt.requests, _since(since))]
+
+    count, findings = _run(work)
+    for f in findings:
+        err.print(f"request {f.request_id}: entry {f.seq}: {f.why}", markup=False)
+    if findings:
+        raise typer.Exit(1)
+    out.print(f"{count} requests, every audit chain intact.")
+
+
+@audit_app.command("export")
+def audit_export(
+    since: Annotated[str | None, typer.Option(help="ISO date or '24h'")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o")] = None,
+) -> None:
+    """Every audit entry as JSON lines (to stdout, or --output FILE)."""
+
+    async def work(rt: Runtime) -> list[str]:
+        return [line async for line in audit.export(rt.requests, _since(since))]
+
+    lines = _run(work)
+    text = "".join(line + "\n" for line in lines)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text)
+        err.print(f"wrote {len(lines)} entries to {output}")
+
+
+def policy_table(policy: Policy) -> Table:
+    t = Table("tier", "review", "escalation", "when nobody answers", "approvals", "approvers")
+    for tier in TIER_ORDER:
+        tp = policy.tiers[tier]
+        chain = " -> ".join(
+            ", ".join([*a.users, *a.groups, *a.channels, *([a.oncall] if a.oncall else [])])
+            + f" ({(a.timeout or tp.review_timeout) // 60_000}m)"
+            for a in tp.escalation
+        )
+        t.add_row(
+            tier.value,
+            f"{tp.review_timeout // 60_000}m",
+            chain or "-",
+            tp.on_exhausted,
+            str(tp.approvals_required),
+            ", ".join(tp.approvers),
+        )
+    return t
+
+
+@policy_app.command("check")
+def policy_check(file: Path, as_json: JsonOpt = False) -> None:
+    """Validate a policy file and print the tiers it gives."""
+    try:
+        policy = load_policy(file)
+    except HitlError as exc:
+        err.print(str(exc), markup=False, highlight=False)
+        raise typer.Exit(2) from None
+    if as_json:
+        print(policy.model_dump_json(indent=2))
+        return
+    out.print(policy_table(policy))
+    out.print(f"Tools not listed are gated at [bold]{policy.default_tier.value}[/bold].")
+
+
+@app.command()
+def demo(
+    agent: str = "claw", fast: Annotated[bool, typer.Option(help="Short timeouts")] = True
+) -> None:
+    """Walk through approve, reject, escalate and audit on the embedded Valkey."""
+    from bot.demo import run_demo
+
+    try:
+        asyncio.run(run_demo(out, agent=agent))
+    except HitlError as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        err.print("stopped.")
+
+
+def main() -> None:
+    app()

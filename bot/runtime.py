@@ -1,0 +1,59 @@
+"""One process's wiring: settings, the Redis connection, the policy and the stores."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+
+from bot.clock import Clock, wall_ms
+from bot.config import Settings
+from bot.core.policy import Policy, load_policy
+from bot.store.connection import connect
+from bot.store.embedded import EmbeddedServer
+from bot.store.questions import QuestionStore
+from bot.store.requests import RequestStore
+from bot.store.steering import SteeringStore
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    redis: Redis
+    server: EmbeddedServer | None
+    policy: Policy
+    requests: RequestStore
+    questions: QuestionStore
+    steering: SteeringStore
+    clock: Clock
+
+
+@contextlib.asynccontextmanager
+async def open_runtime(
+    settings: Settings | None = None, *, clock: Clock = wall_ms, policy: Policy | None = None
+) -> AsyncIterator[Runtime]:
+    """Connect (starting the embedded Valkey if REDIS_URL is unset) and build the stores.
+
+    The policy is loaded before connecting, so a bad file stops start-up before
+    anything else happens.
+    """
+    settings = settings or Settings.load()
+    policy = policy or load_policy(settings.hitl_policy)
+    redis, server = await connect(settings)
+    try:
+        yield Runtime(
+            settings=settings,
+            redis=redis,
+            server=server,
+            policy=policy,
+            requests=RequestStore(redis, clock=clock),
+            questions=QuestionStore(redis, clock=clock),
+            steering=SteeringStore(redis, clock=clock),
+            clock=clock,
+        )
+    finally:
+        await redis.aclose()
+        if server is not None:
+            server.stop()
