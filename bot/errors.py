@@ -7,6 +7,7 @@
     │   ├── Expired              the request's deadline passed before the decision
     │   ├── StalePayload         the decision was made on a payload that changed
     │   └── NotEligible          this person may not decide this request
+    ├── PayloadError             tool arguments that are not plain JSON, or too large
     ├── NotFound                 no request, question or run with that id
     ├── IdempotencyConflict      an idempotency key reused with another payload
     └── StoreUnavailable         Redis/Valkey cannot be reached or started
@@ -55,6 +56,10 @@ class StalePayload(InvalidTransition):
 
 class NotEligible(InvalidTransition):
     """The person may not decide this request (not an approver, or its requester)."""
+
+
+class PayloadError(HitlError):
+    """The tool call cannot be canonicalised: not plain JSON, NaN, or too large."""
 
 
 class NotFound(HitlError):

@@ -6,15 +6,11 @@ import hashlib
 import json
 from typing import Any
 
-from bot.errors import HitlError
+from bot.errors import PayloadError
 
 # Arguments bigger than this are refused at the door: a person cannot review
 # what they cannot read, and Redis should not hold megabytes per request.
 MAX_PAYLOAD_BYTES = 64 * 1024
-
-
-class PayloadError(HitlError):
-    """The tool call cannot be canonicalised (not JSON, NaN, or too large)."""
 
 
 def canonical_args(args: dict[str, Any]) -> str:

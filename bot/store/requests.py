@@ -159,7 +159,7 @@ class RequestStore:
         for shard in range(keys.SHARDS):
             got = await self.redis.zrange(keys.pending(shard), 0, limit - 1, withscores=True)
             ids += cast(list[tuple[str, float]], got)
-        ids.sort(key=lambda x: x[1])
+        ids.sort(key=lambda x: (x[1], x[0]))
         pipe = self.redis.pipeline(transaction=False)
         for rid, _ in ids[:limit]:
             pipe.hgetall(keys.request(rid))
@@ -173,7 +173,7 @@ class RequestStore:
             found += await self.redis.zrangebyscore(  # type: ignore[arg-type]
                 keys.every(shard), since_ms, top, withscores=True
             )
-        found.sort(key=lambda x: x[1])
+        found.sort(key=lambda x: (x[1], x[0]))
         return [rid for rid, _ in found]
 
     async def wait(self, rid: str, timeout_s: float) -> ActionRequest:

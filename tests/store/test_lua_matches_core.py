@@ -94,7 +94,7 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(call=st.sampled_from(CALLS), steps=st.lists(step, max_size=12))
 def test_lua_and_core_agree(

@@ -1,0 +1,114 @@
+"""The operator's CLI, run as a real process against the test Valkey."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from bot.core.models import Decision
+from bot.core.policy import Policy
+from bot.core.states import Event
+from bot.store import keys
+from bot.store.requests import RequestStore
+
+
+async def cli(*args: str, redis_url: str | None = None) -> tuple[int, str, str]:
+    env = dict(os.environ)
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def _history(store: RequestStore, policy: Policy) -> list[str]:
+    ids = []
+    for amount in (10, 20, 30):
+        req = (
+            await store.create(policy, tool="refund", args={"amount": amount}, requester="U1")
+        ).request
+        await store.transition(
+            req.id, Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
+        )
+        ids.append(req.id)
+    return ids
+
+
+async def test_audit_verify_finds_a_tampered_entry(
+    store: RequestStore, policy: Policy, redis: Redis, redis_url: str
+) -> None:
+    ids = await _history(store, policy)
+    code, out, _ = await cli("audit", "verify", redis_url=redis_url)
+    assert code == 0 and "3 requests" in out
+    # Someone rewrites who approved the second request.
+    key = keys.audit(ids[1])
+    forged = (await redis.lindex(key, 0) or "").replace('"actor":"U1"', '"actor":"U9"')
+    await redis.lset(key, 0, forged)
+    code, _, err = await cli("audit", "verify", redis_url=redis_url)
+    assert code == 1
+    assert f"request {ids[1]}: entry 1" in err
+    assert ids[0] not in err and ids[2] not in err
+
+
+async def test_audit_export_writes_json_lines(
+    store: RequestStore, policy: Policy, redis_url: str, tmp_path: Path
+) -> None:
+    ids = await _history(store, policy)
+    target = tmp_path / "audit.jsonl"
+    code, _, err = await cli("audit", "export", "-o", str(target), redis_url=redis_url)
+    assert code == 0, err
+    rows = [json.loads(x) for x in target.read_text().splitlines()]
+    assert [r["request_id"] for r in rows] == [i for i in ids for _ in range(2)]
+    assert {r["event"] for r in rows} == {"create", "approve"}
+
+
+async def test_pending_and_show(store: RequestStore, policy: Policy, redis_url: str) -> None:
+    req = (
+        await store.create(
+            policy, tool="refund", args={"amount": 4200, "to": "<!channel>"}, requester="U1"
+        )
+    ).request
+    code, out, _ = await cli("pending", "--json", redis_url=redis_url)
+    assert code == 0
+    listed = json.loads(out)
+    assert [r["id"] for r in listed] == [req.id] and listed[0]["risk"] == "high"
+    code, out, _ = await cli("show", req.id, redis_url=redis_url)
+    assert code == 0 and "intact" in out and "<!channel>" in out
+    code, _, err = await cli("show", "missing", redis_url=redis_url)
+    assert code == 2 and "No request with id missing" in err
+
+
+async def test_policy_check_names_file_field_and_fix(tmp_path: Path) -> None:
+    bad = tmp_path / "policy.yaml"
+    bad.write_text(
+        "tiers:\n"
+        + "".join(
+            f"  {t}:\n    review_timeout: 5m\n    reviewers: {{channels: [x]}}\n"
+            for t in ("low", "medium", "critical")
+        )
+        + "  high:\n    review_timeout: 5m\n    reviewers: {channels: [x]}\n"
+        "    on_exhausted: auto_approved\n"
+    )
+    code, _, err = await cli("policy", "check", str(bad))
+    assert code == 2
+    assert str(bad) in err and "on_exhausted" in err and "fix" in err
+    good = tmp_path / "ok.yaml"
+    good.write_text(bad.read_text().replace("auto_approved", "auto_rejected"))
+    code, out, _ = await cli("policy", "check", str(good))
+    assert code == 0 and "critical" in out
+    code, _, err = await cli("policy", "check", str(tmp_path / "missing.yaml"))
+    assert code == 2 and "HITL_POLICY" in err
