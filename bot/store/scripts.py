@@ -140,7 +140,8 @@ if HUMAN[ev] then
   if ev == 'reject' then
     if h.res_event == 'reject' and h.res_actor == actor then return {'repeat', flat(h)} end
   elseif mine and (ev ~= 'edit_and_approve' or ARGV[10] == h.payload_hash)
-         and (h.res_event == '' or h.res_event == 'approve' or h.res_event == 'edit_and_approve') then
+         and (h.res_event == '' or h.res_event == 'approve'
+              or h.res_event == 'edit_and_approve') then
     return {'repeat', flat(h)}
   end
   if state ~= 'pending_review' then return resolved_or_invalid() end
