@@ -12,13 +12,14 @@ from typing import Any
 
 from bot import messages as msg
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTier
-from bot.core.payload import PayloadError, canonical_args, payload_hash
+from bot.core.payload import canonical_args, payload_hash
 from bot.core.states import ALLOWED, FINAL, HUMAN_EVENTS, Event, ReasonCode, State
 from bot.errors import (
     AlreadyResolved,
     Expired,
     InvalidTransition,
     NotEligible,
+    PayloadError,
     StalePayload,
 )
 

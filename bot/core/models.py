@@ -183,3 +183,37 @@ class Steering(BaseModel):
     actor: str
     at: int
     hard_stop: bool = False
+
+
+class RunState(StrEnum):
+    QUEUED = "queued"  # waiting for a worker
+    RUNNING = "running"  # a worker is calling the model or a tool
+    WAITING = "waiting"  # blocked on a person: an approval or a question
+    FINISHED = "finished"  # the model gave its final answer (final)
+    STOPPED = "stopped"  # a person pressed the hard stop (final)
+    FAILED = "failed"  # the model or the worker failed for good (final)
+    TURN_LIMIT = "turn_limit"  # the run used every turn it was allowed (final)
+
+
+RUN_FINAL = frozenset({RunState.FINISHED, RunState.STOPPED, RunState.FAILED, RunState.TURN_LIMIT})
+
+
+class Run(BaseModel):
+    """One agent run: where it lives in Slack and how far it got."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    agent: str
+    prompt: str
+    requester: str
+    channel: str | None = None
+    thread_ts: str | None = None  # the run's home thread in Slack
+    state: RunState = RunState.QUEUED
+    created_at: int
+    updated_at: int
+    turns: int = 0
+    waiting_on: str | None = None  # the request or question id the run is blocked on
+    result: str | None = None
+    error: str | None = None
+    stop_requested: bool = False

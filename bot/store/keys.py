@@ -59,20 +59,47 @@ def every(shard: int) -> str:
     return f"{tag(shard)}all"
 
 
+def events(shard: int) -> str:
+    """Stream of everything that happened in the shard, for the Slack notifier.
+
+    Read through a consumer group and acknowledged only once Slack took the
+    message, it doubles as the outbox: an undelivered event is retried.
+    """
+    return f"{tag(shard)}events"
+
+
 def request_keys(rid: str) -> list[str]:
     """The KEYS of the request scripts, in their order."""
     s = shard_of(rid)
-    return [request(rid), audit(rid), due(s), pending(s), every(s), wake(rid)]
+    return [request(rid), audit(rid), due(s), pending(s), every(s), wake(rid), events(s)]
 
 
 def question_keys(qid: str) -> list[str]:
     s = shard_of(qid)
-    return [question(qid), due(s), wake(qid)]
+    return [question(qid), due(s), wake(qid), events(s)]
+
+
+def run(run_id: str) -> str:
+    return f"{PREFIX}{{run:{run_id}}}"
+
+
+def transcript(run_id: str) -> str:
+    """The run's model messages, one JSON object per list element."""
+    return f"{PREFIX}{{run:{run_id}}}:msgs"
 
 
 def steering(run_id: str) -> str:
     """List of queued corrections for a run; LPOP hands each out at most once."""
     return f"{PREFIX}{{run:{run_id}}}:steer"
+
+
+def thread(channel: str, thread_ts: str) -> str:
+    """Which run a Slack thread is the home of."""
+    return f"{PREFIX}thread:{channel}:{thread_ts}"
+
+
+RUN_QUEUE = f"{PREFIX}runs"  # stream of runs to start; workers share one consumer group
+SEEN_EVENTS = f"{PREFIX}slack:seen:"  # + event_id: Slack retries acted on once
 
 
 def due_member(kind: str, item_id: str, version: int) -> str:

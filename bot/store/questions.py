@@ -52,8 +52,19 @@ class QuestionStore:
         fields = {k: "" if v is None else str(v) for k, v in q.model_dump(mode="json").items()}
         pipe = self.redis.pipeline(transaction=True)
         pipe.hset(keys.question(q.id), mapping=fields)  # type: ignore[arg-type]
-        pipe.zadd(
-            keys.due(keys.shard_of(q.id)), {keys.due_member("q", q.id, q.version): q.expires_at}
+        shard = keys.shard_of(q.id)
+        pipe.zadd(keys.due(shard), {keys.due_member("q", q.id, q.version): q.expires_at})
+        pipe.xadd(
+            keys.events(shard),
+            {
+                "kind": "question",
+                "id": q.id,
+                "version": q.version,
+                "event": "ask",
+                "state": q.state.value,
+            },
+            maxlen=100_000,
+            approximate=True,
         )
         await pipe.execute()
         return q

@@ -52,9 +52,13 @@ end
 local function due_member(h)
   return 'req:' .. h.id .. '|' .. h.version
 end
+local function publish(EV, kind, id, version, event, state)
+  redis.call('XADD', EV, 'MAXLEN', '~', '100000', '*', 'kind', kind, 'id', id,
+             'version', version, 'event', event, 'state', state)
+end
 """
 
-# KEYS: req, audit, due, pending, all, wake
+# KEYS: req, audit, due, pending, all, wake, events
 # ARGV: now, actor, records JSON [[event, from, to, reason], ...], field/value pairs...
 CREATE = (
     _COMMON
@@ -83,11 +87,12 @@ redis.call('HSET', R, unpack(args))
 redis.call('ZADD', ALL, h.created_at, h.id)
 if h.state == 'pending_review' then redis.call('ZADD', PEND, h.created_at, h.id) end
 if h.expires_at ~= '' then redis.call('ZADD', DUE, h.expires_at, due_member(h)) end
+publish(KEYS[7], 'request', h.id, h.version, 'create', h.state)
 return {'ok', flat(h)}
 """
 )
 
-# KEYS: req, audit, due, pending, all, wake
+# KEYS: req, audit, due, pending, all, wake, events
 # ARGV: now, event, actor, groups JSON, seen hash, view hash, reason code, text,
 #       new args, new hash, fence, detail, has compensation (1/0), wake ttl seconds
 TRANSITION = (
@@ -271,11 +276,12 @@ for k, v in pairs(h) do out[#out + 1] = k; out[#out + 1] = v end
 redis.call('HSET', R, unpack(out))
 redis.call('XADD', W, 'MAXLEN', '~', '16', h.version .. '-0', 'state', cur)
 redis.call('EXPIRE', W, tonumber(ARGV[14]))
+publish(KEYS[7], 'request', h.id, h.version, ev, cur)
 return {'ok', out}
 """
 )
 
-# KEYS: question, due, wake.  ARGV: now, event (answer|timeout|cancel), actor, answer,
+# KEYS: question, due, wake, events.  ARGV: now, event (answer|timeout|cancel), actor, answer,
 #       fence, wake ttl seconds
 QUESTION = """
 local Q, DUE, W = KEYS[1], KEYS[2], KEYS[3]
@@ -310,6 +316,8 @@ for k, v in pairs(h) do out[#out + 1] = k; out[#out + 1] = v end
 redis.call('HSET', Q, unpack(out))
 redis.call('XADD', W, 'MAXLEN', '~', '16', h.version .. '-0', 'state', h.state)
 redis.call('EXPIRE', W, tonumber(ARGV[6]))
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'kind', 'question', 'id', h.id,
+           'version', h.version, 'event', ev, 'state', h.state)
 return {'ok', out}
 """
 

@@ -1,0 +1,141 @@
+"""Agent runs: their state, transcript, home thread and the queue workers take them from."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from redis.asyncio import Redis
+
+from bot.clock import Clock, IdFactory, new_id, wall_ms
+from bot.core.models import Decision, Run, RunState
+from bot.core.states import Event
+from bot.errors import HitlError, NotFound
+from bot.store import keys
+from bot.store.events import publish
+from bot.store.questions import QuestionStore
+from bot.store.requests import RequestStore
+
+RUN_TTL_S = 30 * 86_400
+
+
+def _fields(run: Run) -> dict[str, str]:
+    return {
+        k: "" if v is None else str(int(v) if isinstance(v, bool) else v)
+        for k, v in run.model_dump(mode="json").items()
+    }
+
+
+def _from_hash(h: dict[str, str]) -> Run:
+    data: dict[str, Any] = {k: (v if v != "" else None) for k, v in h.items()}
+    data["stop_requested"] = h.get("stop_requested") == "1"
+    data["prompt"] = h.get("prompt", "")
+    return Run.model_validate(data)
+
+
+class RunStore:
+    def __init__(self, redis: Redis, *, clock: Clock = wall_ms, ids: IdFactory = new_id) -> None:
+        self.redis = redis
+        self.clock = clock
+        self.ids = ids
+
+    async def start(
+        self,
+        *,
+        agent: str,
+        prompt: str,
+        requester: str,
+        channel: str | None = None,
+        thread_ts: str | None = None,
+    ) -> Run:
+        """Record the run and queue it for the workers."""
+        now = self.clock()
+        run = Run(
+            id="run-" + self.ids(),
+            agent=agent,
+            prompt=prompt,
+            requester=requester,
+            channel=channel,
+            thread_ts=thread_ts,
+            created_at=now,
+            updated_at=now,
+        )
+        await self.redis.hset(keys.run(run.id), mapping=_fields(run))  # type: ignore[arg-type]
+        await self.redis.expire(keys.run(run.id), RUN_TTL_S)
+        if channel and thread_ts:
+            await self.redis.set(keys.thread(channel, thread_ts), run.id, ex=RUN_TTL_S)
+        await self.redis.xadd(keys.RUN_QUEUE, {"run_id": run.id})
+        await publish(
+            self.redis,
+            run.id,
+            {"kind": "run", "id": run.id, "event": "start", "state": run.state.value, "version": 0},
+        )
+        return run
+
+    async def get(self, run_id: str) -> Run:
+        h = cast(dict[str, str], await self.redis.hgetall(keys.run(run_id)))
+        if not h:
+            raise NotFound(f"No run with id {run_id}.")
+        return _from_hash(h)
+
+    async def update(self, run_id: str, **changes: Any) -> Run:
+        """Change fields of a run; a change of state is announced on the event stream."""
+        before = await self.get(run_id)
+        after = before.model_copy(update={**changes, "updated_at": self.clock()})
+        await self.redis.hset(keys.run(run_id), mapping=_fields(after))  # type: ignore[arg-type]
+        if after.state != before.state:
+            await publish(
+                self.redis,
+                run_id,
+                {
+                    "kind": "run",
+                    "id": run_id,
+                    "event": "state",
+                    "state": after.state.value,
+                    "version": 0,
+                },
+            )
+        return after
+
+    async def set_home(self, run_id: str, channel: str, thread_ts: str) -> None:
+        await self.redis.hset(
+            keys.run(run_id), mapping={"channel": channel, "thread_ts": thread_ts}
+        )
+        await self.redis.set(keys.thread(channel, thread_ts), run_id, ex=RUN_TTL_S)
+
+    async def by_thread(self, channel: str, thread_ts: str) -> str | None:
+        got = await self.redis.get(keys.thread(channel, thread_ts))
+        return None if got is None else str(got)
+
+    async def save_transcript(self, run_id: str, messages: list[dict[str, Any]]) -> None:
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.delete(keys.transcript(run_id))
+        if messages:
+            pipe.rpush(keys.transcript(run_id), *(json.dumps(m) for m in messages))
+            pipe.expire(keys.transcript(run_id), RUN_TTL_S)
+        await pipe.execute()
+
+    async def transcript(self, run_id: str) -> list[dict[str, Any]]:
+        raw = cast(list[str], await self.redis.lrange(keys.transcript(run_id), 0, -1))
+        return [json.loads(x) for x in raw]
+
+
+async def stop_run(
+    runs: RunStore, requests: RequestStore, questions: QuestionStore, run_id: str, *, actor: str
+) -> Run:
+    """The hard stop: flag the run and withdraw whatever it waits on, waking its worker."""
+    run = await runs.update(run_id, stop_requested=True)
+    if run.waiting_on:
+        try:
+            if run.waiting_on.startswith("q"):
+                await questions.cancel(run.waiting_on)
+            else:
+                await requests.transition(
+                    run.waiting_on,
+                    Decision(event=Event.CANCEL, actor=actor, reason_code="run_stopped"),
+                )
+        except HitlError:
+            pass  # already decided: the worker sees the stop flag at its next step
+    if run.state == RunState.QUEUED:
+        run = await runs.update(run_id, state=RunState.STOPPED)
+    return run
