@@ -42,7 +42,7 @@ class QuestionStore:
     ) -> Question:
         now = self.clock()
         q = Question(
-            id=self.ids(),
+            id="q" + self.ids(),  # the prefix tells a question id from a request id
             run_id=run_id,
             question=question,
             channel=channel,
