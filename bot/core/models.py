@@ -183,6 +183,7 @@ class Steering(BaseModel):
     actor: str
     at: int
     hard_stop: bool = False
+    source: str | None = None  # "channel:ts" of the Slack message it came from, for reactions
 
 
 class RunState(StrEnum):

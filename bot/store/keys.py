@@ -88,6 +88,11 @@ def transcript(run_id: str) -> str:
     return f"{PREFIX}{{run:{run_id}}}:msgs"
 
 
+def run_audit(run_id: str) -> str:
+    """Run-level audit lines (steering, stops), JSON per element."""
+    return f"{PREFIX}{{run:{run_id}}}:audit"
+
+
 def steering(run_id: str) -> str:
     """List of queued corrections for a run; LPOP hands each out at most once."""
     return f"{PREFIX}{{run:{run_id}}}:steer"
