@@ -9,6 +9,7 @@ from redis.asyncio import Redis
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.models import Steering
 from bot.store import keys
+from bot.store.events import publish
 
 QUEUE_TTL_S = 7 * 86_400  # a run idle for a week has no one left to steer
 
@@ -20,7 +21,13 @@ class SteeringStore:
         self.ids = ids
 
     async def push(
-        self, run_id: str, text: str, *, actor: str, hard_stop: bool = False
+        self,
+        run_id: str,
+        text: str,
+        *,
+        actor: str,
+        hard_stop: bool = False,
+        source: str | None = None,
     ) -> Steering:
         s = Steering(
             id=self.ids(),
@@ -29,12 +36,26 @@ class SteeringStore:
             actor=actor,
             at=self.clock(),
             hard_stop=hard_stop,
+            source=source,
         )
         key = keys.steering(run_id)
         pipe = self.redis.pipeline(transaction=True)
         pipe.rpush(key, s.model_dump_json())
         pipe.expire(key, QUEUE_TTL_S)
         await pipe.execute()
+        await publish(
+            self.redis,
+            run_id,
+            {
+                "kind": "steer",
+                "id": s.id,
+                "event": "queued",
+                "state": "queued",
+                "version": 0,
+                "run_id": run_id,
+                "source": source or "",
+            },
+        )
         return s
 
     async def pop(self, run_id: str) -> Steering | None:
