@@ -115,3 +115,6 @@ def parse_due_member(member: str) -> tuple[str, str, int]:
     kind, _, rest = member.partition(":")
     item_id, _, version = rest.rpartition("|")
     return kind, item_id, int(version)
+
+
+TOOL_SCHEMAS = f"{PREFIX}tools"  # hash: tool name -> JSON schema of its arguments

@@ -1,0 +1,333 @@
+"""The policy file, proposing a request from it, and the payload hash that binds a decision."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.core.machine import apply
+from bot.core.models import ActionRequest, Decision, RiskTier
+from bot.core.payload import MAX_PAYLOAD_BYTES, canonical_args, payload_hash
+from bot.core.policy import DEFAULT_POLICY, Policy, load_policy, parse_policy
+from bot.core.proposal import propose
+from bot.core.states import Event, State
+from bot.errors import ConfigError, PayloadError
+
+MIN, HOUR, DAY = 60_000, 3_600_000, 86_400_000
+T0 = 1_767_000_000_000
+HANDOVER = 1_767_603_600_000  # 2026-01-05T09:00:00Z, the default rotation start
+
+POLICY_YAML = """
+default_tier: medium
+tiers:
+  low: {review_timeout: 4h, reviewers: {channels: ["#ops"]}, on_exhausted: auto_approved}
+  medium:
+    review_timeout: 30m
+    reviewers: {channels: ["#ops"]}
+    escalation: [{oncall: finance, timeout: 10m}, {users: [U_LEAD]}]
+  high: {review_timeout: 15m, reviewers: {users: [U_BOSS]}, approvers: [U_BOSS, S_FIN]}
+  critical: {review_timeout: 5m, reviewers: {channels: ["#ops"]}, approvals_required: 2}
+tools:
+  refund:
+    tier: medium
+    rules:
+      - {if: "amount > 1000", tier: high}
+      - {if: "amount < 10", tier: low}
+  draft_email: {tier: low, review: none, rules: [{if: "to.domain != example.com", tier: high}]}
+  deploy: {tier: critical}
+oncall:
+  finance: {users: [U_ANA, U_BEN, U_CAI], shift: 1d}
+"""
+
+
+def policy_from(text: str = POLICY_YAML, source: str = "policy.yaml") -> Policy:
+    return parse_policy(yaml.safe_load(text), source=source)
+
+
+def propose_with(policy: Policy, tool: str, args: dict[str, Any], **kw: Any) -> tuple[Any, bool]:
+    return propose(policy, request_id="r1", tool=tool, args=args, requester="U_AGENT", now=T0, **kw)
+
+
+# -- the built-in default ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tier", "timeout", "exhausted"),
+    [
+        (RiskTier.LOW, 4 * HOUR, State.AUTO_APPROVED),
+        (RiskTier.MEDIUM, 30 * MIN, State.AUTO_REJECTED),
+        (RiskTier.HIGH, 15 * MIN, State.AUTO_REJECTED),
+        (RiskTier.CRITICAL, 5 * MIN, State.AUTO_REJECTED),
+    ],
+)
+def test_default_policy_matches_the_design_table(
+    tier: RiskTier, timeout: int, exhausted: State
+) -> None:
+    tp = DEFAULT_POLICY.tiers[tier]
+    assert tp.review_timeout == timeout
+    assert tp.on_exhausted == exhausted
+    assert tp.escalation, "every tier escalates somewhere before the default applies"
+    levels = DEFAULT_POLICY.levels(tier, T0)
+    assert levels[0].timeout_ms == timeout
+    assert load_policy(None) is DEFAULT_POLICY
+
+
+def test_default_policy_high_risk_has_a_backup_after_the_first_escalation() -> None:
+    assert len(DEFAULT_POLICY.tiers[RiskTier.HIGH].escalation) >= 2
+
+
+# -- classifying a call -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "tier"),
+    [
+        ({"amount": 5000}, RiskTier.HIGH),
+        ({"amount": 1000}, RiskTier.MEDIUM),  # the rule says "> 1000"
+        ({"amount": 5}, RiskTier.MEDIUM),  # a rule to low never lowers the tier
+        ({}, RiskTier.MEDIUM),  # no such argument: the rule does not apply
+        ({"amount": "lots"}, RiskTier.HIGH),  # a value of the wrong type cannot prove safety
+    ],
+)
+def test_rules_raise_the_tier_and_never_lower_it(args: dict[str, Any], tier: RiskTier) -> None:
+    verdict = policy_from().classify("refund", args)
+    assert (verdict.tier, verdict.review) == (tier, True)
+
+
+def test_unknown_tools_get_the_default_tier_and_a_review() -> None:
+    verdict = policy_from().classify("rm_rf", {"path": "/"})
+    assert (verdict.tier, verdict.review) == (RiskTier.MEDIUM, True)
+
+
+def test_review_none_skips_review_unless_a_rule_raises_the_tier() -> None:
+    policy = policy_from()
+    inside = policy.classify("draft_email", {"to": {"domain": "example.com"}})
+    assert (inside.tier, inside.review) == (RiskTier.LOW, False)
+    outside = policy.classify("draft_email", {"to": {"domain": "evil.test"}})
+    assert (outside.tier, outside.review) == (RiskTier.HIGH, True)
+
+
+# -- refusing a bad file ----------------------------------------------------------------------
+
+
+def _edit(mutate: Any) -> str:
+    data = yaml.safe_load(POLICY_YAML)
+    mutate(data)
+    return yaml.safe_dump(data)
+
+
+BAD = {
+    "auto_approve_high": (
+        lambda d: d["tiers"]["high"].update(on_exhausted="auto_approved"),
+        "tiers.high.on_exhausted",
+    ),
+    "auto_approve_critical": (
+        lambda d: d["tiers"]["critical"].update(on_exhausted="auto_approved"),
+        "tiers.critical.on_exhausted",
+    ),
+    "empty_level": (
+        lambda d: d["tiers"]["medium"]["escalation"].append({"timeout": "5m"}),
+        "tiers.medium.escalation.2",
+    ),
+    "unknown_tier_key": (lambda d: d["tiers"].update(urgent=d["tiers"]["low"]), "tiers.urgent"),
+    "unknown_tool_tier": (
+        lambda d: d["tools"]["deploy"].update(tier="urgent"),
+        "tools.deploy.tier",
+    ),
+    "undefined_oncall": (
+        lambda d: d["tiers"]["high"]["reviewers"].update(oncall="nobody"),
+        "tiers.high",
+    ),
+    "unknown_field": (lambda d: d["tiers"]["low"].update(reviewer="U_X"), "tiers.low.reviewer"),
+    "unknown_top_field": (lambda d: d.update(tool={}), "tool"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_config_errors_name_the_file_the_field_and_the_fix(case: str, tmp_path: Path) -> None:
+    mutate, field = BAD[case]
+    path = tmp_path / "team-policy.yaml"
+    path.write_text(_edit(mutate))
+    with pytest.raises(ConfigError) as info:
+        load_policy(path)
+    text = str(info.value)
+    assert str(path) in text
+    assert f": {field}" in text
+    assert "fix" in text
+
+
+def test_an_unknown_tier_lists_the_valid_ones() -> None:
+    with pytest.raises(ConfigError, match="use one of low, medium, high, critical"):
+        policy_from(_edit(lambda d: d.update(default_tier="urgent")))
+
+
+def test_fix_hints_only_where_they_apply() -> None:
+    with pytest.raises(ConfigError) as info:
+        policy_from(_edit(lambda d: d["tiers"]["low"]["reviewers"].update(timeout="soon")))
+    text = str(info.value)
+    assert "tiers.low.reviewers.timeout" in text and "'30m'" in text
+    assert "use one of low" not in text  # a bad duration is not a bad tier
+
+
+def test_a_missing_tier_and_an_unreadable_rule_are_refused() -> None:
+    with pytest.raises(ConfigError, match=r"critical.*fix: define all four tiers"):
+        policy_from(_edit(lambda d: d["tiers"].pop("critical")))
+    with pytest.raises(ConfigError, match=r"tools\.refund\.rules\.0\.if: .*fix"):
+        policy_from(_edit(lambda d: d["tools"]["refund"]["rules"][0].update({"if": "amount"})))
+
+
+def test_load_policy_on_a_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "nope.yaml"
+    with pytest.raises(ConfigError) as info:
+        load_policy(path)
+    assert str(path) in str(info.value) and "HITL_POLICY" in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["tiers: [unclosed", "tiers:\n\t- tab", "- just\n- a list\n", ""])
+def test_load_policy_on_invalid_yaml(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_policy(path)
+    assert str(path) in str(info.value) and "fix" in str(info.value)
+
+
+def test_load_policy_reads_a_good_file(tmp_path: Path) -> None:
+    path = tmp_path / "ok.yaml"
+    path.write_text(POLICY_YAML)
+    assert load_policy(str(path)) == policy_from()
+
+
+# -- on-call rotations ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("at", "who"),
+    [
+        (HANDOVER, "U_ANA"),
+        (HANDOVER + DAY - 1, "U_ANA"),
+        (HANDOVER + DAY, "U_BEN"),
+        (HANDOVER + 2 * DAY, "U_CAI"),
+        (HANDOVER + 3 * DAY, "U_ANA"),
+        (HANDOVER - 1, "U_CAI"),  # before the start the turns run backwards
+    ],
+)
+def test_oncall_rotation_resolves_by_time(at: int, who: str) -> None:
+    assert policy_from().oncall["finance"].at(at) == who
+
+
+def test_each_level_gets_who_is_on_call_when_that_level_starts() -> None:
+    # Review takes 30m; Ana's shift ends 10 minutes after the request, so Ben gets level 1.
+    levels = policy_from().levels(RiskTier.MEDIUM, HANDOVER + DAY - 10 * MIN)
+    assert [lvl.users for lvl in levels] == [(), ("U_BEN",), ("U_LEAD",)]
+    assert [lvl.timeout_ms for lvl in levels] == [30 * MIN, 10 * MIN, 30 * MIN]
+
+
+# -- proposing a request ----------------------------------------------------------------------
+
+
+def test_propose_copies_the_policy_into_the_request() -> None:
+    old = policy_from()
+    req, needs_review = propose_with(old, "refund", {"amount": 5000}, run_id="run-1")
+    assert needs_review
+    assert (req.state, req.risk, req.approvers) == (
+        State.PENDING_REVIEW,
+        RiskTier.HIGH,
+        ("U_BOSS", "S_FIN"),
+    )
+    assert req.expires_at == T0 + 15 * MIN
+    assert req.payload_hash == payload_hash("refund", {"amount": 5000})
+
+    # The team edits the file: shorter timeout, anyone approves. The request does not care,
+    # even after a round trip through storage.
+    new = policy_from(POLICY_YAML.replace("15m", "1m").replace("[U_BOSS, S_FIN]", '["*"]'))
+    assert new.tiers[RiskTier.HIGH].approvers == ("*",)
+    stored = ActionRequest.model_validate_json(req.model_dump_json())
+    assert stored == req
+    assert stored.approvers == ("U_BOSS", "S_FIN") and stored.levels[0].timeout_ms == 15 * MIN
+    later = apply(stored, Decision(event=Event.TIMEOUT), T0 + 15 * MIN).request
+    assert later.state == State.AUTO_REJECTED  # this tier has no escalation in the old file
+
+
+def test_caller_risk_may_raise_the_tier_but_not_lower_it() -> None:
+    policy = policy_from()
+    up, _ = propose_with(policy, "refund", {"amount": 50}, risk=RiskTier.CRITICAL)
+    assert (up.risk, up.quorum, up.expires_at) == (RiskTier.CRITICAL, 2, T0 + 5 * MIN)
+    down, _ = propose_with(policy, "refund", {"amount": 5000}, risk=RiskTier.LOW)
+    assert down.risk == RiskTier.HIGH
+    _, skip = propose_with(policy, "draft_email", {"to": {"domain": "example.com"}})
+    _, raised = propose_with(
+        policy, "draft_email", {"to": {"domain": "example.com"}}, risk=RiskTier.HIGH
+    )
+    assert (skip, raised) == (False, True)
+
+
+def test_propose_refuses_arguments_that_cannot_be_shown() -> None:
+    with pytest.raises(PayloadError):
+        propose_with(DEFAULT_POLICY, "refund", {"amount": math.nan})
+
+
+# -- the payload hash -------------------------------------------------------------------------
+
+
+def test_payload_hash_ignores_key_order_at_every_depth() -> None:
+    a = {"to": {"iban": "DE00", "name": "Ann"}, "amount": 5, "tags": ["x", "y"]}
+    b = {"amount": 5, "tags": ["x", "y"], "to": {"name": "Ann", "iban": "DE00"}}
+    assert payload_hash("pay", a) == payload_hash("pay", b)
+    assert canonical_args(a) == canonical_args(b)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("pay", {"amount": 50, "to": "acct-1"}),  # another value
+        ("pay", {"amount": "5", "to": "acct-1"}),  # another type
+        ("pay", {"amount": 5.5, "to": "acct-1"}),
+        ("pay", {"amount": 5, "to": "acct-1", "memo": ""}),  # one argument more
+        ("pay", {"amount": 5}),  # one less
+        ("pay", {"amount": 5, "to": "acct-2"}),
+        ("pay", {"amount": 5, "To": "acct-1"}),
+        ("payout", {"amount": 5, "to": "acct-1"}),  # another tool
+        ("pay", {"amount": [5], "to": "acct-1"}),
+    ],
+)
+def test_payload_hash_changes_with_any_argument(tool: str, args: dict[str, Any]) -> None:
+    assert payload_hash(tool, args) != payload_hash("pay", {"amount": 5, "to": "acct-1"})
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@given(st.dictionaries(st.text(max_size=4), json_values, max_size=6), st.randoms())
+def test_payload_hash_is_stable_under_any_key_order(args: dict[str, Any], rnd: Any) -> None:
+    keys = list(args)
+    rnd.shuffle(keys)
+    assert payload_hash("t", {k: args[k] for k in keys}) == payload_hash("t", args)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_canonical_args_refuses_nan_and_infinity(bad: float) -> None:
+    with pytest.raises(PayloadError, match="not plain JSON"):
+        canonical_args({"amount": bad})
+
+
+def test_canonical_args_refuses_more_than_64_kib() -> None:
+    overhead = len(canonical_args({"a": ""}))
+    fits = {"a": "x" * (MAX_PAYLOAD_BYTES - overhead)}
+    assert len(canonical_args(fits).encode()) == MAX_PAYLOAD_BYTES
+    with pytest.raises(PayloadError, match="limit"):
+        canonical_args({"a": "x" * (MAX_PAYLOAD_BYTES - overhead + 1)})
+    with pytest.raises(PayloadError):  # counted in bytes, not characters
+        canonical_args({"a": "é" * (MAX_PAYLOAD_BYTES // 2)})
