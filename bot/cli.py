@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -216,6 +217,54 @@ def demo(
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
         err.print("stopped.")
+
+
+def _until_signalled(work: Callable[[asyncio.Event], Awaitable[None]]) -> None:
+    """Run `work` until SIGTERM or Ctrl-C, then let it finish its shutdown."""
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await work(stop)
+
+    try:
+        asyncio.run(main())
+    except HitlError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def serve() -> None:
+    """The Slack endpoint, the /v1 API, /healthz and /metrics, the sweeper and notifier."""
+    from bot.config import Settings
+    from bot.serve import run_serve
+
+    def ready(url: str) -> None:
+        err.print(f"hitl-bot serving on {url} (Slack events at {url}/slack/events)")
+
+    _until_signalled(lambda stop: run_serve(Settings.load(), stop, on_ready=ready))
+
+
+@app.command()
+def worker(
+    agent: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Extra agent as module:object (repeatable); claw and refunds are built in"
+        ),
+    ] = None,
+    concurrency: int = 16,
+) -> None:
+    """An agent worker: takes runs from the queue; run as many as you like."""
+    from bot.agent.worker import main as worker_main
+
+    args = ["--concurrency", str(concurrency)]
+    for spec in agent or []:
+        args += ["--agent", spec]
+    worker_main(args)
 
 
 def main() -> None:

@@ -1,0 +1,53 @@
+"""The Bolt app: listeners wired to the store. It never imports the agent."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.response import BoltResponse
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.runtime import Runtime
+from bot.slack.approvals import Approvals
+from bot.slack.commands import Commands
+from bot.slack.threads import Threads
+from bot.store import keys
+from bot.store.runs import RunStore
+
+SEEN_TTL_S = 3600  # Slack retries within minutes; an hour is ample
+
+
+def build_app(
+    rt: Runtime,
+    runs: RunStore,
+    client: AsyncWebClient,
+    *,
+    signing_secret: str,
+    default_agent: str = "claw",
+) -> AsyncApp:
+    app = AsyncApp(
+        client=client,
+        signing_secret=signing_secret,
+        process_before_response=False,
+    )
+
+    @app.middleware
+    async def once_per_event(
+        body: dict[str, Any], next: Callable[[], Awaitable[None]]
+    ) -> BoltResponse | None:
+        # Slack retries an event it thinks we missed (X-Slack-Retry-Num) with the
+        # same event_id; Bolt does not deduplicate, so Redis does.
+        event_id = body.get("event_id")
+        if event_id:
+            first = await rt.redis.set(f"{keys.SEEN_EVENTS}{event_id}", "1", nx=True, ex=SEEN_TTL_S)
+            if not first:
+                return BoltResponse(status=200, body="")
+        await next()
+        return None
+
+    Approvals(rt).register(app)
+    Threads(rt, runs, default_agent=default_agent).register(app)
+    Commands(rt, runs).register(app)
+    return app

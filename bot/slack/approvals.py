@@ -1,0 +1,169 @@
+"""Listeners for the approval message: Approve, Reject, Edit, View, and their modals.
+
+Every listener acks first (Slack wants an answer in 3 s) except the modal
+submissions, whose answer carries the validation errors; those do only one
+fast Redis round trip before answering.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import messages as msg
+from bot.core.models import Decision
+from bot.core.schema import problems
+from bot.core.states import Event
+from bot.errors import (
+    AlreadyResolved,
+    Expired,
+    HitlError,
+    InvalidTransition,
+    NotEligible,
+    NotFound,
+    StalePayload,
+)
+from bot.runtime import Runtime
+from bot.slack import render, views
+from bot.slack.groups import groups_of
+from bot.store import keys
+
+log = logging.getLogger(__name__)
+
+
+def refusal_text(exc: HitlError) -> str:
+    if isinstance(exc, AlreadyResolved):
+        return render.refusal("already_resolved", by=exc.by, at=exc.at, how=exc.how)
+    if isinstance(exc, Expired):
+        return render.refusal("expired", detail=str(exc))
+    if isinstance(exc, NotEligible):
+        return render.refusal("not_eligible", detail=str(exc))
+    if isinstance(exc, StalePayload):
+        return render.refusal("stale_payload", detail=str(exc))
+    return render.refusal("invalid", detail=str(exc))
+
+
+class Approvals:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+
+    async def decide(
+        self, client: AsyncWebClient, user: str, request_id: str, decision: Decision
+    ) -> None:
+        """Apply a person's decision, resolving their groups and what they saw first."""
+        h = await self.rt.redis.hmget(keys.request(request_id), "msg_view", "approvers", "levels")
+        view_hash, approvers, levels = h[0], h[1] or "", h[2] or ""
+        groups: tuple[str, ...] = ()
+        if '"S' in approvers or '"S' in levels:  # only pay for Slack look-ups when they matter
+            req = await self.rt.requests.get(request_id)
+            groups = await groups_of(self.rt.redis, client, user, req.eligible())
+        d = decision.model_copy(
+            update={"actor": user, "actor_groups": groups, "view_hash": view_hash or None}
+        )
+        await self.rt.requests.transition(request_id, d)
+
+    def register(self, app: AsyncApp) -> None:
+        app.action(render.ACTION_APPROVE)(self.on_approve)
+        app.action(render.ACTION_REJECT)(self.on_open(views.reject_modal))
+        app.action(render.ACTION_EDIT)(self.on_open(views.edit_modal))
+        app.action(render.ACTION_VIEW)(self.on_open(views.payload_modal))
+        app.view(render.VIEW_REJECT)(self.on_reject)
+        app.view(render.VIEW_EDIT)(self.on_edit)
+        app.view(render.VIEW_PAYLOAD)(self.on_close)
+
+    async def on_approve(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        await ack()
+        user = body["user"]["id"]
+        try:
+            rid, phash = render.ButtonValue.decode(body["actions"][0].get("value", ""))
+            await self.decide(client, user, rid, Decision(event=Event.APPROVE, payload_hash=phash))
+        except ValueError:
+            await _ephemeral(client, body, render.refusal("invalid", detail=msg.BAD_BUTTON))
+        except HitlError as exc:
+            await _ephemeral(client, body, refusal_text(exc))
+
+    def on_open(self, make_view: Any) -> Any:
+        async def handler(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+            await ack()
+            try:
+                rid, _ = render.ButtonValue.decode(body["actions"][0].get("value", ""))
+                req = await self.rt.requests.get(rid)
+            except (ValueError, NotFound):
+                await _ephemeral(client, body, render.refusal("invalid", detail=msg.BAD_BUTTON))
+                return
+            await client.views_open(trigger_id=body["trigger_id"], view=make_view(req))
+
+        return handler
+
+    async def on_close(self, ack: AsyncAck) -> None:
+        await ack()
+
+    async def on_reject(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        view = body["view"]
+        rid, phash = render.ButtonValue.decode(view.get("private_metadata", ""))
+        code, text = views.parse_reject(view["state"]["values"])
+        if not code:
+            await ack(
+                response_action="errors", errors={views.REASON_BLOCK: msg.REASON_REQUIRED_SHORT}
+            )
+            return
+        try:
+            await self.decide(
+                client,
+                body["user"]["id"],
+                rid,
+                Decision(event=Event.REJECT, payload_hash=phash, reason_code=code, text=text),
+            )
+        except HitlError as exc:
+            await ack(
+                response_action="errors", errors={views.REASON_BLOCK: _fit(refusal_text(exc))}
+            )
+            return
+        await ack()
+
+    async def on_edit(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        view = body["view"]
+        rid, phash = render.ButtonValue.decode(view.get("private_metadata", ""))
+        raw = views.parse_edit(view["state"]["values"])
+        try:
+            new_args = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            await ack(
+                response_action="errors",
+                errors={views.ARGS_BLOCK: _fit(msg.EDIT_BAD_JSON.format(error=exc))},
+            )
+            return
+        req = await self.rt.requests.get(rid)
+        schema = await self.rt.redis.hget(keys.TOOL_SCHEMAS, req.tool)
+        found = problems(json.loads(schema) if schema else {}, new_args)
+        if found:
+            await ack(response_action="errors", errors={views.ARGS_BLOCK: _fit("; ".join(found))})
+            return
+        try:
+            await self.decide(
+                client,
+                body["user"]["id"],
+                rid,
+                Decision(event=Event.EDIT_AND_APPROVE, payload_hash=phash, new_args=new_args),
+            )
+        except (HitlError, InvalidTransition) as exc:
+            await ack(response_action="errors", errors={views.ARGS_BLOCK: _fit(refusal_text(exc))})
+            return
+        await ack()
+
+
+def _fit(text: str) -> str:
+    return text if len(text) <= 150 else text[:149] + "…"  # modal error limit
+
+
+async def _ephemeral(client: AsyncWebClient, body: dict[str, Any], text: str) -> None:
+    channel = (body.get("channel") or {}).get("id") or body.get("container", {}).get("channel_id")
+    user = body["user"]["id"]
+    if channel:
+        await client.chat_postEphemeral(channel=channel, user=user, text=text)
+    else:
+        log.info("no channel to tell %s: %s", user, text)

@@ -1,0 +1,86 @@
+"""`/hitl` and the App Home tab: what waits for me, the policy, steer, stop, audit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import messages as msg
+from bot.core.models import ActionRequest
+from bot.errors import HitlError
+from bot.runtime import Runtime
+from bot.slack import render, views
+from bot.store import audit
+from bot.store.runs import RunStore, stop_run
+
+
+def mine(reqs: list[ActionRequest], user: str) -> list[ActionRequest]:
+    """Requests this person may decide now (group membership aside)."""
+    out = []
+    for r in reqs:
+        names = r.eligible()
+        if user == r.requester and not r.self_approval:
+            continue
+        if "*" in names or user in names or any(n.startswith("S") for n in names):
+            out.append(r)
+    return out
+
+
+class Commands:
+    def __init__(self, rt: Runtime, runs: RunStore) -> None:
+        self.rt = rt
+        self.runs = runs
+
+    def register(self, app: AsyncApp) -> None:
+        app.command("/hitl")(self.on_command)
+        app.event("app_home_opened")(self.on_home)
+
+    async def on_command(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        user, channel = body.get("user_id", ""), body.get("channel_id")
+        verb, _, rest = (body.get("text") or "").strip().partition(" ")
+        try:
+            reply = await self._dispatch(verb.lower(), rest.strip(), user, channel)
+        except HitlError as exc:
+            reply = render.Rendered(text=str(exc), blocks=[])
+        if reply.blocks:
+            await ack(text=reply.text, blocks=reply.blocks)
+        else:
+            await ack(text=reply.text)
+
+    async def _dispatch(
+        self, verb: str, rest: str, user: str, channel: str | None
+    ) -> render.Rendered:
+        now = self.rt.clock()
+        if verb == "pending":
+            reqs = mine(await self.rt.requests.list_pending(), user)
+            return render.pending_list(reqs, now_ms=now)
+        if verb == "policy":
+            return render.policy_summary(self.rt.policy)
+        if verb == "audit" and rest:
+            await self.rt.requests.get(rest)  # a clear "no request" before an empty trail
+            return render.audit_text(await audit.entries(self.rt.redis, rest))
+        run_id, _, text = rest.partition(" ")
+        if verb == "steer" and run_id and text.strip():
+            await self.runs.get(run_id)
+            await self.rt.steering.push(run_id, text.strip(), actor=user)
+            return render.Rendered(text=msg.STEER_QUEUED.format(run_id=run_id), blocks=[])
+        if verb == "stop" and run_id:
+            await stop_run(self.runs, self.rt.requests, self.rt.questions, run_id, actor=user)
+            return render.Rendered(text=msg.STOP_DONE.format(run_id=run_id), blocks=[])
+        if verb == "run" and run_id and text.strip():
+            run = await self.runs.start(
+                agent=run_id, prompt=text.strip(), requester=user, channel=channel
+            )
+            return render.Rendered(
+                text=msg.RUN_STARTED.format(run_id=run.id, agent=run_id), blocks=[]
+            )
+        return render.Rendered(text=msg.HITL_USAGE, blocks=[])
+
+    async def on_home(self, event: dict[str, Any], client: AsyncWebClient) -> None:
+        user = event.get("user", "")
+        reqs = mine(await self.rt.requests.list_pending(), user)
+        await client.views_publish(
+            user_id=user, view=views.home_view(reqs, self.rt.policy, now_ms=self.rt.clock())
+        )

@@ -1,0 +1,245 @@
+"""Turns the event stream into Slack messages: posts, updates, thread lines, DMs, reactions.
+
+Every handler renders from the item's *current* state, so handling an event
+twice or late converges on the same message. An event is acknowledged only
+after Slack took it; one that failed stays pending and is claimed again after
+`retry_idle_ms` — the stream is the outbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import cast
+
+import httpx
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.core.models import ActionRequest, RunState
+from bot.core.states import State
+from bot.runtime import Runtime
+from bot.slack import render
+from bot.store import keys
+from bot.store.events import EventBus, Notice
+from bot.store.runs import RunStore
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CHANNEL = "#hitl-approvals"
+LEASE_S = 60  # one notifier works on an entry at a time, even if another reclaims it
+
+
+class Notifier:
+    def __init__(
+        self,
+        rt: Runtime,
+        runs: RunStore,
+        client: AsyncWebClient,
+        *,
+        consumer: str,
+        retry_idle_ms: int = 15_000,
+        pager: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.rt = rt
+        self.runs = runs
+        self.client = client
+        self.consumer = consumer
+        self.retry_idle_ms = retry_idle_ms
+        self.bus = EventBus(rt.redis, "slack")
+        self.pager = pager or httpx.AsyncClient(timeout=10)
+        self.delivered = 0
+        self.failures = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        await self.bus.ensure_group()
+        while not stop.is_set():
+            try:
+                batch = await self.bus.reclaim(self.consumer, min_idle_ms=self.retry_idle_ms)
+                batch += await self.bus.read(self.consumer, block_ms=200 if batch else 1000)
+            except Exception:  # Redis blip: keep the loop alive, the entries stay pending
+                log.exception("reading the event stream failed; retrying")
+                await asyncio.sleep(1)
+                continue
+            for notice in batch:
+                await self.deliver(notice)
+
+    async def deliver(self, n: Notice) -> bool:
+        lease = f"{keys.PREFIX}slack:lease:{n.entry_id}:{n.stream}"
+        if not await self.rt.redis.set(lease, self.consumer, nx=True, ex=LEASE_S):
+            return False
+        try:
+            await self.handle(n)
+        except (SlackApiError, httpx.HTTPError, OSError) as exc:
+            self.failures += 1
+            log.warning(
+                "slack delivery of %s %s %s failed, will retry: %s", n.kind, n.id, n.event, exc
+            )
+            await self.rt.redis.delete(lease)
+            return False
+        await self.bus.ack(n)
+        self.delivered += 1
+        return True
+
+    async def handle(self, n: Notice) -> None:
+        if n.kind == "request":
+            await self._request(n)
+        elif n.kind == "question":
+            await self._question(n)
+        elif n.kind == "steer":
+            emoji = "eyes" if n.event == "queued" else "white_check_mark"
+            await self._react(n.fields.get("source", ""), emoji)
+        elif n.kind == "run":
+            await self._run(n)
+
+    # -- requests ---------------------------------------------------------------
+
+    async def _home(self, run_id: str | None) -> tuple[str | None, str | None]:
+        if not run_id:
+            return None, None
+        try:
+            run = await self.runs.get(run_id)
+        except Exception:
+            return None, None
+        return run.channel, run.thread_ts
+
+    async def _request(self, n: Notice) -> None:
+        req = await self.rt.requests.get(n.id)
+        refs = await self._hmget(keys.request(req.id), "msg_channel", "msg_ts")
+        channel, ts = refs[0], refs[1]
+        run_channel, run_thread = await self._home(req.run_id)
+        if not ts and (req.state == State.PENDING_REVIEW or n.event == "create"):
+            if req.state != State.PENDING_REVIEW:  # approved by policy: no buttons to post
+                if run_channel and run_thread:
+                    await self._say(run_channel, run_thread, render.status_line(req, "no_review"))
+                return
+            channel = run_channel or req.channel or _first_channel(req) or DEFAULT_CHANNEL
+            msg = render.approval_message(req, now_ms=self.rt.clock())
+            resp = await self.client.chat_postMessage(
+                channel=channel,
+                text=msg.text,
+                blocks=msg.blocks,
+                thread_ts=run_thread,
+                unfurl_links=False,
+                unfurl_media=False,
+            )
+            await self.rt.redis.hset(
+                keys.request(req.id),
+                mapping={
+                    "msg_channel": resp["channel"],
+                    "msg_ts": resp["ts"],
+                    "msg_view": render.blocks_hash(msg.blocks),
+                },
+            )
+            return
+        if channel and ts:
+            msg = render.approval_message(req, now_ms=self.rt.clock())
+            await self.client.chat_update(channel=channel, ts=ts, text=msg.text, blocks=msg.blocks)
+            await self.rt.redis.hset(
+                keys.request(req.id), "msg_view", render.blocks_hash(msg.blocks)
+            )
+            await self._say(channel, run_thread or ts, render.status_line(req, n.event))
+        if n.event == "timeout" and req.state == State.PENDING_REVIEW:
+            await self._escalate(req, channel, run_thread or ts)
+
+    async def _escalate(self, req: ActionRequest, channel: str | None, thread: str | None) -> None:
+        level = req.assignees
+        msg = render.escalation_message(req, now_ms=self.rt.clock())
+        for user in level.users:
+            dm = await self.client.conversations_open(users=user)
+            await self.client.chat_postMessage(
+                channel=dm["channel"]["id"], text=msg.text, blocks=msg.blocks
+            )
+        for ch in level.channels:
+            if ch != channel:
+                await self.client.chat_postMessage(channel=ch, text=msg.text, blocks=msg.blocks)
+        if level.pager_url:
+            await self._page(level.pager_url, req)
+
+    async def _page(self, url: str, req: ActionRequest) -> None:
+        body = {
+            "request_id": req.id,
+            "tool": req.tool,
+            "risk": req.risk.value,
+            "level": req.level + 1,
+            "expires_at": req.expires_at,
+        }
+        for attempt in range(3):
+            try:
+                resp = await self.pager.post(url, json=body)
+                if resp.status_code < 500:
+                    resp.raise_for_status()
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.5 * 2**attempt)
+        raise httpx.HTTPError(f"pager webhook {url} kept failing")
+
+    # -- questions, runs, reactions ------------------------------------------------
+
+    async def _question(self, n: Notice) -> None:
+        q = await self.rt.questions.get(n.id)
+        h = await self._hmget(keys.question(q.id), "msg_channel", "msg_ts", "answer_source")
+        if n.event == "delivered":
+            await self._react(h[2] or "", "white_check_mark")
+            return
+        mention: list[str] = []
+        channel, thread = await self._home(q.run_id)
+        if q.run_id:
+            try:
+                mention = [(await self.runs.get(q.run_id)).requester]
+            except Exception:
+                mention = []
+        msg = render.question_message(q, mention, now_ms=self.rt.clock())
+        if h[0] and h[1]:
+            await self.client.chat_update(channel=h[0], ts=h[1], text=msg.text, blocks=msg.blocks)
+            return
+        resp = await self.client.chat_postMessage(
+            channel=channel or q.channel or DEFAULT_CHANNEL,
+            thread_ts=thread,
+            text=msg.text,
+            blocks=msg.blocks,
+        )
+        await self.rt.redis.hset(
+            keys.question(q.id), mapping={"msg_channel": resp["channel"], "msg_ts": resp["ts"]}
+        )
+
+    async def _run(self, n: Notice) -> None:
+        run = await self.runs.get(n.id)
+        if n.event == "start":
+            if not run.thread_ts:
+                head = render.run_header(run)
+                resp = await self.client.chat_postMessage(
+                    channel=run.channel or DEFAULT_CHANNEL, text=head.text, blocks=head.blocks
+                )
+                await self.runs.set_home(run.id, resp["channel"], resp["ts"])
+            return
+        if (
+            run.state in (RunState.FINISHED, RunState.STOPPED, RunState.FAILED, RunState.TURN_LIMIT)
+            and run.channel
+            and run.thread_ts
+        ):
+            await self._say(run.channel, run.thread_ts, render.run_header(run).text)
+
+    async def _hmget(self, key: str, *fields: str) -> list[str | None]:
+        return cast(list[str | None], await self.rt.redis.hmget(key, list(fields)))
+
+    async def _say(self, channel: str, thread_ts: str, text: str) -> None:
+        await self.client.chat_postMessage(
+            channel=channel, thread_ts=thread_ts, text=text, unfurl_links=False
+        )
+
+    async def _react(self, source: str, emoji: str) -> None:
+        channel, _, ts = source.partition(":")
+        if not channel or not ts:
+            return
+        try:
+            await self.client.reactions_add(channel=channel, timestamp=ts, name=emoji)
+        except SlackApiError as exc:
+            if exc.response.get("error") != "already_reacted":  # a retry after success
+                raise
+
+
+def _first_channel(req: ActionRequest) -> str | None:
+    chans = req.assignees.channels
+    return chans[0] if chans else None
