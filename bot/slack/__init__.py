@@ -1,0 +1,1 @@
+"""The Slack side: pure Block Kit rendering (render, views, escape) and the Bolt listeners."""

@@ -1,0 +1,430 @@
+"""Block Kit for every message hitl-bot posts: pure functions of the request, no I/O, no clock.
+
+Whatever the agent put in the arguments shows literally (escaped, in code) and
+never breaks a Slack limit; every button carries the request id and the full
+payload hash the person saw, so a click decides exactly the call on screen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from bot import messages as msg
+from bot.core.models import (
+    RUN_FINAL,
+    ActionRequest,
+    AuditEntry,
+    Level,
+    Question,
+    QuestionState,
+    Resolution,
+    Run,
+)
+from bot.core.models import RiskTier as Risk
+from bot.core.policy import TIER_ORDER, Policy
+from bot.core.states import FINAL, Event
+from bot.core.states import State as S
+from bot.slack import escape as esc
+from bot.slack.escape import Block, field, section
+from bot.slack.escape import ButtonValue as ButtonValue  # part of this module's API
+
+ACTION_APPROVE = "hitl_approve"
+ACTION_REJECT = "hitl_reject"
+ACTION_EDIT = "hitl_edit"
+ACTION_VIEW = "hitl_view"
+ACTION_ANSWER = "hitl_answer"
+VIEW_REJECT = "hitl_reject_modal"
+VIEW_EDIT = "hitl_edit_modal"
+VIEW_ANSWER = "hitl_answer_modal"
+VIEW_PAYLOAD = "hitl_payload_modal"
+# Modal inputs: Slack keys submitted values (and validation errors) by block id, then action id.
+REASON_BLOCK, REASON_ACTION = "hitl_reason_code", "hitl_reason_code_select"
+REASON_TEXT_BLOCK, REASON_TEXT_ACTION = "hitl_reason_text", "hitl_reason_text_input"
+ARGS_BLOCK, ARGS_ACTION = "hitl_edit_args", "hitl_edit_args_input"
+ANSWER_BLOCK, ANSWER_TEXT_ACTION = "hitl_answer_text", "hitl_answer_text_input"
+
+HIGH_RISK = frozenset({Risk.HIGH, Risk.CRITICAL})
+# Top-level arguments a reviewer decides on, pulled out of the JSON as fields (in this order).
+DECISION_KEYS: tuple[str, ...] = ("amount", "currency", "recipient", "to", "cc", "customer")
+DECISION_KEYS += ("email", "account", "target", "resource", "path", "environment", "count")
+
+
+@dataclass(frozen=True)
+class Rendered:
+    text: str  # the notification fallback, escaped
+    blocks: list[dict[str, Any]]
+
+
+def blocks_hash(blocks: list[dict[str, Any]]) -> str:
+    """sha256 of the blocks as canonical JSON: what the audit records the approver saw."""
+    text = json.dumps(blocks, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# -- pieces shared by messages and modals -------------------------------------------------
+
+
+def risk_word(req: ActionRequest) -> str:
+    return f"{msg.RISK_EMOJI[req.risk.value]} {req.risk.value.upper()}"
+
+
+def state_label(req: ActionRequest) -> str:
+    res = req.resolution
+    if req.state == S.CANCELLED and res is not None and res.event == Event.REJECT:
+        return msg.STATE_LABELS[S.REJECTED.value]
+    return msg.STATE_LABELS.get(req.state.value, esc.mrkdwn(req.state.value))
+
+
+def level_who(lvl: Level, limit: int = 1000) -> str:
+    """Who one level of the chain waits for: users and groups mentioned, channels by name."""
+    items = [esc.principal(n) for n in (*lvl.users, *lvl.groups, *lvl.channels)]
+    if lvl.pager_url:
+        items.append(msg.LEVEL_PAGER)
+    return esc.join_fit(items, limit) or msg.ANYONE_ELIGIBLE
+
+
+def waiting_for(req: ActionRequest, limit: int = 1000) -> str:
+    return level_who(req.assignees, limit) if req.levels else msg.ANYONE_ELIGIBLE
+
+
+def decision_fields(args: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key, value as text) for the top-level arguments a reviewer decides on."""
+    by_lower = {k.lower(): k for k in args if isinstance(k, str)}
+    out: list[tuple[str, str]] = []
+    for key in DECISION_KEYS:
+        if key not in by_lower or (key == "currency" and "amount" in by_lower):
+            continue
+        text = _scalar(args[by_lower[key]])
+        currency = args.get(by_lower.get("currency", ""))
+        if key == "amount" and isinstance(currency, str):
+            text = f"{text} {currency}"
+        out.append((by_lower[key], text))
+    return out[: esc.SECTION_FIELDS]
+
+
+def _scalar(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool) or v is None:
+        return json.dumps(v)
+    if isinstance(v, int | float):
+        return format(v, ",")  # 1,000,000 vs 10,000,000: a missed zero is what review is for
+    return esc.truncate(esc.pretty_json(v, indent=None), 400)
+
+
+def call_blocks(req: ActionRequest, *, args_limit: int = esc.SECTION_TEXT) -> list[Block]:
+    """The exact call: the tool, the decision fields, and every argument as JSON in code."""
+    fields = [field(esc.mrkdwn(k), esc.inline_code(v, 400)) for k, v in decision_fields(req.args)]
+    intro = msg.CALL_INTRO.format(tool=esc.inline_code(req.tool, 300))
+    body = esc.code_text(esc.pretty_json(req.args))
+    more = "\n_" + msg.ARGS_TRUNCATED + "_"
+    if len(body) <= args_limit - esc.CODE_OVERHEAD:
+        args = esc.code_block(body)
+    else:
+        args = esc.code_block(esc.chunks(body, args_limit - esc.CODE_OVERHEAD - len(more))[0])
+        args += more
+    return [
+        section(intro, fields=fields, block_id="hitl_call"),
+        section(args, block_id="hitl_args"),
+    ]
+
+
+# (state, resolution) pairs where "Rejected by X at T" already says the state.
+_SAID_BY_RESOLUTION = {
+    (S.APPROVED, Event.APPROVE),
+    (S.APPROVED, Event.EDIT_AND_APPROVE),
+    (S.CANCELLED, Event.REJECT),
+    (S.CANCELLED, Event.CANCEL),
+}
+
+
+def outcome_text(req: ActionRequest) -> str | None:
+    """What happened, once the request left review: state, who, when, why, the report."""
+    if req.state == S.PENDING_REVIEW:
+        return None
+    res = req.resolution
+    said = res is not None and (req.state, res.event) in _SAID_BY_RESOLUTION
+    lines = [] if said else [f"*{msg.F_OUTCOME}* {state_label(req)}"]
+    if res is not None:
+        lines.append((f"*{msg.F_OUTCOME}* " if said else "") + resolution_line(res))
+        if res.reason_code:
+            why = esc.inline_code(res.reason_code, 100)
+            lines.append(
+                f"*{msg.F_REASON}* {why}" + (f" — {esc.fit(res.text, 1500)}" if res.text else "")
+            )
+    if req.detail:
+        lines.append(f"*{msg.F_REPORT}* {esc.fit(req.detail, 1000)}")
+    return "\n".join(lines)
+
+
+def resolution_line(res: Resolution) -> str:
+    how = msg.RESOLUTION.get(res.event.value, msg.RESOLUTION_OTHER)
+    return how.format(who=esc.user(res.actor), at=esc.date(res.at), event=res.event.value)
+
+
+def approvals_text(req: ActionRequest) -> str:
+    names = esc.join_fit([esc.user(a.actor) for a in req.approvals], 1500)
+    count = msg.N_OF.format(n=len(req.approvals), total=req.quorum)
+    return f"{count}: {names}" if names else count
+
+
+def action_buttons(req: ActionRequest) -> Block:
+    value = ButtonValue.encode(req.id, req.payload_hash)
+    check = _confirm(req) if req.risk in HIGH_RISK else None
+    row = [
+        esc.button(msg.BTN_APPROVE, ACTION_APPROVE, value, style="primary", confirm=check),
+        esc.button(msg.BTN_REJECT, ACTION_REJECT, value, style="danger"),
+    ]
+    if req.allow_edit:
+        row.append(esc.button(msg.BTN_EDIT, ACTION_EDIT, value))
+    row.append(esc.button(msg.BTN_VIEW, ACTION_VIEW, value))
+    return esc.actions(row, block_id="hitl_actions")
+
+
+def _confirm(req: ActionRequest) -> Block:
+    details = "; ".join(f"{k} {esc.truncate(v, 80)}" for k, v in decision_fields(req.args)[:4])
+    text = msg.CONFIRM_TEXT.format(tool=esc.truncate(req.tool, 80), details=details or "-")
+    title = msg.CONFIRM_TITLE.format(risk=req.risk.value.upper())
+    return esc.confirm(title, text, msg.BTN_APPROVE, msg.BTN_BACK)
+
+
+# -- the approval message and its escalation -------------------------------------------
+
+
+def approval_message(req: ActionRequest, *, now_ms: int) -> Rendered:
+    head = (msg.HEAD_PENDING if req.state == S.PENDING_REVIEW else msg.HEAD_STATE).format(
+        risk=risk_word(req), state=state_label(req)
+    )
+    return Rendered(_fallback(req), _request_blocks(req, head, None, now_ms))
+
+
+def escalation_message(req: ActionRequest, *, now_ms: int) -> Rendered:
+    if req.state != S.PENDING_REVIEW:
+        return approval_message(req, now_ms=now_ms)
+    intro = msg.ESCALATION_INTRO.format(
+        who=waiting_for(req), level=req.level + 1, total=len(req.levels), id=esc.code(req.id)
+    )
+    head = msg.HEAD_ESCALATED.format(risk=risk_word(req))
+    text = esc.truncate(f"{msg.ESCALATION_FALLBACK} {_fallback(req)}", esc.MESSAGE_TEXT)
+    return Rendered(text, _request_blocks(req, head, intro, now_ms))
+
+
+def _request_blocks(req: ActionRequest, head: str, intro: str | None, now_ms: int) -> list[Block]:
+    blocks = [esc.header(head, "hitl_head")]
+    if intro:
+        blocks.append(section(intro, block_id="hitl_intro"))
+    blocks += call_blocks(req)
+    blocks.append(section(f"*{msg.F_DETAILS}*", fields=_meta(req, now_ms), block_id="hitl_meta"))
+    if (outcome := outcome_text(req)) is not None:
+        blocks.append(section(outcome, block_id="hitl_outcome"))
+    if req.state == S.PENDING_REVIEW:
+        blocks.append(action_buttons(req))
+    foot = msg.REQUEST_FOOT.format(id=esc.code(req.id), at=esc.date(req.created_at))
+    blocks.append(esc.context(foot, block_id="hitl_foot"))
+    return esc.cap(blocks, esc.MESSAGE_BLOCKS, msg.BLOCKS_CUT)
+
+
+def _meta(req: ActionRequest, now_ms: int) -> list[str]:
+    out = [
+        field(msg.F_RUN, esc.code(req.run_id)),
+        field(msg.F_REQUESTER, esc.user(esc.truncate(req.requester, 300))),
+        field(msg.F_HASH, f"`{req.payload_hash[:12]}`"),
+    ]
+    if req.original_hash:
+        out.append(field(msg.F_EDITED_FROM, f"`{req.original_hash[:12]}`"))
+    label = msg.DEADLINE_LABELS.get(req.state.value)
+    if label and req.expires_at is not None and req.state not in FINAL:
+        passed = f" {msg.DEADLINE_PASSED}" if now_ms >= req.expires_at else ""
+        out.append(field(label, esc.date(req.expires_at) + passed))
+    if req.state == S.PENDING_REVIEW:
+        level = msg.N_OF.format(n=req.level + 1, total=max(len(req.levels), 1))
+        out.append(field(msg.F_LEVEL, level))
+        out.append(field(msg.F_WAITING, waiting_for(req)))
+    if req.state == S.PENDING_REVIEW or req.approvals:
+        out.append(field(msg.F_APPROVALS, approvals_text(req)))
+    if tuple(req.approvers) != ("*",):
+        out.append(
+            field(msg.F_APPROVERS, esc.join_fit([esc.principal(a) for a in req.approvers], 1500))
+        )
+    return out
+
+
+def _fallback(req: ActionRequest) -> str:
+    how = msg.FALLBACK_PENDING if req.state == S.PENDING_REVIEW else msg.FALLBACK_STATE
+    text = how.format(
+        risk=req.risk.value.upper(),
+        tool=esc.fit(req.tool, 200),
+        id=esc.fit(req.id, 200),
+        state=state_label(req),
+    )
+    return esc.truncate(text, esc.MESSAGE_TEXT)
+
+
+# -- thread lines and ephemeral refusals ---------------------------------------------------
+
+
+def status_line(req: ActionRequest, event: str) -> str:
+    """One short line for the run's thread, saying what `event` just did to `req`."""
+    if event == "no_review":
+        line = msg.SL_NO_REVIEW.format(tool=esc.code(req.tool), risk=req.risk.value.upper())
+    elif event in ("approve", "edit_and_approve") and req.state in (S.PENDING_REVIEW, S.APPROVED):
+        line = _approval_line(req, event)
+    elif event in ("timeout", "reassign") and req.state == S.PENDING_REVIEW:
+        line = msg.SL_ESCALATED.format(level=req.level + 1, who=waiting_for(req))
+    elif event == "timeout" and req.state == S.CANCELLED:
+        line = msg.SL_NOT_CLAIMED
+    elif req.state == S.PENDING_REVIEW:
+        line = msg.SL_CREATED.format(
+            tool=esc.code(req.tool), risk=req.risk.value.upper(), who=waiting_for(req)
+        )
+    else:
+        line = _state_line(req)
+    return esc.truncate(line, esc.MESSAGE_TEXT)
+
+
+def _approval_line(req: ActionRequest, event: str) -> str:
+    actor = req.approvals[-1].actor if req.approvals else getattr(req.resolution, "actor", "?")
+    n, total = len(req.approvals), req.quorum
+    if event == "edit_and_approve":
+        return msg.SL_EDITED.format(
+            who=esc.user(actor), n=n, total=total, hash=f"`{req.payload_hash[:12]}`"
+        )
+    if req.state == S.PENDING_REVIEW:
+        return msg.SL_APPROVAL_PARTIAL.format(who=esc.user(actor), n=n, total=total, left=total - n)
+    return msg.SL_APPROVED.format(who=esc.user(actor), n=n, total=total)
+
+
+def _state_line(req: ActionRequest) -> str:
+    res = req.resolution
+    detail = esc.fit(req.detail, 500) if req.detail else msg.SL_NO_REPORT
+    if res is not None and res.event == Event.REJECT and req.state in (S.REJECTED, S.CANCELLED):
+        text = f" — {esc.fit(res.text, 500)}" if res.text else ""
+        code = esc.inline_code(res.reason_code or "?", 100)
+        return msg.SL_REJECTED.format(who=esc.user(res.actor), code=code, text=text)
+    if req.state == S.CANCELLED:
+        why = f": {esc.fit(res.text, 500)}" if res is not None and res.text else ""
+        return msg.SL_CANCELLED.format(who=esc.user(res.actor if res else "system"), text=why)
+    if req.state in (S.AUTO_APPROVED, S.AUTO_REJECTED):
+        return msg.SL_EXHAUSTED.format(state=req.state.value)
+    if req.state in (S.FAILED, S.ROLLBACK_PENDING, S.MANUAL_INTERVENTION):
+        return msg.STATUS_LINES[req.state.value].format(detail=detail)
+    line = msg.STATUS_LINES.get(req.state.value, state_label(req))
+    return line + (f": {esc.fit(req.detail, 500)}" if req.detail else "")
+
+
+def refusal(kind: str, **details: Any) -> str:
+    """The ephemeral answer to a click that changed nothing, and why. `detail` may be
+    a finished sentence (an error's message); structured details give a richer text."""
+    if kind not in msg.REFUSAL_PREFIX:
+        raise ValueError(f"unknown refusal {kind!r}; one of {', '.join(msg.REFUSAL_PREFIX)}")
+    d = details
+    if kind == "already_resolved" and "by" in d and "at" in d:
+        text = msg.ALREADY_RESOLVED.format(
+            how=esc.fit(str(d.get("how", "decided")), 100), by=esc.user(str(d["by"])),
+            at=esc.date(int(d["at"])),
+        )  # fmt: skip
+    elif kind == "expired" and "at" in d:
+        default = esc.fit(str(d.get("default", "")), 100) or msg.STATE_LABELS["auto_rejected"]
+        text = msg.EXPIRED.format(at=esc.date(int(d["at"])), default=default)
+    elif kind == "stale_payload" and "seen" in d and "current" in d:
+        text = msg.STALE_PAYLOAD.format(
+            seen=f"`{esc.mrkdwn(str(d['seen'])[:12])}`",
+            current=f"`{esc.mrkdwn(str(d['current'])[:12])}`",
+        )
+    elif kind == "not_eligible" and "why" in d:
+        actor = esc.user(str(d["actor"])) if "actor" in d else msg.REFUSAL_YOU
+        text = msg.NOT_ELIGIBLE.format(actor=actor, why=esc.fit(str(d["why"]), 1000))
+    elif "detail" in d:
+        text = esc.fit(str(d["detail"]), 2000)
+    else:
+        text = msg.REFUSAL_DEFAULTS[kind]
+    return esc.truncate(f"{msg.REFUSAL_PREFIX[kind]} {text}", esc.MESSAGE_TEXT)
+
+
+# -- questions and runs ------------------------------------------------------------------
+
+
+def question_message(q: Question, mention: list[str], *, now_ms: int) -> Rendered:
+    run = msg.Q_RUN.format(run=esc.code(q.run_id)) if q.run_id else ""
+    blocks = [section(msg.Q_HEAD + run, block_id="hitl_q_head")]
+    blocks += esc.text_sections(q.question, 10, "hitl_q")
+    if q.state == QuestionState.OPEN:
+        who = esc.join_fit([esc.principal(m) for m in mention], 1000)
+        due = msg.Q_DUE.format(at=esc.date(q.expires_at))
+        due += f" {msg.DEADLINE_PASSED}" if now_ms >= q.expires_at else ""
+        blocks.append(section(f"{who} {due}".strip(), block_id="hitl_q_due"))
+        answer = esc.button(msg.BTN_ANSWER, ACTION_ANSWER, q.id, style="primary")
+        blocks.append(esc.actions([answer], block_id="hitl_q_actions"))
+        text = msg.Q_FALLBACK.format(question=esc.fit(q.question, 1000))
+    elif q.state == QuestionState.ANSWERED:
+        by = esc.user(q.answered_by or "?")
+        at = esc.date(q.answered_at if q.answered_at is not None else q.expires_at)
+        blocks.append(section(msg.Q_ANSWERED.format(who=by, at=at), block_id="hitl_q_by"))
+        blocks += esc.text_sections(q.answer or "", 10, "hitl_q_answer")
+        text = msg.Q_FALLBACK_ANSWERED.format(who=by, answer=esc.fit(q.answer or "", 1000))
+    else:
+        closed = msg.Q_CLOSED[q.state.value].format(at=esc.date(q.expires_at))
+        blocks.append(section(closed, block_id="hitl_q_closed"))
+        text = closed
+    blocks.append(esc.context(msg.Q_FOOT.format(id=esc.code(q.id)), block_id="hitl_q_foot"))
+    return Rendered(esc.truncate(text, esc.MESSAGE_TEXT), esc.cap(blocks, 50, msg.BLOCKS_CUT))
+
+
+def run_header(run: Run) -> Rendered:
+    label = msg.RUN_LABELS.get(run.state.value, esc.mrkdwn(run.state.value))
+    facts = [
+        field(msg.F_REQUESTER, esc.user(esc.truncate(run.requester, 300))),
+        field(msg.F_STATE, label),
+        field(msg.F_RUN, esc.code(run.id)),
+        field(msg.F_TURNS, str(run.turns)),
+    ]
+    if run.waiting_on:
+        facts.append(field(msg.F_WAITING_ON, esc.code(run.waiting_on)))
+    prompt = f"*{msg.F_PROMPT}*\n{esc.fit(run.prompt, 2800)}"
+    blocks = [
+        esc.header(msg.RUN_HEAD.format(agent=run.agent), "hitl_run_head"),
+        section(prompt, fields=facts, block_id="hitl_run"),
+    ]
+    outcome = run.error or run.result
+    if outcome:
+        name = msg.F_ERROR if run.error else msg.F_RESULT
+        blocks.append(section(f"*{name}*\n{esc.fit(outcome, 2800)}", block_id="hitl_run_end"))
+    if run.state not in RUN_FINAL:
+        blocks.append(esc.context(msg.RUN_STEER_HINT, block_id="hitl_run_foot"))
+    text = msg.RUN_FALLBACK.format(state=label, agent=esc.fit(run.agent, 200), id=esc.code(run.id))
+    if outcome and run.state in RUN_FINAL:
+        text += f": {esc.fit(outcome, 1500)}"
+    return Rendered(esc.truncate(text, esc.MESSAGE_TEXT), blocks)
+
+
+# -- slash commands: pending, policy, audit ----------------------------------------------
+
+
+# Lists: their blocks are built in `views` (the App Home shows them too), imported when
+# called because `views` builds on this module.
+
+
+def pending_list(reqs: list[ActionRequest], *, now_ms: int) -> Rendered:
+    from bot.slack.views import pending_blocks
+
+    text = msg.PENDING_HEAD.format(n=len(reqs)) if reqs else msg.PENDING_NONE
+    return Rendered(text, pending_blocks(reqs, now_ms=now_ms, max_blocks=esc.MESSAGE_BLOCKS))
+
+
+def policy_summary(policy: Policy) -> Rendered:
+    tiers = ", ".join(
+        f"{t.value} {esc.duration(policy.tiers[t].review_timeout)}" for t in TIER_ORDER
+    )
+    text = msg.POLICY_FALLBACK.format(tiers=tiers, tools=len(policy.tools))
+    from bot.slack.views import policy_blocks
+
+    return Rendered(text, policy_blocks(policy, max_blocks=esc.MESSAGE_BLOCKS))
+
+
+def audit_text(entries: list[AuditEntry]) -> Rendered:
+    from bot.slack.views import audit_blocks
+
+    return Rendered(msg.AUDIT_HEAD.format(n=len(entries)), audit_blocks(entries))

@@ -1,0 +1,221 @@
+"""Everything else hitl-bot says in Slack: escalations, thread lines, ephemeral
+refusals, questions, run headers and the slash commands' lists.
+
+Same rules as the approval message: valid for Slack, within every limit, and
+agent or user text shown literally.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.core.models import AuditEntry, Question, QuestionState, Run, RunState
+from bot.core.policy import parse_policy
+from bot.core.states import Event
+from bot.slack import render
+from bot.slack.render import ButtonValue
+from tests.conftest import QUORUM_POLICY
+from tests.slack.test_render import (
+    NOW,
+    POLICY,
+    TIMEOUTS,
+    after,
+    buttons,
+    decide,
+    make,
+    mrkdwn_texts,
+    validate,
+    validate_blocks,
+)
+
+# -- escalation, status lines, refusals -------------------------------------------------------
+
+
+def test_escalation_message_mentions_the_new_level_with_the_same_buttons() -> None:
+    req = make()
+    up = decide(req, Event.TIMEOUT, "system", at=NOW + 600_000)
+    assert up.level == 1
+    msg = render.escalation_message(up, now_ms=NOW + 600_000)
+    validate(msg)
+    assert msg.blocks[0]["text"]["text"].startswith("⏫ Escalated")
+    intro = msg.blocks[1]["text"]["text"]
+    assert intro.startswith("<@UONCALL>: nobody decided") and "(level 2 of 3)" in intro
+    assert "`r00001`" in intro
+    original = buttons(render.approval_message(up, now_ms=NOW).blocks)
+    assert {k: v["value"] for k, v in buttons(msg.blocks).items()} == {
+        k: v["value"] for k, v in original.items()
+    }
+    assert render.status_line(up, "timeout") == "⏫ Escalated to level 2: <@UONCALL>"
+
+
+def test_status_line_for_every_step_of_a_life() -> None:
+    req = make()
+    assert render.status_line(req, "create").startswith("📝 Approval requested for `refund`")
+    assert render.status_line(req, "no_review").startswith("⏩ `refund` runs without review")
+    ok = decide(req, Event.APPROVE)
+    assert render.status_line(ok, "approve") == "✅ Approved by <@UBOSS> (1 of 1)"
+    running = decide(ok, Event.CLAIM, "system")
+    assert render.status_line(running, "claim") == "▶️ Executing"
+    assert render.status_line(decide(running, Event.SUCCEED, "system"), "succeed") == "✔️ Completed"
+    failing = decide(running, Event.FAIL, "system", detail="timeout <!here>", has_compensation=True)
+    assert render.status_line(failing, "fail") == "⚠️ Failed: timeout &lt;!here&gt;; rolling back"
+    back = decide(failing, Event.ROLLBACK_OK, "system")
+    assert render.status_line(back, "rollback_ok").startswith("↩️ Rolled back")
+    stuck = decide(running, Event.FAIL, "system", detail="bank <b>down</b>")
+    assert (
+        render.status_line(stuck, "fail")
+        == "🆘 Manual intervention needed: bank &lt;b&gt;down&lt;/b&gt;"
+    )
+    gone = after(req, *TIMEOUTS)
+    assert (
+        render.status_line(gone, "timeout") == "⌛ Nobody answered; policy default: auto_rejected"
+    )
+    late = decide(ok, Event.TIMEOUT, "system", at=NOW + 10**9)
+    assert render.status_line(late, "timeout").startswith("⌛ Approved but never started")
+    stopped = decide(req, Event.CANCEL, "U0OPS", text="run stopped")
+    assert render.status_line(stopped, "cancel") == "🚫 Cancelled by <@U0OPS>: run stopped"
+
+
+def test_refusals_say_what_happened_in_slack_terms() -> None:
+    text = render.refusal("already_resolved", by="UBOSS", at=NOW, how="approved")
+    assert text == (
+        ":information_source: Already approved by <@UBOSS> at "
+        "<!date^1800000000^{date_short_pretty} at {time}|2027-01-15T08:00:00Z>; nothing changed."
+    )
+    expired = render.refusal("expired", at=NOW, default="auto_rejected")
+    assert "expired at <!date^1800000000^" in expired and "auto_rejected" in expired
+    for kind in ("expired", "not_eligible", "stale_payload", "invalid"):
+        said = render.refusal(kind, detail="U1 <!channel> may not")
+        assert "&lt;!channel&gt;" in said and "<!channel>" not in said
+        assert render.refusal(kind)  # a sensible default with no details
+    stale = render.refusal("stale_payload", seen="a" * 64, current="b" * 64)
+    assert "`aaaaaaaaaaaa`" in stale and "`bbbbbbbbbbbb`" in stale
+    with pytest.raises(ValueError, match="unknown refusal"):
+        render.refusal("nope")
+
+
+# -- questions, runs, slash commands -------------------------------------------------------------
+
+
+def test_question_offers_an_answer_button_until_answered() -> None:
+    q = Question(
+        id="q7",
+        run_id="run42",
+        question="Refund <!channel> or not?",
+        asked_at=NOW,
+        expires_at=NOW + 3_600_000,
+    )
+    msg = render.question_message(q, ["U0REQUESTER", "S0TEAM"], now_ms=NOW)
+    validate(msg)
+    text = "\n".join(mrkdwn_texts(msg.blocks))
+    assert "Refund &lt;!channel&gt; or not?" in text
+    assert "<@U0REQUESTER>, <!subteam^S0TEAM> Answer by <!date^1800003600^" in text
+    assert buttons(msg.blocks)["hitl_answer"]["value"] == "q7"
+    answered = q.model_copy(
+        update={
+            "state": QuestionState.ANSWERED,
+            "answer": "yes <b>",
+            "answered_by": "UBOSS",
+            "answered_at": NOW + 5,
+        }
+    )
+    done = render.question_message(answered, ["U0REQUESTER"], now_ms=NOW)
+    validate(done)
+    assert not buttons(done.blocks)
+    text = "\n".join(mrkdwn_texts(done.blocks))
+    assert "*Answered by* <@UBOSS>" in text and "yes &lt;b&gt;" in text
+    expired = render.question_message(
+        q.model_copy(update={"state": QuestionState.EXPIRED}), [], now_ms=NOW
+    )
+    assert not buttons(expired.blocks) and "Nobody answered" in expired.text
+
+
+def test_run_header_shows_prompt_requester_and_state() -> None:
+    run = Run(
+        id="run42",
+        agent="billing",
+        prompt="Refund <@U1> twice & more",
+        requester="U0REQUESTER",
+        created_at=NOW,
+        updated_at=NOW,
+        state=RunState.RUNNING,
+    )
+    head = render.run_header(run)
+    validate(head)
+    text = "\n".join(mrkdwn_texts(head.blocks))
+    assert "Refund &lt;@U1&gt; twice &amp; more" in text and "<@U0REQUESTER>" in text
+    assert "🏃 Running" in text and "Reply in this thread" in text
+    done = render.run_header(
+        run.model_copy(update={"state": RunState.FINISHED, "result": "Refunded 2 <ok>"})
+    )
+    validate(done)
+    assert done.text.startswith("🏁 Finished · billing run `run42`") and done.text.endswith(
+        "Refunded 2 &lt;ok&gt;"
+    )
+
+
+def test_policy_summary_lists_tiers_chain_defaults_and_approvers() -> None:
+    summary = render.policy_summary(POLICY)
+    validate(summary)
+    text = "\n".join(mrkdwn_texts(summary.blocks))
+    assert "*:large_orange_circle: HIGH* · review within 10 min" in text
+    assert "1. #approvals (10 min) → 2. <@UONCALL> (10 min) → 3. <@ULEAD> (5 min)" in text
+    assert "*When nobody answers:* auto_rejected" in text
+    assert "2 approval(s) from anyone" in text  # critical
+    assert "from <@UBOSS>, <!subteam^SFINANCE>" in text  # high
+    assert "`refund` → medium; `amount &gt; 1000` → high" in text
+    assert "`move_claw` → low, no review" in text
+    many = parse_policy(
+        {
+            **QUORUM_POLICY,
+            "tools": {f"tool_{i:03d}_" + "x" * 60: {"tier": "low"} for i in range(1500)},
+        }
+    )
+    validate(render.policy_summary(many))
+
+
+def test_pending_list_counts_down_and_caps_at_fifty_blocks() -> None:
+    empty = render.pending_list([], now_ms=NOW)
+    validate(empty)
+    assert "Nothing is waiting" in empty.text
+    req = make()
+    listed = render.pending_list([req], now_ms=NOW + 120_000)
+    validate(listed)
+    text = "\n".join(mrkdwn_texts(listed.blocks))
+    assert "`refund`" in text and "(in 8 min)" in text
+    assert ButtonValue.decode(buttons(listed.blocks)["hitl_view"]["value"]) == (
+        req.id,
+        req.payload_hash,
+    )
+    overdue = "\n".join(mrkdwn_texts(render.pending_list([req], now_ms=NOW + 720_000).blocks))
+    assert "(overdue by 2 min)" in overdue
+    lots = render.pending_list([req] * 300, now_ms=NOW)
+    validate_blocks(lots.blocks)
+    assert len(lots.blocks) == 50 and "and 252 more" in lots.blocks[-1]["elements"][0]["text"]
+
+
+def test_audit_text_escapes_and_caps() -> None:
+    entries = [
+        AuditEntry(
+            seq=i,
+            at=NOW + i,
+            actor="U0BOSS" if i % 2 else "system",
+            kind="transition",
+            event="reject",
+            from_state="pending_review",
+            to_state="cancelled",
+            reason_code="other",
+            text="<!channel> " * 40,
+            payload_hash="f" * 64,
+            version=i,
+            prev="",
+        )
+        for i in range(1, 1001)
+    ]
+    audit = render.audit_text(entries)
+    validate(audit)
+    text = "\n".join(mrkdwn_texts(audit.blocks))
+    assert "`1` <!date^1800000000^{date_short} {time_secs}|" in text
+    assert "*reject* pending_review → cancelled · system · `other` — &lt;!channel&gt;" in text
+    assert "hitl-bot audit export" in audit.blocks[-1]["elements"][0]["text"]
+    assert "No audit entries" in "\n".join(mrkdwn_texts(render.audit_text([]).blocks))
