@@ -1,0 +1,267 @@
+"""Web API methods about identity, messages, conversations, users and reactions.
+
+Each handler takes the context and the call's arguments and returns Slack's success body,
+or raises ApiError with Slack's error code.
+"""
+
+from __future__ import annotations
+
+from bot.sandbox.slack.api_common import (
+    ApiContext,
+    Args,
+    Handler,
+    arg_blocks,
+    arg_bool,
+    arg_int,
+    arg_json,
+    arg_str,
+)
+from bot.sandbox.slack.errors import ApiError
+from bot.sandbox.slack.workspace import JSON, Channel, Ephemeral, Message
+
+MAX_TEXT = 40_000
+
+
+def auth_test(ctx: ApiContext, args: Args) -> JSON:
+    ws = ctx.ws
+    return {
+        "ok": True,
+        "url": ctx.base_url() + "/",
+        "team": ws.team_domain,
+        "user": ws.bot.name,
+        "team_id": ws.team_id,
+        "user_id": ws.bot.id,
+        "bot_id": ws.bot_id,
+        "is_enterprise_install": False,
+    }
+
+
+def _channel(ctx: ApiContext, args: Args, name: str = "channel") -> Channel:
+    channel = ctx.ws.find_channel(arg_str(args, name))
+    if channel is None:
+        raise ApiError("channel_not_found")
+    if channel.kind != "channel" and ctx.ws.bot.id not in channel.members:
+        raise ApiError("channel_not_found")
+    return channel
+
+
+def _message(channel: Channel, ts: str) -> Message:
+    message = channel.messages.get(ts)
+    if message is None:
+        raise ApiError("message_not_found")
+    return message
+
+
+def _thread_ts(channel: Channel, args: Args) -> str | None:
+    thread_ts = arg_str(args, "thread_ts") or None
+    if thread_ts is None:
+        return None
+    parent = channel.messages.get(thread_ts)
+    if parent is None:
+        raise ApiError("thread_not_found")
+    return parent.thread_ts if parent.is_reply() else parent.ts
+
+
+def _text_and_blocks(ctx: ApiContext, args: Args) -> tuple[str, list[JSON] | None]:
+    text = arg_str(args, "text")
+    blocks = arg_blocks(ctx, args)
+    if not text and not blocks:
+        raise ApiError("no_text")
+    if len(text) > MAX_TEXT:
+        raise ApiError("msg_too_long")
+    return text, blocks
+
+
+def post_message(ctx: ApiContext, args: Args) -> JSON:
+    channel = _channel(ctx, args)
+    text, blocks = _text_and_blocks(ctx, args)
+    ws = ctx.ws
+    message = Message(
+        channel=channel.id,
+        ts=ctx.ids.ts(),
+        text=text,
+        user=ws.bot.id,
+        bot_id=ws.bot_id,
+        app_id=ws.app_id,
+        blocks=blocks,
+        thread_ts=_thread_ts(channel, args),
+        metadata=arg_json(args, "metadata"),
+    )
+    ws.add_message(message)
+    if ctx.on_bot_message is not None:
+        ctx.on_bot_message(message, False)
+    return {
+        "ok": True,
+        "channel": channel.id,
+        "ts": message.ts,
+        "message": ws.message_json(message),
+    }
+
+
+def update_message(ctx: ApiContext, args: Args) -> JSON:
+    channel = _channel(ctx, args)
+    message = _message(channel, arg_str(args, "ts"))
+    if message.bot_id != ctx.ws.bot_id:
+        raise ApiError("cant_update_message")
+    blocks = arg_blocks(ctx, args)
+    if "text" in args:
+        message.text = arg_str(args, "text")
+    if blocks is not None:
+        message.blocks = blocks
+    if not message.text and not message.blocks:
+        raise ApiError("no_text")
+    if "metadata" in args:
+        message.metadata = arg_json(args, "metadata")
+    message.edited = {"user": ctx.ws.bot.id, "ts": ctx.ids.ts()}
+    ctx.ws.changed()
+    if ctx.on_bot_message is not None:
+        ctx.on_bot_message(message, True)
+    return {
+        "ok": True,
+        "channel": channel.id,
+        "ts": message.ts,
+        "text": message.text,
+        "message": ctx.ws.message_json(message),
+    }
+
+
+def post_ephemeral(ctx: ApiContext, args: Args) -> JSON:
+    channel = _channel(ctx, args)
+    user = ctx.ws.find_user(arg_str(args, "user"))
+    if user is None:
+        raise ApiError("user_not_found")
+    if user.id not in channel.members:
+        raise ApiError("user_not_in_channel")
+    text, blocks = _text_and_blocks(ctx, args)
+    ephemeral = Ephemeral(
+        channel=channel.id,
+        user=user.id,
+        ts=ctx.ids.ts(),
+        text=text,
+        blocks=blocks,
+        thread_ts=_thread_ts(channel, args),
+        bot_id=ctx.ws.bot_id,
+        sender=ctx.ws.bot.id,
+    )
+    ctx.ws.add_ephemeral(ephemeral)
+    return {"ok": True, "message_ts": ephemeral.ts}
+
+
+def get_permalink(ctx: ApiContext, args: Args) -> JSON:
+    channel = _channel(ctx, args)
+    message = _message(channel, arg_str(args, "message_ts"))
+    link = f"{ctx.base_url()}/archives/{channel.id}/p{message.ts.replace('.', '')}"
+    if message.is_reply():
+        link += f"?thread_ts={message.thread_ts}&cid={channel.id}"
+    return {"ok": True, "channel": channel.id, "permalink": link}
+
+
+def conversations_open(ctx: ApiContext, args: Args) -> JSON:
+    if arg_str(args, "channel"):
+        channel = _channel(ctx, args)
+    else:
+        raw = args.get("users") or ""
+        refs = raw if isinstance(raw, list) else [u for u in str(raw).split(",") if u.strip()]
+        if not refs:
+            raise ApiError("users_list_not_supplied")
+        users = [ctx.ws.find_user(str(ref).strip()) for ref in refs]
+        if any(u is None for u in users):
+            raise ApiError("user_not_found")
+        channel = ctx.ws.open_dm([u.id for u in users if u is not None])
+    if arg_bool(args, "return_im"):
+        return {"ok": True, "channel": channel.to_slack(ctx.ws.bot.id)}
+    return {"ok": True, "channel": {"id": channel.id}}
+
+
+def conversations_info(ctx: ApiContext, args: Args) -> JSON:
+    return {"ok": True, "channel": _channel(ctx, args).to_slack(ctx.ws.bot.id)}
+
+
+def _page(ctx: ApiContext, args: Args, messages: list[Message]) -> JSON:
+    limit = max(1, min(arg_int(args, "limit", 1000), 1000))
+    start = arg_int(args, "cursor", 0)
+    page = messages[start : start + limit]
+    more = start + limit < len(messages)
+    return {
+        "ok": True,
+        "messages": [ctx.ws.message_json(m) for m in page],
+        "has_more": more,
+        "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+    }
+
+
+def conversations_replies(ctx: ApiContext, args: Args) -> JSON:
+    channel = _channel(ctx, args)
+    message = channel.messages.get(arg_str(args, "ts"))
+    if message is None:
+        raise ApiError("thread_not_found")
+    parent_ts = message.thread_ts if message.is_reply() else message.ts
+    parent = channel.messages[parent_ts or message.ts]
+    return _page(ctx, args, [parent, *channel.replies(parent.ts)])
+
+
+def conversations_history(ctx: ApiContext, args: Args) -> JSON:
+    channel = _channel(ctx, args)
+    return _page(ctx, args, list(reversed(channel.top_level())))
+
+
+def users_info(ctx: ApiContext, args: Args) -> JSON:
+    user = ctx.ws.find_user(arg_str(args, "user"))
+    if user is None:
+        raise ApiError("user_not_found")
+    return {"ok": True, "user": user.to_slack(ctx.ws.team_id)}
+
+
+def usergroups_users_list(ctx: ApiContext, args: Args) -> JSON:
+    group = ctx.ws.usergroups.get(arg_str(args, "usergroup"))
+    if group is None:
+        raise ApiError("no_such_subteam")
+    return {"ok": True, "users": list(group.users)}
+
+
+def _reaction_target(ctx: ApiContext, args: Args) -> tuple[Message, str]:
+    channel = _channel(ctx, args)
+    message = _message(channel, arg_str(args, "timestamp"))
+    name = arg_str(args, "name").strip(":")
+    if not name:
+        raise ApiError("invalid_name")
+    return message, name
+
+
+def reactions_add(ctx: ApiContext, args: Args) -> JSON:
+    message, name = _reaction_target(ctx, args)
+    users = message.reactions.setdefault(name, [])
+    if ctx.ws.bot.id in users:
+        raise ApiError("already_reacted")
+    users.append(ctx.ws.bot.id)
+    ctx.ws.changed()
+    return {"ok": True}
+
+
+def reactions_remove(ctx: ApiContext, args: Args) -> JSON:
+    message, name = _reaction_target(ctx, args)
+    users = message.reactions.get(name, [])
+    if ctx.ws.bot.id not in users:
+        raise ApiError("no_reaction")
+    users.remove(ctx.ws.bot.id)
+    if not users:
+        del message.reactions[name]
+    ctx.ws.changed()
+    return {"ok": True}
+
+
+METHODS: dict[str, Handler] = {
+    "auth.test": auth_test,
+    "chat.postMessage": post_message,
+    "chat.update": update_message,
+    "chat.postEphemeral": post_ephemeral,
+    "chat.getPermalink": get_permalink,
+    "conversations.open": conversations_open,
+    "conversations.info": conversations_info,
+    "conversations.replies": conversations_replies,
+    "conversations.history": conversations_history,
+    "users.info": users_info,
+    "usergroups.users.list": usergroups_users_list,
+    "reactions.add": reactions_add,
+    "reactions.remove": reactions_remove,
+}

@@ -1,0 +1,96 @@
+"""Fault switches and the Web API call log.
+
+A test arms a fault ("the next 2 calls of chat.postMessage answer 429 with Retry-After: 1")
+and later reads the log ("chat.postMessage was called 3 times, 1 succeeded") to prove that
+a retry delivered the message exactly once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass
+class Fault:
+    status: int
+    remaining: int
+    retry_after: int | None = None
+    method: str | None = None  # None: any method
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Faults:
+    def __init__(self) -> None:
+        self.pending: list[Fault] = []
+
+    def add(
+        self, status: int, count: int = 1, retry_after: int | None = None, method: str | None = None
+    ) -> Fault:
+        if status == 429 and retry_after is None:
+            retry_after = 1
+        fault = Fault(status, count, retry_after, method)
+        if count > 0:
+            self.pending.append(fault)
+        return fault
+
+    def clear(self) -> None:
+        self.pending.clear()
+
+    def take(self, method: str) -> Fault | None:
+        """The fault this call should suffer, if any (using one of its count)."""
+        for fault in self.pending:
+            if fault.method in (None, method):
+                fault.remaining -= 1
+                if fault.remaining <= 0:
+                    self.pending.remove(fault)
+                return fault
+        return None
+
+
+@dataclass
+class Call:
+    method: str
+    http_status: int
+    ok: bool
+    error: str | None
+    at: float
+    args: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class CallLog:
+    """Every Web API call, faulted or not, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[Call] = []
+        self.counts: Counter[str] = Counter()
+
+    def record(self, call: Call) -> None:
+        self.calls.append(call)
+        self.counts[call.method] += 1
+
+    def count(self, method: str, *, ok: bool | None = None) -> int:
+        if ok is None:
+            return self.counts[method]
+        return sum(1 for c in self.calls if c.method == method and c.ok == ok)
+
+    def of(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method]
+
+    def clear(self) -> None:
+        self.calls.clear()
+        self.counts.clear()
+
+    def to_json(self) -> dict[str, Any]:
+        ok_counts = Counter(c.method for c in self.calls if c.ok)
+        return {
+            "counts": dict(self.counts),
+            "ok_counts": dict(ok_counts),
+            "log": [c.to_json() for c in self.calls],
+        }

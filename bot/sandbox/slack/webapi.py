@@ -1,0 +1,108 @@
+"""`/api/<method>`: the Web API front door.
+
+Reads arguments from the query string and from a form-encoded or JSON body (slack_sdk
+uses all three), takes the token from `Authorization: Bearer` or a `token` argument,
+counts the call, applies any armed fault, checks the token and dispatches.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from bot.sandbox.slack import api_messages, api_views
+from bot.sandbox.slack.api_common import ApiContext, Args, Handler
+from bot.sandbox.slack.errors import ApiError
+from bot.sandbox.slack.faults import Call, CallLog, Fault, Faults
+
+METHODS: dict[str, Handler] = {**api_messages.METHODS, **api_views.METHODS}
+_LOGGED_ARGS = ("channel", "user", "users", "ts", "thread_ts", "text", "view_id", "name")
+
+
+async def read_args(request: Request) -> tuple[Args, str | None]:
+    """The call's arguments and its token (None when there is none)."""
+    args: Args = dict(request.query_params)
+    body = await request.body()
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if body:
+        if content_type == "application/json":
+            try:
+                data: Any = json.loads(body)
+            except ValueError as e:
+                raise ApiError("invalid_json") from e
+            if not isinstance(data, dict):
+                raise ApiError("invalid_json")
+            args.update(data)
+        else:
+            args.update(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+    token = args.pop("token", None)
+    authorization = request.headers.get("authorization", "")
+    if authorization.lower().startswith("bearer "):
+        token = authorization[7:].strip()
+    return args, (str(token) if token else None)
+
+
+def _fault_response(fault: Fault) -> Response:
+    if fault.status == 429:
+        return JSONResponse(
+            {"ok": False, "error": "ratelimited"},
+            status_code=429,
+            headers={"Retry-After": str(fault.retry_after or 1)},
+        )
+    return JSONResponse({"ok": False, "error": "fatal_error"}, status_code=fault.status)
+
+
+class WebApi:
+    def __init__(self, ctx: ApiContext, bot_token: str, faults: Faults, calls: CallLog) -> None:
+        self.ctx = ctx
+        self.bot_token = bot_token
+        self.faults = faults
+        self.calls = calls
+
+    def _record(self, method: str, status: int, body: dict[str, Any], args: Args) -> None:
+        logged = {k: args[k] for k in _LOGGED_ARGS if k in args}
+        error = body.get("error")
+        self.calls.record(
+            Call(
+                method=method,
+                http_status=status,
+                ok=bool(body.get("ok")),
+                error=str(error) if error else None,
+                at=self.ctx.ids.clock(),
+                args=logged,
+            )
+        )
+
+    def _dispatch(self, method: str, args: Args, token: str | None) -> dict[str, Any]:
+        if token is None:
+            raise ApiError("not_authed")
+        if token != self.bot_token:
+            raise ApiError("invalid_auth")
+        handler = METHODS.get(method)
+        if handler is None:
+            raise ApiError("unknown_method")
+        return handler(self.ctx, args)
+
+    async def endpoint(self, request: Request) -> Response:
+        method = request.path_params["method"]
+        args: Args = {}
+        try:
+            args, token = await read_args(request)
+        except ApiError as e:
+            self._record(method, 200, e.body(), args)
+            return JSONResponse(e.body())
+        fault = self.faults.take(method)
+        if fault is not None:
+            response = _fault_response(fault)
+            self._record(method, fault.status, json.loads(bytes(response.body)), args)
+            return response
+        try:
+            body = self._dispatch(method, args, token)
+        except ApiError as e:
+            body = e.body()
+        self._record(method, 200, body, args)
+        return JSONResponse(body)

@@ -1,0 +1,130 @@
+"""The page in a real headless Chromium: rendering, escaping, clicks, threads and modals.
+
+Skipped where no Chromium is installed (Debian: `apt-get install chromium`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+import pytest
+from slack_sdk.web.async_client import AsyncWebClient
+from starlette.responses import JSONResponse, Response
+
+from bot.sandbox.slack import SlackEmulator
+from tests.sandbox.conftest import FakeBot, Received, actions, button
+from tests.sandbox.test_emu_modals import reject_view
+
+CHROMIUM = next(
+    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
+)
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine")
+
+CONFIRM = {
+    "title": {"type": "plain_text", "text": "Approve?"},
+    "text": {"type": "mrkdwn", "text": "Refund 40 EUR"},
+    "confirm": {"type": "plain_text", "text": "Yes"},
+    "deny": {"type": "plain_text", "text": "No"},
+}
+SELECT = {
+    "type": "static_select",
+    "action_id": "reason",
+    "placeholder": {"type": "plain_text", "text": "Why?"},
+    "options": [{"text": {"type": "plain_text", "text": "Too risky"}, "value": "too_risky"}],
+}
+BLOCKS = [
+    {"type": "header", "text": {"type": "plain_text", "text": "Refund 40 EUR?"}},
+    {
+        "type": "section",
+        "text": {
+            "type": "mrkdwn",
+            "text": "*Tool* `refund` for <@UKID>: &lt;!channel&gt; &amp; raw <!channel>"
+            '\n```{"amount": 40}```',
+        },
+        "fields": [
+            {"type": "mrkdwn", "text": "*Expires*\n<!date^1900000000^{date_short} {time}|in 2030>"}
+        ],
+    },
+    {"type": "context", "elements": [{"type": "mrkdwn", "text": "request `r1`"}]},
+    {"type": "divider"},
+    *actions(button("approve", "r1", style="primary", confirm=CONFIRM), button("reject"), SELECT),
+]
+
+
+async def test_a_person_in_the_browser(
+    emulator: SlackEmulator, fake_bot: FakeBot, client: AsyncWebClient
+) -> None:
+    from playwright.async_api import async_playwright
+
+    async def bot(received: Received) -> Response:
+        payload = received.payload() if "payload" in received.form() else {}
+        if (
+            payload.get("type") == "block_actions"
+            and payload["actions"][0]["action_id"] == "reject"
+        ):
+            await client.views_open(trigger_id=payload["trigger_id"], view=reject_view())
+        if payload.get("type") == "view_submission":
+            why = payload["view"]["state"]["values"]["why"]["text"]["value"]
+            if why == "bad":
+                return JSONResponse({"response_action": "errors", "errors": {"why": "Say more"}})
+        return Response(status_code=200)
+
+    fake_bot.behaviour = bot
+    r = await client.chat_postMessage(channel="#hitl-approvals", text="Refund?", blocks=BLOCKS)
+    ts, dom_ts = r["ts"], r["ts"].replace(".", "-")
+    await client.chat_postMessage(channel="#hitl-approvals", text="details", thread_ts=ts)
+    await client.chat_postEphemeral(channel="#hitl-approvals", user="UALICE", text="for alice")
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = await browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("dialog", lambda d: asyncio.ensure_future(d.accept()))
+        await page.goto(emulator.base_url + "/")
+        await page.select_option("#act-as", "UALICE")
+        message = page.locator(f"#msg-{dom_ts}")
+        await message.wait_for()
+        text = await message.inner_text()
+        assert "<!channel> & raw @channel" in text and "@kid" in text
+        assert await message.locator("[data-testid=broadcast]").count() == 1
+        assert await message.locator(".mrkdwn b").first.inner_text() == "Tool"
+        assert await message.locator("pre.code").inner_text() == '{"amount": 40}'
+        assert await message.locator("time.date").get_attribute("title") == "in 2030"
+        assert await page.locator("[data-testid=ephemeral]").inner_text() != ""
+
+        await message.locator("[data-testid=button-approve]").click()
+        await message.locator("[data-testid=select-reason]").select_option("too_risky")
+        await page.wait_for_function(
+            "document.getElementById('status').textContent.includes('reason')"
+        )
+        kinds = [
+            (q["actions"][0]["action_id"], q["actions"][0].get("selected_option"))
+            for q in fake_bot.payloads()
+        ]
+        assert kinds[0] == ("approve", None) and kinds[1][1]["value"] == "too_risky"
+
+        await page.click(f"[data-testid='replies-{ts}']")
+        await page.fill("#thread-composer", "only 20 & <b>not</b> @bob")
+        await page.click("#thread-send")
+        await page.locator("#thread [data-testid=message]").nth(2).wait_for()
+        reply = emulator.replies("hitl-approvals", ts)[-1]
+        assert reply.text == "only 20 &amp; &lt;b&gt;not&lt;/b&gt; <@UBOB>"
+
+        await message.locator("[data-testid=button-reject]").click()
+        await page.locator("#modal").wait_for(state="visible")
+        await page.select_option("[data-testid=select-code]", "too_risky")
+        await page.fill("[data-testid=input-text]", "bad")
+        await page.click("#modal-submit")
+        await page.locator("[data-testid=modal-error-why]").wait_for()
+        await page.fill("[data-testid=input-text]", "too much for a kid")
+        await page.click("#modal-submit")
+        await page.locator("#modal").wait_for(state="hidden")
+        submitted = fake_bot.payloads()[-1]["view"]["state"]["values"]
+        assert submitted["reason"]["code"]["selected_option"]["value"] == "too_risky"
+
+        await page.select_option("#act-as", "UBOB")
+        await page.locator("[data-testid=ephemeral]").wait_for(state="detached")
+        await browser.close()
+    assert errors == []
