@@ -82,7 +82,10 @@ class RunStore:
         """Change fields of a run; a change of state is announced on the event stream."""
         before = await self.get(run_id)
         after = before.model_copy(update={**changes, "updated_at": self.clock()})
-        await self.redis.hset(keys.run(run_id), mapping=_fields(after))  # type: ignore[arg-type]
+        fields = _fields(after)
+        # Only what changed: a whole-hash write would undo a concurrent stop flag.
+        mine = {k: fields[k] for k in (*changes, "updated_at")}
+        await self.redis.hset(keys.run(run_id), mapping=mine)  # type: ignore[arg-type]
         if after.state != before.state:
             await publish(
                 self.redis,

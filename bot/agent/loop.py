@@ -1,0 +1,262 @@
+"""One agent run, step by step, with every step saved in Redis.
+
+The transcript is the run's state: an assistant message whose tool calls have
+no results yet *is* the pending call, and the ids the gate derives from each
+call id lead back to its request or question. So a run picked up by another
+worker needs nothing but the run id to carry on where the last one stopped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+from redis.asyncio import Redis
+
+from bot.agent import messages as msg
+from bot.agent.errors import ModelError
+from bot.agent.gate import Gate, question_id, request_id
+from bot.agent.llm import ChatClient, ToolCall, tool_calls_of
+from bot.agent.loader import Agent
+from bot.clock import Clock, wall_ms
+from bot.core.models import RUN_FINAL, Run, RunState
+from bot.core.policy import Policy
+from bot.runtime import Runtime
+from bot.store import keys
+from bot.store.questions import QuestionStore
+from bot.store.requests import RequestStore
+from bot.store.runs import RunStore
+from bot.store.steering import SteeringStore
+
+Message = dict[str, Any]
+STEP_RESULT_MAX = 200  # characters of each earlier tool result kept in a summary
+SUMMARY_STEPS_MAX = 40
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    max_turns: int | None = None  # None: the agent's own limit
+    compact_after_chars: int = 24_000  # transcript size past which a resume is summarised
+    long_wait_ms: int = 5 * 60_000  # a wait at least this long counts as "after a long wait"
+    ask_timeout_ms: int = 30 * 60_000
+
+
+@dataclass(frozen=True)
+class Stores:
+    """What a run needs from Redis, and the policy its tool calls are judged by."""
+
+    runs: RunStore
+    requests: RequestStore
+    questions: QuestionStore
+    steering: SteeringStore
+    policy: Policy
+    clock: Clock = wall_ms
+
+    @classmethod
+    def on(cls, redis: Redis, policy: Policy, clock: Clock = wall_ms) -> Self:
+        return cls(
+            RunStore(redis, clock=clock),
+            RequestStore(redis, clock=clock),
+            QuestionStore(redis, clock=clock),
+            SteeringStore(redis, clock=clock),
+            policy,
+            clock,
+        )
+
+    @classmethod
+    def of(cls, rt: Runtime) -> Self:
+        return cls(
+            RunStore(rt.redis, clock=rt.clock),
+            rt.requests,
+            rt.questions,
+            rt.steering,
+            rt.policy,
+            rt.clock,
+        )
+
+    @property
+    def redis(self) -> Redis:
+        return self.requests.redis
+
+
+class RunLoop:
+    def __init__(
+        self, agent: Agent, llm: ChatClient, stores: Stores, config: LoopConfig | None = None
+    ) -> None:
+        self.agent = agent
+        self.llm = llm
+        self.stores = stores
+        self.runs = stores.runs
+        self.redis = stores.redis
+        self.clock = stores.clock
+        self.policy = agent.merged_policy(stores.policy)
+        self.config = config or LoopConfig()
+        self.max_turns = self.config.max_turns or agent.max_turns
+
+    async def run(self, run_id: str) -> Run:
+        """Drive the run to a final state (or to where this task is cancelled) and return it."""
+        run = await self.runs.get(run_id)
+        if run.state in RUN_FINAL:
+            return run
+        messages = await self.runs.transcript(run_id)
+        resumed = bool(messages)
+        if not messages:
+            messages = [
+                {"role": "system", "content": self.agent.system_prompt},
+                {"role": "user", "content": run.prompt},
+            ]
+            await self.runs.save_transcript(run_id, messages)
+        gate = Gate(
+            requests=self.stores.requests,
+            questions=self.stores.questions,
+            steering=self.stores.steering,
+            policy=self.policy,
+            runs=self.runs,
+            clock=self.clock,
+            requester=self.agent.requester,
+            channel=run.channel,
+            ask_timeout_ms=self.config.ask_timeout_ms,
+        )
+        if resumed:
+            await gate.audit(run_id, {"at": self.clock(), "kind": "resumed", "run_id": run_id})
+        if run.state != RunState.WAITING:  # a waiting run stays so until its wait resumes
+            await self.runs.update(run_id, state=RunState.RUNNING)
+        try:
+            return await self._steps(run, messages, gate, resumed)
+        except ModelError as exc:
+            return await self._finish(gate, run_id, RunState.FAILED, error=str(exc))
+
+    async def _steps(self, run: Run, messages: list[Message], gate: Gate, resumed: bool) -> Run:
+        run_id, turns = run.id, run.turns
+        tools = self.agent.tools
+        # Calls pending when this worker loaded the run may have got a request, a question
+        # or a correction from the worker before; later calls are new for sure.
+        carried = {c.id for c in unanswered(messages)} if resumed else set()
+        waited_long = resumed
+        while True:
+            if (await self.runs.get(run_id)).stop_requested:
+                return await self._finish(gate, run_id, RunState.STOPPED, result=msg.RUN_STOPPED)
+            calls = unanswered(messages)
+            if calls:  # one call per pass, so the stop check above precedes every call
+                call, started = calls[0], self.clock()
+                out = await gate.check(call, tools, run_id=run_id, resumed=call.id in carried)
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": out.text})
+                await self.runs.save_transcript(run_id, messages)
+                if out.stop:
+                    return await self._finish(
+                        gate, run_id, RunState.STOPPED, result=msg.RUN_STOPPED
+                    )
+                waited_long = waited_long or self.clock() - started >= self.config.long_wait_ms
+                continue
+            if waited_long and size(messages) > self.config.compact_after_chars:
+                before = len(messages)
+                messages = compact(messages, task=run.prompt)
+                await self.runs.save_transcript(run_id, messages)
+                await gate.audit(
+                    run_id,
+                    {"at": self.clock(), "kind": "compacted", "messages": before},
+                )
+            waited_long = False
+            if turns >= self.max_turns:
+                text = msg.TURN_LIMIT.format(turns=self.max_turns)
+                return await self._finish(gate, run_id, RunState.TURN_LIMIT, error=text)
+            reply = await self.llm.complete(messages, tools.specs())
+            turns += 1
+            await self._unique_ids(reply.message, messages, run_id, turns)
+            messages.append(reply.message)
+            await self.runs.save_transcript(run_id, messages)
+            await self.runs.update(run_id, turns=turns)
+            if not reply.tool_calls:
+                return await self._finish(
+                    gate, run_id, RunState.FINISHED, result=reply.content or ""
+                )
+
+    async def _unique_ids(
+        self, reply: Message, messages: Sequence[Message], run_id: str, turn: int
+    ) -> None:
+        """Give a reused tool call id a new one before anything is derived from it.
+
+        Request and question ids come from (run id, call id); some servers number
+        calls `call_0, call_1` afresh every turn, and a reused id would find the
+        earlier call's request and report it instead of running the new call.
+        """
+        used = {c.id for m in messages for c in tool_calls_of(m)}
+        for i, c in enumerate(reply.get("tool_calls") or ()):
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.exists(keys.request(request_id(run_id, c["id"])))
+            pipe.exists(keys.question(question_id(run_id, c["id"])))
+            if c["id"] in used or any(await pipe.execute()):
+                c["id"] = f"{c['id']}-t{turn}.{i}"
+            used.add(c["id"])
+
+    async def _finish(
+        self,
+        gate: Gate,
+        run_id: str,
+        state: RunState,
+        *,
+        result: str | None = None,
+        error: str | None = None,
+    ) -> Run:
+        await gate.audit(
+            run_id, {"at": self.clock(), "kind": "run_end", "state": state.value, "error": error}
+        )
+        return await self.runs.update(
+            run_id, state=state, result=result, error=error, waiting_on=None
+        )
+
+
+def unanswered(messages: Sequence[Message]) -> list[ToolCall]:
+    """The last assistant message's tool calls that have no result yet."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "assistant":
+            answered = {m.get("tool_call_id") for m in messages[i + 1 :] if m["role"] == "tool"}
+            return [c for c in tool_calls_of(messages[i]) if c.id not in answered]
+    return []
+
+
+def size(messages: Sequence[Message]) -> int:
+    return sum(len(json.dumps(m, ensure_ascii=False)) for m in messages)
+
+
+def compact(messages: Sequence[Message], *, task: str) -> list[Message]:
+    """System prompt, a summary of everything before the last tool exchange, that exchange."""
+    last = max(
+        (i for i, m in enumerate(messages) if m.get("role") == "assistant" and m.get("tool_calls")),
+        default=len(messages),
+    )
+    head = [m for m in messages[:last] if m.get("role") != "system"]
+    system = [m for m in messages[:1] if m.get("role") == "system"]
+    steps = _steps_of(head, task)[-SUMMARY_STEPS_MAX:] or [msg.SUMMARY_NONE]
+    summary = msg.SUMMARY.format(task=task, steps="\n".join(steps))
+    return [*system, {"role": "user", "content": summary}, *messages[last:]]
+
+
+def _steps_of(head: Sequence[Message], task: str) -> list[str]:
+    results = {
+        m.get("tool_call_id"): str(m.get("content") or "") for m in head if m["role"] == "tool"
+    }
+    lines: list[str] = []
+    for m in head:
+        content = str(m.get("content") or "")
+        if m["role"] == "user" and content.startswith(msg.SUMMARY_INTRO):
+            # An earlier summary: carry its steps over rather than summarising a summary.
+            carried = content.split(msg.SUMMARY_STEPS, 1)[-1].strip().splitlines()
+            lines += [line for line in carried if line != msg.SUMMARY_NONE]
+        elif m["role"] == "user" and content != task:
+            lines.append(msg.SUMMARY_PERSON.format(text=_short(content)))
+        elif m["role"] == "assistant":
+            if content:
+                lines.append(msg.SUMMARY_SAID.format(text=_short(content)))
+            for c in tool_calls_of(m):
+                call = f"{c.name}({_short(c.arguments)})"
+                result = _short(results.get(c.id, "no result"))
+                lines.append(msg.SUMMARY_STEP.format(call=call, result=result))
+    return lines
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= STEP_RESULT_MAX else text[: STEP_RESULT_MAX - 1] + "…"

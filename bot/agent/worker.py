@@ -1,0 +1,369 @@
+"""The worker: takes runs from the shared Redis Stream and drives each to a final state.
+
+Runs are entries of `keys.RUN_QUEUE`, read through the consumer group
+`workers`, so any number of workers share them and each entry has one owner.
+An entry is acknowledged only when its run is final; until then it sits in the
+owner's pending list. A live owner refreshes its entries (XCLAIM to itself)
+while it waits on people; a dead one stops refreshing, and after `min_idle_ms`
+another worker takes the entry over (XAUTOCLAIM) and resumes the run from
+Redis. On SIGTERM a worker stops reading, lets a tool already running finish
+and report, and hands its entries over at once, unacknowledged.
+
+    python -m bot.agent.worker [--agent module:object]... [--concurrency 16] [--min-idle 30s]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import socket
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from redis.exceptions import RedisError, ResponseError
+
+from bot.agent.errors import AgentNotFound, LostClaim
+from bot.agent.llm import ChatClient
+from bot.agent.loader import AgentCatalog
+from bot.agent.loop import LoopConfig, RunLoop, Stores
+from bot.config import Settings
+from bot.core.models import RUN_FINAL, Run, RunState
+from bot.core.policy import parse_duration
+from bot.errors import HitlError, NotFound
+from bot.runtime import open_runtime
+from bot.store import keys
+
+log = logging.getLogger(__name__)
+
+GROUP = "workers"
+Entry = tuple[str, str]  # (stream entry id, run id)
+
+
+def default_consumer() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    group: str = GROUP
+    consumer: str = field(default_factory=default_consumer)
+    concurrency: int = 16  # runs in flight at once; most of them wait on people
+    min_idle_ms: int = 30_000  # an entry idle this long belongs to a dead worker
+    heartbeat_ms: int | None = None  # default: a third of min_idle_ms
+    block_ms: int = 1_000  # longest XREADGROUP block; also how fast a stop is noticed
+    shutdown_grace_s: float = 30.0  # how long a running tool may take to finish on SIGTERM
+
+    @property
+    def beat_s(self) -> float:
+        return (self.heartbeat_ms or max(1, self.min_idle_ms // 3)) / 1000
+
+
+@dataclass
+class _Job:
+    run_id: str
+    task: asyncio.Task[None]
+
+
+class Worker:
+    def __init__(
+        self,
+        stores: Stores,
+        *,
+        llm: ChatClient,
+        agents: AgentCatalog,
+        config: WorkerConfig | None = None,
+        loop_config: LoopConfig | None = None,
+    ) -> None:
+        self.stores = stores
+        self.redis = stores.redis
+        self.runs = stores.runs
+        self.llm = llm
+        self.agents = agents
+        self.config = config or WorkerConfig()
+        self.loop_config = loop_config or LoopConfig()
+        self.jobs: dict[str, _Job] = {}  # by stream entry id
+        self._cursor = "0-0"  # where the next XAUTOCLAIM scan continues
+
+    @property
+    def consumer(self) -> str:
+        return self.config.consumer
+
+    async def ensure_group(self) -> None:
+        try:
+            # From the start: runs queued before any worker existed still count.
+            await self.redis.xgroup_create(keys.RUN_QUEUE, self.config.group, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Take and drive runs until `stop` is set, then shut down gracefully."""
+        await self.ensure_group()
+        beat = asyncio.create_task(self._heartbeat())
+        log.info("worker %s taking runs", self.consumer)
+        try:
+            for entry_id, run_id in await self._own_pending():
+                self._start(entry_id, run_id)
+            while not stop.is_set():
+                free = self.config.concurrency - len(self.jobs)
+                if free <= 0:
+                    await self._wait_for_room(stop)
+                    continue
+                try:
+                    entries = await self._reclaim(free)
+                    if len(entries) < free:
+                        entries += await self._read(free - len(entries))
+                except ResponseError as exc:
+                    if "NOGROUP" not in str(exc):
+                        raise
+                    await self.ensure_group()  # the stream was deleted under us
+                    continue
+                except (RedisError, OSError) as exc:
+                    log.warning("worker %s cannot read runs: %s; retrying", self.consumer, exc)
+                    await asyncio.sleep(1)
+                    continue
+                for entry_id, run_id in entries:
+                    self._start(entry_id, run_id)
+        finally:
+            beat.cancel()
+            await self._shutdown()
+
+    async def _wait_for_room(self, stop: asyncio.Event) -> None:
+        waiters = [j.task for j in self.jobs.values()]
+        stopping = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait(
+                [*waiters, stopping],
+                timeout=self.config.block_ms / 1000,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            stopping.cancel()
+
+    async def _own_pending(self) -> list[Entry]:
+        """Runs this consumer name held before a restart: resumed now, not after min_idle."""
+        return await self._read(self.config.concurrency, history=True)
+
+    async def _read(self, count: int, *, history: bool = False) -> list[Entry]:
+        got = await self.redis.xreadgroup(
+            self.config.group,
+            self.consumer,
+            {keys.RUN_QUEUE: "0" if history else ">"},
+            count=count,
+            block=None if history else self.config.block_ms,
+        )
+        rows = cast(list[tuple[str, list[tuple[str, dict[str, str]]]]], got or [])
+        return await self._entries([e for _, entries in rows for e in entries])
+
+    async def _reclaim(self, count: int) -> list[Entry]:
+        """Entries whose owner stopped refreshing them: a dead or stuck worker's runs."""
+        res = await self.redis.xautoclaim(
+            keys.RUN_QUEUE,
+            self.config.group,
+            self.consumer,
+            self.config.min_idle_ms,
+            start_id=self._cursor,
+            count=count,
+        )
+        self._cursor = str(res[0])
+        got = cast(list[tuple[str, dict[str, str] | None]], res[1])
+        found = await self._entries(got)
+        for entry_id, run_id in found:
+            log.info("worker %s took over run %s (entry %s)", self.consumer, run_id, entry_id)
+        return found
+
+    async def _entries(self, rows: Sequence[tuple[str, dict[str, str] | None]]) -> list[Entry]:
+        out: list[Entry] = []
+        for entry_id, fields in rows:
+            if entry_id in self.jobs:
+                continue  # ours and running; the heartbeat was merely late
+            if not fields or not fields.get("run_id"):
+                await self._ack(entry_id)  # deleted or not a run: nothing to resume
+                continue
+            out.append((entry_id, fields["run_id"]))
+        return out
+
+    def _start(self, entry_id: str, run_id: str) -> None:
+        task = asyncio.create_task(self._handle(entry_id, run_id), name=f"run {run_id}")
+        job = self.jobs[entry_id] = _Job(run_id, task)
+
+        def forget(_: object) -> None:
+            if self.jobs.get(entry_id) is job:
+                del self.jobs[entry_id]
+
+        task.add_done_callback(forget)
+
+    async def _handle(self, entry_id: str, run_id: str) -> None:
+        try:
+            run = await self._drive(run_id)
+        except LostClaim as exc:
+            log.warning("run %s: %s; leaving it to its new owner", run_id, exc)
+            return
+        except (RedisError, OSError) as exc:
+            # Left unacknowledged: this or another worker resumes it after min_idle_ms.
+            log.warning("run %s: store unavailable (%s); it will be resumed", run_id, exc)
+            return
+        except Exception as exc:  # a bug must end the run visibly, not loop it forever
+            log.exception("run %s failed", run_id)
+            with contextlib.suppress(Exception):
+                await self.runs.update(
+                    run_id, state=RunState.FAILED, error=f"{type(exc).__name__}: {exc}"
+                )
+            await self._ack(entry_id)
+            return
+        if run is None or run.state in RUN_FINAL:
+            await self._ack(entry_id)
+
+    async def _drive(self, run_id: str) -> Run | None:
+        try:
+            run = await self.runs.get(run_id)
+        except NotFound:
+            log.warning("run %s is gone (expired?); dropping its queue entry", run_id)
+            return None
+        if run.state in RUN_FINAL:
+            return run
+        try:
+            agent = self.agents.get(run.agent)
+        except AgentNotFound as exc:
+            return await self.runs.update(run_id, state=RunState.FAILED, error=str(exc))
+        loop = RunLoop(agent, self.llm, self.stores, self.loop_config)
+        return await loop.run(run_id)
+
+    async def _ack(self, entry_id: str) -> None:
+        # Deleted too: the stream must not grow forever, and trimming by MAXLEN could
+        # drop a run that still waits for a person.
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.xack(keys.RUN_QUEUE, self.config.group, entry_id)
+        pipe.xdel(keys.RUN_QUEUE, entry_id)
+        await pipe.execute()
+
+    async def _owned(self, entry_ids: Sequence[str]) -> list[str]:
+        """Which of `entry_ids` are still in this worker's pending list."""
+        pipe = self.redis.pipeline(transaction=False)
+        for eid in entry_ids:
+            pipe.xpending_range(keys.RUN_QUEUE, self.config.group, eid, eid, 1)
+        rows = await pipe.execute()
+        return [
+            eid
+            for eid, row in zip(entry_ids, rows, strict=True)
+            if row and row[0]["consumer"] == self.consumer
+        ]
+
+    async def _claim(self, entry_ids: Sequence[str], *, idle_ms: int = 0) -> None:
+        """Take `entry_ids` (already ours) again, setting their idle time to `idle_ms`."""
+        ids: list[Any] = list(entry_ids)
+        await self.redis.xclaim(
+            keys.RUN_QUEUE, self.config.group, self.consumer, 0, ids, idle=idle_ms, justid=True
+        )
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.beat_s)
+            try:
+                await self.refresh()
+            except (RedisError, OSError) as exc:
+                log.warning("worker %s cannot refresh its claims: %s", self.consumer, exc)
+
+    async def refresh(self) -> None:
+        """Reset the idle time of every run in flight; drop the ones taken over meanwhile."""
+        ids = list(self.jobs)
+        if not ids:
+            return
+        mine = await self._owned(ids)
+        if mine:
+            await self._claim(mine)
+        for eid in set(ids) - set(mine):
+            job = self.jobs.get(eid)
+            if job is not None and not job.task.done():
+                log.warning("run %s was taken over by another worker; letting go", job.run_id)
+                job.task.cancel()
+
+    async def _shutdown(self) -> None:
+        jobs = dict(self.jobs)
+        for job in jobs.values():
+            job.task.cancel()  # a tool already running finishes and reports first (the gate)
+        if jobs:
+            await asyncio.wait(
+                [j.task for j in jobs.values()], timeout=self.config.shutdown_grace_s
+            )
+        with contextlib.suppress(RedisError, OSError):
+            mine = await self._owned(list(jobs)) if jobs else []
+            if mine:
+                # Marked long idle, the entries go to the next worker's XAUTOCLAIM at once.
+                await self._claim(mine, idle_ms=self.config.min_idle_ms)
+        log.info("worker %s stopped; %d runs handed over", self.consumer, len(jobs))
+
+
+async def serve(
+    *,
+    settings: Settings | None = None,
+    agents: Sequence[str] = (),
+    config: WorkerConfig | None = None,
+    loop_config: LoopConfig | None = None,
+) -> None:
+    """Run one worker process until SIGTERM or SIGINT."""
+    settings = settings or Settings.load()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    llm = ChatClient.from_settings(settings)  # before connecting: a missing model fails fast
+    async with llm, open_runtime(settings) as rt:
+        worker = Worker(
+            Stores.of(rt),
+            llm=llm,
+            agents=AgentCatalog(agents),
+            config=config,
+            loop_config=loop_config,
+        )
+        await worker.run(stop)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(
+        prog="python -m bot.agent.worker", description=__doc__.split("\n")[0]
+    )
+    p.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="MODULE:OBJECT",
+        help="an agent this worker may run besides claw and refunds (repeatable)",
+    )
+    p.add_argument("--concurrency", type=int, default=16)
+    p.add_argument("--min-idle", default="30s", help="take over runs idle this long (30s)")
+    p.add_argument("--consumer", default=None, help="consumer name (default host-pid-random)")
+    p.add_argument("--max-turns", type=int, default=None)
+    p.add_argument("--compact-after-chars", type=int, default=24_000)
+    p.add_argument("--ask-timeout", default="30m")
+    a = p.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per model call is noise
+    config = WorkerConfig(
+        consumer=a.consumer or default_consumer(),
+        concurrency=a.concurrency,
+        min_idle_ms=parse_duration(a.min_idle),
+    )
+    loop_config = LoopConfig(
+        max_turns=a.max_turns,
+        compact_after_chars=a.compact_after_chars,
+        ask_timeout_ms=parse_duration(a.ask_timeout),
+    )
+    try:
+        asyncio.run(serve(agents=a.agent, config=config, loop_config=loop_config))
+    except HitlError as exc:  # a missing setting or an unreachable store: say how to fix it
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()

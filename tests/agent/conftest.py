@@ -1,0 +1,116 @@
+"""The agent side against a real Valkey and the scripted model on a real socket."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+import pytest
+from redis.asyncio import Redis
+
+from bot.agent.llm import ChatClient
+from bot.agent.loader import Agent
+from bot.agent.loop import LoopConfig, RunLoop
+from bot.agent.loop import Stores as AgentStores
+from bot.core.models import ActionRequest, Decision, Run
+from bot.core.policy import Policy, parse_policy
+from bot.core.states import Event
+from bot.sandbox.model import Responder, ScriptedModel, Turn
+
+T = TypeVar("T")
+
+AGENT_POLICY = parse_policy(
+    {
+        "tiers": {
+            tier: {"review_timeout": "10m", "reviewers": {"users": ["UKID"]}}
+            for tier in ("low", "medium", "high", "critical")
+        },
+    }
+)
+
+
+@dataclass(frozen=True)
+class Stores(AgentStores):
+    """The agent's stores, plus what a test does as the people in the loop."""
+
+    def loop(
+        self,
+        agent: Agent,
+        llm: ChatClient,
+        config: LoopConfig | None = None,
+        *,
+        policy: Policy | None = None,
+    ) -> RunLoop:
+        return RunLoop(agent, llm, self if policy is None else replace(self, policy=policy), config)
+
+    async def start(self, agent: str = "test", prompt: str = "go") -> Run:
+        return await self.runs.start(agent=agent, prompt=prompt, requester="UKID", channel="C1")
+
+    async def decide(self, rid: str, event: Event = Event.APPROVE, **kw: Any) -> ActionRequest:
+        req = await self.requests.get(rid)
+        d = Decision(
+            event=event, actor=kw.pop("actor", "UKID"), payload_hash=req.payload_hash, **kw
+        )
+        return (await self.requests.transition(rid, d)).request
+
+    async def waiting_on(self, run_id: str, timeout_s: float = 5.0) -> str:
+        """The id the run waits on, once it waits."""
+        run = await eventually(
+            lambda: self.runs.get(run_id), lambda r: bool(r.waiting_on), timeout_s
+        )
+        assert run.waiting_on
+        return run.waiting_on
+
+
+async def eventually(
+    load: Callable[[], Awaitable[T]], ok: Callable[[T], bool], timeout_s: float = 5.0
+) -> T:
+    """Poll `load` until `ok` (tests only: the code under test never polls)."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        value = await load()
+        if ok(value):
+            return value
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"still {value!r} after {timeout_s}s")
+        await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+def stores(redis: Redis) -> Stores:
+    return Stores.on(redis, AGENT_POLICY)  # the wall clock: deadlines here are real
+
+
+ModelFactory = Callable[[Responder | Iterable[Turn]], Awaitable[ScriptedModel]]
+
+
+@pytest.fixture
+async def scripted() -> AsyncIterator[ModelFactory]:
+    """Start scripted models on free loopback ports; all stop after the test."""
+    started: list[ScriptedModel] = []
+
+    async def make(script: Responder | Iterable[Turn]) -> ScriptedModel:
+        model = ScriptedModel(script)
+        await model.start()
+        started.append(model)
+        return model
+
+    yield make
+    for m in started:
+        await m.stop()
+
+
+@pytest.fixture
+async def llm_for() -> AsyncIterator[Callable[[ScriptedModel], ChatClient]]:
+    clients: list[ChatClient] = []
+
+    def make(model: ScriptedModel) -> ChatClient:
+        client = ChatClient(model.base_url, "scripted", backoff_s=0.01, max_retries=3)
+        clients.append(client)
+        return client
+
+    yield make
+    for c in clients:
+        await c.aclose()

@@ -1,0 +1,209 @@
+"""Workers sharing the run queue: claims, take-overs, graceful shutdown and kill -9."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from bot.agent.llm import ChatClient
+from bot.agent.loader import Agent, AgentCatalog
+from bot.agent.loop import LoopConfig
+from bot.agent.tools import tool
+from bot.agent.worker import GROUP, Worker, WorkerConfig
+from bot.core.models import RunState
+from bot.core.states import State
+from bot.sandbox.model import ScriptedModel, after_tool, call, say
+from bot.store import keys
+from tests.agent.conftest import ModelFactory, Stores, eventually
+from tests.agent.fixtures import COUNT_FILE_ENV
+
+ROOT = Path(__file__).resolve().parents[2]
+COUNTING = "tests.agent.fixtures:counting_agent"
+
+
+def charging(effects: list[str]) -> Agent:
+    @tool(risk="medium")
+    def charge(amount: int, idempotency_key: str) -> str:
+        """Charge the customer."""
+        effects.append(idempotency_key)
+        return f"charged {amount}"
+
+    return Agent.of("charging", "You charge customers.", [charge])
+
+
+WorkerFactory = Callable[..., Awaitable[tuple[Worker, asyncio.Event]]]
+
+
+@pytest.fixture
+async def workers(stores: Stores) -> AsyncIterator[WorkerFactory]:
+    """Start in-process workers; every one still running is stopped after the test."""
+    running: list[tuple[asyncio.Event, asyncio.Task[None], ChatClient]] = []
+
+    async def start(
+        model: ScriptedModel, agent: Agent, consumer: str, **config: Any
+    ) -> tuple[Worker, asyncio.Event]:
+        llm = ChatClient(model.base_url, "scripted", backoff_s=0.01)
+        w = Worker(
+            stores,
+            llm=llm,
+            agents=AgentCatalog(known={agent.name: agent}),
+            config=WorkerConfig(consumer=consumer, block_ms=50, **config),
+            loop_config=LoopConfig(),
+        )
+        stop = asyncio.Event()
+        running.append((stop, asyncio.create_task(w.run(stop)), llm))
+        return w, stop
+
+    yield start
+    for stop, task, llm in running:
+        stop.set()
+        await asyncio.wait_for(task, 10)
+        await llm.aclose()
+
+
+async def owner(stores: Stores, entry_id: str | None = None) -> str | None:
+    rows = await stores.redis.xpending_range(keys.RUN_QUEUE, GROUP, "-", "+", 10)
+    rows = [r for r in rows if entry_id is None or r["message_id"] == entry_id]
+    return cast(str, rows[0]["consumer"]) if rows else None
+
+
+async def test_a_worker_drives_a_queued_run_and_acks_it(
+    stores: Stores, scripted: ModelFactory, workers: WorkerFactory
+) -> None:
+    effects: list[str] = []
+    model = await scripted([call("charge", amount=2), say("ok", expect=after_tool("Approved"))])
+    await workers(model, charging(effects), "A")
+    run = await stores.start(agent="charging")
+    rid = await stores.waiting_on(run.id)
+    assert await owner(stores) == "A"
+    await stores.decide(rid)
+    done = await eventually(lambda: stores.runs.get(run.id), lambda r: r.state in RUN_DONE)
+    assert done.state == RunState.FINISHED and effects == [rid]
+    await eventually(lambda: owner(stores), lambda o: o is None)  # acked
+    assert await stores.redis.xlen(keys.RUN_QUEUE) == 0  # and deleted
+
+
+RUN_DONE = {RunState.FINISHED, RunState.FAILED, RunState.STOPPED, RunState.TURN_LIMIT}
+
+
+async def test_an_unknown_agent_fails_the_run(
+    stores: Stores, scripted: ModelFactory, workers: WorkerFactory
+) -> None:
+    model = await scripted([])
+    await workers(model, charging([]), "A")
+    run = await stores.start(agent="os:system")
+    done = await eventually(lambda: stores.runs.get(run.id), lambda r: r.state in RUN_DONE)
+    assert done.state == RunState.FAILED and "not among this worker's agents" in (done.error or "")
+    assert model.requests == []
+
+
+async def test_a_live_worker_keeps_its_run_however_long_it_waits(
+    stores: Stores, scripted: ModelFactory, workers: WorkerFactory
+) -> None:
+    effects: list[str] = []
+    model = await scripted([call("charge", amount=2), say("ok", expect=after_tool("Approved"))])
+    agent = charging(effects)
+    await workers(model, agent, "A", min_idle_ms=300, heartbeat_ms=80)
+    run = await stores.start(agent="charging")
+    rid = await stores.waiting_on(run.id)
+    await workers(model, agent, "B", min_idle_ms=300, heartbeat_ms=80)
+    await asyncio.sleep(1.0)  # more than three times the idle limit
+    assert await owner(stores) == "A"
+    await stores.decide(rid)
+    await eventually(lambda: stores.runs.get(run.id), lambda r: r.state in RUN_DONE)
+    assert effects == [rid] and len(model.requests) == 2
+
+
+async def test_sigterm_hands_waiting_runs_over_at_once(
+    stores: Stores, scripted: ModelFactory, workers: WorkerFactory
+) -> None:
+    effects: list[str] = []
+    model = await scripted([call("charge", amount=2), say("ok", expect=after_tool("Approved"))])
+    agent = charging(effects)
+    _, stop_a = await workers(model, agent, "A")  # the default 30 s idle limit
+    run = await stores.start(agent="charging")
+    rid = await stores.waiting_on(run.id)
+    stop_a.set()
+    # Not acked (the run is not over) but marked idle, so the next worker takes it now.
+    pending = lambda: stores.redis.xpending_range(keys.RUN_QUEUE, GROUP, "-", "+", 1)  # noqa: E731
+    (row,) = await eventually(pending, lambda rows: rows[0]["time_since_delivered"] >= 30_000)
+    assert row["consumer"] == "A"
+    await workers(model, agent, "B")
+    await eventually(lambda: owner(stores), lambda o: o == "B", timeout_s=3)
+    await stores.decide(rid)
+    done = await eventually(lambda: stores.runs.get(run.id), lambda r: r.state in RUN_DONE)
+    assert done.state == RunState.FINISHED and effects == [rid] and len(model.requests) == 2
+
+
+async def _spawn(consumer: str, env: dict[str, str], log: Path) -> asyncio.subprocess.Process:
+    with log.open("ab") as out:
+        return await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bot.agent.worker",
+            "--agent",
+            COUNTING,
+            "--min-idle",
+            "1s",
+            "--consumer",
+            consumer,
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=out,
+        )
+
+
+async def test_kill_9_while_waiting_then_another_worker_finishes_it_once(
+    stores: Stores, scripted: ModelFactory, redis_url: str, tmp_path: Path
+) -> None:
+    model = await scripted([call("charge", amount=42), say("ok", expect=after_tool("Approved"))])
+    count = tmp_path / "side-effects"
+    count.touch()
+    log = tmp_path / "workers.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HITL_", "OPENAI_"))}
+    env |= {
+        "REDIS_URL": redis_url,
+        "OPENAI_BASE_URL": model.base_url,
+        "HITL_MODEL": "scripted",
+        COUNT_FILE_ENV: str(count),
+        "PYTHONPATH": str(ROOT),
+    }
+    run = await stores.runs.start(agent=COUNTING, prompt="charge 42", requester="UKID")
+    first = await _spawn("w1", env, log)
+    second = None
+    try:
+        rid = await stores.waiting_on(run.id, timeout_s=20)
+        assert await owner(stores) == "w1"
+        first.kill()  # SIGKILL: no cleanup, no handing over
+        assert await first.wait() == -signal.SIGKILL
+
+        second = await _spawn("w2", env, log)
+        await eventually(lambda: owner(stores), lambda o: o == "w2", timeout_s=20)
+        assert (await stores.requests.get(rid)).state == State.PENDING_REVIEW
+        assert count.read_text() == ""
+        await stores.decide(rid)
+        done = await eventually(
+            lambda: stores.runs.get(run.id), lambda r: r.state in RUN_DONE, timeout_s=20
+        )
+        assert done.state == RunState.FINISHED, log.read_text()
+        assert count.read_text() == f"{rid} 42\n"  # executed exactly once
+        assert await stores.requests.ids_between() == [rid]  # asked exactly once
+        assert len(model.requests) == 2
+        assert (await stores.requests.get(rid)).state == State.COMPLETED
+        await eventually(lambda: owner(stores), lambda o: o is None)
+
+        second.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(second.wait(), 10) == 0, log.read_text()
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.returncode is None:
+                proc.kill()
+                await proc.wait()

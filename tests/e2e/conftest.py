@@ -1,0 +1,131 @@
+"""The real bot (`run_serve`) wired to the Slack emulator over real HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import yaml
+from redis.asyncio import Redis
+
+from bot.clock import FakeClock
+from bot.config import Settings
+from bot.core.policy import parse_policy
+from bot.sandbox.slack import SlackEmulator
+from bot.serve import ServeOptions, run_serve
+from bot.store.questions import QuestionStore
+from bot.store.requests import RequestStore
+from bot.store.runs import RunStore
+from bot.store.steering import SteeringStore
+
+SECRET = "e2e-signing-secret"
+TOKEN = "xoxb-e2e-token"
+T = TypeVar("T")
+
+POLICY: dict[str, Any] = {
+    "tiers": {
+        tier: {
+            "review_timeout": "10m",
+            "reviewers": {"channels": ["#hitl-approvals"]},
+            "escalation": [{"users": ["UPARENT"], "channels": ["#hitl-oncall"]}],
+            "approvals_required": 2 if tier == "critical" else 1,
+            "approvers": ["SAPPROVERS", "UKID"] if tier == "high" else ["*"],
+        }
+        for tier in ("low", "medium", "high", "critical")
+    },
+    "tools": {
+        "move_claw": {"tier": "low", "review": "none"},
+        "drop_claw": {"tier": "medium"},
+        "refund": {"tier": "medium", "rules": [{"if": "amount > 1000", "tier": "high"}]},
+        "deploy": {"tier": "critical"},
+    },
+}
+
+
+@dataclass
+class Bot:
+    emu: SlackEmulator
+    url: str
+    clock: FakeClock
+    redis: Redis
+    requests: RequestStore
+    questions: QuestionStore
+    steering: SteeringStore
+    runs: RunStore
+
+    async def propose(self, tool: str, args: dict[str, Any], **kw: Any) -> str:
+        made = await self.requests.create(parse_policy(POLICY), tool=tool, args=args,
+                                          requester=kw.pop("requester", "agent:test"), **kw)
+        return made.request.id
+
+    async def message_of(self, rid: str) -> tuple[str, str]:
+        """Wait until the notifier posted the request's message; its (channel, ts)."""
+        async def posted() -> tuple[str, str] | None:
+            ch, ts = await self.redis.hmget(f"hitl:{{s{_shard(rid):02d}}}:req:{rid}",
+                                            ["msg_channel", "msg_ts"])
+            return (ch, ts) if ch and ts else None
+        return await eventually(posted)
+
+
+def _shard(rid: str) -> int:
+    from bot.store.keys import shard_of
+
+    return shard_of(rid)
+
+
+async def eventually(probe: Callable[[], Awaitable[T | None]], timeout: float = 8.0) -> T:
+    """Poll `probe` until it returns something truthy (the bot works asynchronously)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = await probe()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"nothing after {timeout}s from {probe}")
+        await asyncio.sleep(0.05)
+
+
+def button_values(blocks: list[dict[str, Any]] | None) -> dict[str, str]:
+    out = {}
+    for b in blocks or []:
+        for el in b.get("elements", []) if b.get("type") == "actions" else []:
+            out[el["action_id"]] = el.get("value", "")
+    return out
+
+
+def all_text(blocks: list[dict[str, Any]] | None) -> str:
+    return json.dumps(blocks or [], ensure_ascii=False)
+
+
+@pytest.fixture
+async def bot(redis_url: str, redis: Redis, tmp_path: Path) -> AsyncIterator[Bot]:
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text(yaml.safe_dump(POLICY))
+    emu = SlackEmulator(signing_secret=SECRET, bot_token=TOKEN)
+    await emu.start()
+    clock = FakeClock(int(time.time() * 1000))
+    settings = Settings(
+        slack_bot_token=TOKEN, slack_signing_secret=SECRET, slack_api_url=emu.api_url,
+        redis_url=redis_url, hitl_policy=policy_file, hitl_port=0, hitl_api_token="api-token",
+    )
+    stop = asyncio.Event()
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    task = asyncio.create_task(run_serve(
+        settings, stop, clock=clock, on_ready=ready.set_result,
+        options=ServeOptions(notifier_retry_ms=500, sweep_interval_s=0.05)))
+    url = await asyncio.wait_for(ready, 10)
+    emu.events_url = url + "/slack/events"
+    try:
+        yield Bot(emu, url, clock, redis, RequestStore(redis, clock=clock),
+                  QuestionStore(redis, clock=clock), SteeringStore(redis, clock=clock),
+                  RunStore(redis, clock=clock))
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 15)
+        await emu.stop()
