@@ -137,8 +137,12 @@ class Gate:
 
     # 1. Steering
 
-    async def steer(self, run_id: str, call: ToolCall) -> Steering | None:
-        """Take the oldest queued correction, if any, and record that this call consumed it."""
+    async def steer(self, run_id: str, call: ToolCall | None) -> Steering | None:
+        """Take the oldest queued correction, if any, and record that this call consumed it.
+
+        `call` is None when the model gave its final answer with a correction still
+        queued: the person spoke, so the model reads it instead of it being dropped.
+        """
         s = await self.steering.pop(run_id)
         if s is None:
             return None
@@ -146,8 +150,8 @@ class Gate:
             "at": self.clock(),
             "kind": "user_steering",
             "run_id": run_id,
-            "call_id": call.id,
-            "tool": call.name,
+            "call_id": call.id if call else None,
+            "tool": call.name if call else None,
             "steering_id": s.id,
             "actor": s.actor,
             "text": s.text,

@@ -169,6 +169,15 @@ class RunLoop:
             await self.runs.save_transcript(run_id, messages)
             await self.runs.update(run_id, turns=turns)
             if not reply.tool_calls:
+                late = await gate.steer(run_id, None)
+                if late is not None and late.hard_stop:
+                    return await self._finish(
+                        gate, run_id, RunState.STOPPED, result=msg.RUN_STOPPED
+                    )
+                if late is not None:  # a correction came after the last tool call
+                    messages.append({"role": "user", "content": late.text})
+                    await self.runs.save_transcript(run_id, messages)
+                    continue
                 return await self._finish(
                     gate, run_id, RunState.FINISHED, result=reply.content or ""
                 )

@@ -50,6 +50,7 @@ class Notifier:
         self.pager = pager or httpx.AsyncClient(timeout=10)
         self.delivered = 0
         self.failures = 0
+        self._lanes = asyncio.Semaphore(8)
 
     async def run(self, stop: asyncio.Event) -> None:
         await self.bus.ensure_group()
@@ -61,8 +62,25 @@ class Notifier:
                 log.exception("reading the event stream failed; retrying")
                 await asyncio.sleep(1)
                 continue
-            for notice in batch:
-                await self.deliver(notice)
+            await self._deliver_all(batch)
+
+    async def _deliver_all(self, batch: list[Notice]) -> None:
+        """Different items in parallel, each item's events in order.
+
+        One slow item (Slack rate-limiting a method, a pager timing out) must not
+        hold up every other approval message behind it.
+        """
+        groups: dict[tuple[str, str], list[Notice]] = {}
+        for notice in batch:
+            groups.setdefault((notice.kind, notice.id), []).append(notice)
+
+        async def in_order(items: list[Notice]) -> None:
+            async with self._lanes:
+                for notice in items:
+                    if not await self.deliver(notice):
+                        return  # keep order: later events of this item wait for the retry
+
+        await asyncio.gather(*(in_order(items) for items in groups.values()))
 
     async def deliver(self, n: Notice) -> bool:
         lease = f"{keys.PREFIX}slack:lease:{n.entry_id}:{n.stream}"

@@ -18,6 +18,8 @@ from bot.clock import FakeClock
 from bot.config import Settings
 from bot.core.policy import parse_policy
 from bot.sandbox.slack import SlackEmulator
+from bot.sandbox.slack.defaults import default_users
+from bot.sandbox.slack.workspace import User
 from bot.serve import ServeOptions, run_serve
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
@@ -60,17 +62,25 @@ class Bot:
     runs: RunStore
 
     async def propose(self, tool: str, args: dict[str, Any], **kw: Any) -> str:
-        made = await self.requests.create(parse_policy(POLICY), tool=tool, args=args,
-                                          requester=kw.pop("requester", "agent:test"), **kw)
+        made = await self.requests.create(
+            parse_policy(POLICY),
+            tool=tool,
+            args=args,
+            requester=kw.pop("requester", "agent:test"),
+            **kw,
+        )
         return made.request.id
 
-    async def message_of(self, rid: str) -> tuple[str, str]:
+    async def message_of(self, rid: str, timeout: float = 8.0) -> tuple[str, str]:
         """Wait until the notifier posted the request's message; its (channel, ts)."""
+
         async def posted() -> tuple[str, str] | None:
-            ch, ts = await self.redis.hmget(f"hitl:{{s{_shard(rid):02d}}}:req:{rid}",
-                                            ["msg_channel", "msg_ts"])
+            ch, ts = await self.redis.hmget(
+                f"hitl:{{s{_shard(rid):02d}}}:req:{rid}", ["msg_channel", "msg_ts"]
+            )
             return (ch, ts) if ch and ts else None
-        return await eventually(posted)
+
+        return await eventually(posted, timeout)
 
 
 def _shard(rid: str) -> int:
@@ -107,25 +117,79 @@ def all_text(blocks: list[dict[str, Any]] | None) -> str:
 async def bot(redis_url: str, redis: Redis, tmp_path: Path) -> AsyncIterator[Bot]:
     policy_file = tmp_path / "policy.yaml"
     policy_file.write_text(yaml.safe_dump(POLICY))
-    emu = SlackEmulator(signing_secret=SECRET, bot_token=TOKEN)
+    users = default_users() + [User(f"UTEAM{i}", f"team{i}", f"Team {i}") for i in range(5)]
+    emu = SlackEmulator(signing_secret=SECRET, bot_token=TOKEN, users=users)
     await emu.start()
     clock = FakeClock(int(time.time() * 1000))
     settings = Settings(
-        slack_bot_token=TOKEN, slack_signing_secret=SECRET, slack_api_url=emu.api_url,
-        redis_url=redis_url, hitl_policy=policy_file, hitl_port=0, hitl_api_token="api-token",
+        slack_bot_token=TOKEN,
+        slack_signing_secret=SECRET,
+        slack_api_url=emu.api_url,
+        redis_url=redis_url,
+        hitl_policy=policy_file,
+        hitl_port=0,
+        hitl_api_token="api-token",
     )
     stop = asyncio.Event()
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    task = asyncio.create_task(run_serve(
-        settings, stop, clock=clock, on_ready=ready.set_result,
-        options=ServeOptions(notifier_retry_ms=500, sweep_interval_s=0.05)))
+    task = asyncio.create_task(
+        run_serve(
+            settings,
+            stop,
+            clock=clock,
+            on_ready=ready.set_result,
+            options=ServeOptions(notifier_retry_ms=500, sweep_interval_s=0.05),
+        )
+    )
     url = await asyncio.wait_for(ready, 10)
     emu.events_url = url + "/slack/events"
     try:
-        yield Bot(emu, url, clock, redis, RequestStore(redis, clock=clock),
-                  QuestionStore(redis, clock=clock), SteeringStore(redis, clock=clock),
-                  RunStore(redis, clock=clock))
+        yield Bot(
+            emu,
+            url,
+            clock,
+            redis,
+            RequestStore(redis, clock=clock),
+            QuestionStore(redis, clock=clock),
+            SteeringStore(redis, clock=clock),
+            RunStore(redis, clock=clock),
+        )
     finally:
         stop.set()
         await asyncio.wait_for(task, 15)
         await emu.stop()
+
+
+@dataclass
+class Agents:
+    model: Any
+    worker_task: asyncio.Task[None]
+
+
+@pytest.fixture
+async def agents(bot: Bot) -> AsyncIterator[Agents]:
+    """A worker running the claw agent on the scripted model, beside the bot."""
+    from bot.agent.llm import ChatClient
+    from bot.agent.loader import AgentCatalog
+    from bot.agent.loop import Stores
+    from bot.agent.worker import Worker, WorkerConfig
+    from bot.sandbox.claw_script import claw_responder
+    from bot.sandbox.model import ScriptedModel
+
+    model = ScriptedModel(claw_responder)
+    base = await model.start()
+    stop = asyncio.Event()
+    async with ChatClient(base, "scripted") as llm:
+        worker = Worker(
+            Stores.on(bot.redis, parse_policy(POLICY), bot.clock),
+            llm=llm,
+            agents=AgentCatalog(),
+            config=WorkerConfig(min_idle_ms=2000),
+        )
+        task = asyncio.create_task(worker.run(stop))
+        try:
+            yield Agents(model, task)
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, 15)
+            await model.stop()

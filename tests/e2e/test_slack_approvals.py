@@ -60,14 +60,21 @@ async def test_reject_opens_modal_and_needs_a_reason(bot: Bot) -> None:
     await bot.emu.click("UKID", render.ACTION_REJECT, channel=ch, ts=ts)
     view = await eventually(lambda: _view(bot, "UKID"))
     assert view.definition["callback_id"] == render.VIEW_REJECT
-    out = await bot.emu.submit("UKID", view.id, {
-        render.REASON_BLOCK: {render.REASON_ACTION: "wrong_target"},
-        render.REASON_TEXT_BLOCK: {render.REASON_TEXT_ACTION: "I wanted the bear"}})
+    out = await bot.emu.submit(
+        "UKID",
+        view.id,
+        {
+            render.REASON_BLOCK: {render.REASON_ACTION: "wrong_target"},
+            render.REASON_TEXT_BLOCK: {render.REASON_TEXT_ACTION: "I wanted the bear"},
+        },
+    )
     assert out.view_action == "closed", out
     req = await _state(bot, rid, State.CANCELLED)
     assert req.resolution is not None
-    assert (req.resolution.reason_code, req.resolution.text) == ("wrong_target",
-                                                                 "I wanted the bear")
+    assert (req.resolution.reason_code, req.resolution.text) == (
+        "wrong_target",
+        "I wanted the bear",
+    )
     await eventually(lambda: _no_buttons(bot, ch, ts))
 
 
@@ -80,12 +87,14 @@ async def test_edit_and_approve_with_json_errors_shown_in_the_modal(bot: Bot) ->
     ch, ts = await bot.message_of(rid)
     await bot.emu.click("UBOB", render.ACTION_EDIT, channel=ch, ts=ts)
     view = await eventually(lambda: _view(bot, "UBOB"))
-    bad = await bot.emu.submit("UBOB", view.id, {render.ARGS_BLOCK: {
-        render.ARGS_ACTION: '{"amount": 90, '}})
+    bad = await bot.emu.submit(
+        "UBOB", view.id, {render.ARGS_BLOCK: {render.ARGS_ACTION: '{"amount": 90, '}}
+    )
     assert bad.view_action == "errors" and "JSON" in json.dumps(bad.errors)
     assert (await bot.requests.get(rid)).state == State.PENDING_REVIEW
-    good = await bot.emu.submit("UBOB", view.id, {render.ARGS_BLOCK: {
-        render.ARGS_ACTION: '{"amount": 90, "to": "cust-1"}'}})
+    good = await bot.emu.submit(
+        "UBOB", view.id, {render.ARGS_BLOCK: {render.ARGS_ACTION: '{"amount": 90, "to": "cust-1"}'}}
+    )
     assert good.view_action == "closed", good
     req = await _state(bot, rid, State.APPROVED)
     assert req.args == {"amount": 90, "to": "cust-1"} and req.original_hash is not None
@@ -119,8 +128,9 @@ async def test_expiry_escalates_to_the_next_level_with_a_dm(bot: Bot) -> None:
     assert req.state == State.PENDING_REVIEW and req.assignees.users == ("UPARENT",)
 
     async def dm() -> Any:
-        return [m for c in bot.emu.state()["channels"] if c["id"].startswith("D")
-                for m in c["messages"]]
+        return [
+            m for c in bot.emu.state()["channels"] if c["id"].startswith("D") for m in c["messages"]
+        ]
 
     dms = await eventually(dm)
     assert any(rid in json.dumps(m) for m in dms)
@@ -143,8 +153,13 @@ async def test_click_after_expiry_is_told_what_the_default_did(bot: Bot) -> None
     bot.clock.advance(10 * 60_000)  # level 1 times out: escalated, the parent gets a DM
 
     async def dm() -> Any:
-        return [(c["id"], m["ts"]) for c in bot.emu.state()["channels"]
-                if c["id"].startswith("D") for m in c["messages"] if rid in json.dumps(m)]
+        return [
+            (c["id"], m["ts"])
+            for c in bot.emu.state()["channels"]
+            if c["id"].startswith("D")
+            for m in c["messages"]
+            if rid in json.dumps(m)
+        ]
 
     dm_channel, dm_ts = (await eventually(dm))[0]
     bot.clock.advance(10 * 60_000)  # the last level passes too: the policy default

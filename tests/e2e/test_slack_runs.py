@@ -1,0 +1,124 @@
+"""Whole runs through Slack: a mention starts the agent, the thread answers, steers, stops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.core.models import RunState
+from bot.core.states import State
+from bot.slack import render
+from tests.e2e.conftest import Agents, Bot, all_text, button_values, eventually
+
+
+async def _thread(bot: Bot, ch: str, ts: str) -> list[Any]:
+    return bot.emu.replies(ch, ts)
+
+
+async def _reply_with(bot: Bot, ch: str, ts: str, needle: str) -> Any:
+    async def probe() -> Any:
+        found = [m for m in bot.emu.replies(ch, ts) if needle in (m.text + all_text(m.blocks))]
+        return found[-1] if found else None
+
+    return await eventually(probe, timeout=15)
+
+
+async def test_mention_question_answer_approval_and_prize(bot: Bot, agents: Agents) -> None:
+    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    ch, home = posted.channel, posted.ts
+    run_id = await eventually(lambda: bot.runs.by_thread(ch, home))
+    question = await _reply_with(bot, ch, home, "Is this the one?")
+    await bot.emu.post("UKID", ch, "yes, that one!", thread_ts=home)
+
+    approval = await _reply_with(bot, ch, home, "drop_claw")
+    assert render.ACTION_APPROVE in button_values(approval.blocks)
+    await bot.emu.click("UKID", render.ACTION_APPROVE, channel=ch, ts=approval.ts)
+
+    async def finished() -> Any:
+        run = await bot.runs.get(run_id)
+        return run if run.state == RunState.FINISHED else None
+
+    run = await eventually(finished, timeout=15)
+    assert "bear" in (run.result or "")
+    await _reply_with(bot, ch, home, "Got it")
+    assert question is not None
+
+
+async def test_thread_reply_steers_the_next_tool_call(bot: Bot, agents: Agents) -> None:
+    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    ch, home = posted.channel, posted.ts
+    run_id = await eventually(lambda: bot.runs.by_thread(ch, home))
+    await _reply_with(bot, ch, home, "Is this the one?")
+    # While the agent waits for the answer, the kid changes her mind in the thread.
+    await bot.emu.post("UKID", ch, "No, wait! The penguin!", thread_ts=home)
+    approval = await _reply_with(bot, ch, home, "penguin")
+    await eventually(lambda: _with_buttons(bot, ch, home))
+    approval = (await _with_buttons(bot, ch, home))[-1]
+    assert "penguin" in all_text(approval.blocks)
+    await bot.emu.click("UKID", render.ACTION_APPROVE, channel=ch, ts=approval.ts)
+
+    async def finished() -> Any:
+        run = await bot.runs.get(run_id)
+        return run if run.state == RunState.FINISHED else None
+
+    run = await eventually(finished, timeout=15)
+    assert "penguin" in (run.result or "")
+
+
+async def _with_buttons(bot: Bot, ch: str, ts: str) -> list[Any]:
+    return [
+        m
+        for m in bot.emu.replies(ch, ts)
+        if render.ACTION_APPROVE in button_values(m.blocks) and "drop_claw" in all_text(m.blocks)
+    ]
+
+
+async def test_correction_during_an_approval_cancels_the_next_call(
+    bot: Bot, agents: Agents
+) -> None:
+    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    ch, home = posted.channel, posted.ts
+    await eventually(lambda: bot.runs.by_thread(ch, home))
+    await _reply_with(bot, ch, home, "Is this the one?")
+    await bot.emu.post("UKID", ch, "yes", thread_ts=home)
+    approval = (await eventually(lambda: _with_buttons(bot, ch, home)))[-1]
+    # A reply while the drop waits for approval is a correction: queued (eyes)...
+    note = await bot.emu.post("UPARENT", ch, "No, wait! The penguin!", thread_ts=home)
+
+    async def reacted(name: str) -> bool:
+        msg = next(m for m in bot.emu.replies(ch, home) if m.ts == note.ts)
+        return name in msg.reactions
+
+    await eventually(lambda: reacted("eyes"))
+    await bot.emu.click("UKID", render.ACTION_REJECT, channel=ch, ts=approval.ts)
+    view = await eventually(lambda: _view(bot, "UKID"))
+    await bot.emu.submit(
+        "UKID", view.id, {render.REASON_BLOCK: {render.REASON_ACTION: "wrong_target"}}
+    )
+    # ...and handed to the agent at its next tool call (a check mark).
+    await eventually(
+        lambda: reacted("white_check_mark"),
+    )
+
+
+async def _view(bot: Bot, user: str) -> Any:
+    return bot.emu.open_view(user)
+
+
+async def test_hitl_stop_ends_the_run_and_withdraws_its_approval(bot: Bot, agents: Agents) -> None:
+    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    ch, home = posted.channel, posted.ts
+    run_id = await eventually(lambda: bot.runs.by_thread(ch, home))
+    await _reply_with(bot, ch, home, "Is this the one?")
+    await bot.emu.post("UKID", ch, "yes", thread_ts=home)
+    await eventually(lambda: _with_buttons(bot, ch, home))
+    waiting = (await bot.runs.get(run_id)).waiting_on
+    out = await bot.emu.command("UPARENT", ch, "/hitl", f"stop {run_id}")
+    assert out.status == 200
+
+    async def stopped() -> Any:
+        run = await bot.runs.get(run_id)
+        return run if run.state == RunState.STOPPED else None
+
+    await eventually(stopped, timeout=15)
+    assert waiting is not None
+    assert (await bot.requests.get(waiting)).state == State.CANCELLED
