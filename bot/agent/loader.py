@@ -91,7 +91,13 @@ class AgentCatalog:
         self, extra: Iterable[str] = (), *, known: Mapping[str, Agent] | None = None
     ) -> None:
         self._cache: dict[str, Agent] = dict(known or {})  # agents built in-process, by name
-        self.allowed = set(SHORT_NAMES) | set(extra) | set(self._cache)
+        for spec in extra:
+            # Loaded now so a typo fails at start, and reachable by its short name
+            # too: a run can say "counting" instead of "module:object".
+            agent = resolve(spec)
+            self._cache.setdefault(spec, agent)
+            self._cache.setdefault(agent.name, agent)
+        self.allowed = set(SHORT_NAMES) | set(self._cache)
 
     def get(self, name: str) -> Agent:
         if name not in self.allowed:

@@ -13,6 +13,7 @@ import logging
 from typing import cast
 
 import httpx
+from redis.exceptions import ResponseError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -58,6 +59,12 @@ class Notifier:
             try:
                 batch = await self.bus.reclaim(self.consumer, min_idle_ms=self.retry_idle_ms)
                 batch += await self.bus.read(self.consumer, block_ms=200 if batch else 1000)
+            except ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                # The group vanished (a flushed or replaced Redis): make it again.
+                await self.bus.ensure_group()
+                continue
             except Exception:  # Redis blip: keep the loop alive, the entries stay pending
                 log.exception("reading the event stream failed; retrying")
                 await asyncio.sleep(1)
