@@ -37,6 +37,7 @@ from bot.config import Settings
 from bot.core.models import RUN_FINAL, Run, RunState
 from bot.core.policy import parse_duration
 from bot.errors import HitlError, NotFound
+from bot.logs import setup as setup_logging
 from bot.runtime import open_runtime
 from bot.store import keys
 
@@ -344,9 +345,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--compact-after-chars", type=int, default=24_000)
     p.add_argument("--ask-timeout", default="30m")
     a = p.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    setup_logging()
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per model call is noise
     config = WorkerConfig(
         consumer=a.consumer or default_consumer(),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -11,6 +13,25 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import Settings
+from bot.metrics import count_retry
+
+
+class _RateLimited(AsyncRateLimitErrorRetryHandler):
+    async def prepare_for_next_attempt_async(self, **kwargs: Any) -> None:
+        count_retry("ratelimited")
+        await super().prepare_for_next_attempt_async(**kwargs)
+
+
+class _ServerError(AsyncServerErrorRetryHandler):
+    async def prepare_for_next_attempt_async(self, **kwargs: Any) -> None:
+        count_retry("server_error")
+        await super().prepare_for_next_attempt_async(**kwargs)
+
+
+class _Connection(AsyncConnectionErrorRetryHandler):
+    async def prepare_for_next_attempt_async(self, **kwargs: Any) -> None:
+        count_retry("connection")
+        await super().prepare_for_next_attempt_async(**kwargs)
 
 
 def retry_handlers() -> list[AsyncRetryHandler]:
@@ -18,9 +39,9 @@ def retry_handlers() -> list[AsyncRetryHandler]:
     # honour Retry-After on 429 and to back off on 5xx. Past these retries the
     # notifier's outbox keeps trying, so a message is never dropped.
     return [
-        AsyncConnectionErrorRetryHandler(max_retry_count=2),
-        AsyncRateLimitErrorRetryHandler(max_retry_count=3),
-        AsyncServerErrorRetryHandler(max_retry_count=2),
+        _Connection(max_retry_count=2),
+        _RateLimited(max_retry_count=3),
+        _ServerError(max_retry_count=2),
     ]
 
 

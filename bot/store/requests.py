@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -24,6 +25,7 @@ from bot.store.scripts import CREATE, TRANSITION
 from bot.store.waiting import wait_until
 
 WAKE_TTL_S = 86_400
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,18 @@ class RequestStore:
             keys=keys.request_keys(rid), args=[now, requester, json.dumps(records), *flat]
         )
         stored = from_hash(reply(out))
+        if status == "ok":
+            log.info(
+                "transition",
+                extra={
+                    "request_id": rid,
+                    "event": "create",
+                    "actor": requester,
+                    "state": stored.state.value,
+                    "version": stored.version,
+                    "tool": tool,
+                },
+            )
         if status == "conflict":
             raise IdempotencyConflict(
                 msg.IDEMPOTENCY_CONFLICT.format(key=idempotency_key, existing=stored.payload_hash)
@@ -127,8 +141,30 @@ class RequestStore:
         if status == "not_found":
             raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
         req = from_hash(reply(out))
+        if status == "ok":
+            log.info(
+                "transition",
+                extra={
+                    "request_id": rid,
+                    "event": d.event.value,
+                    "actor": d.actor,
+                    "state": req.state.value,
+                    "version": req.version,
+                    "tool": req.tool,
+                },
+            )
         if status in ("ok", "repeat", "noop"):
             return Moved(req, repeat=status == "repeat", noop=status == "noop")
+        log.info(
+            "refused",
+            extra={
+                "request_id": rid,
+                "event": d.event.value,
+                "actor": d.actor,
+                "reason": status,
+                "state": req.state.value,
+            },
+        )
         # Refused: the pure machine, given the same request, names the reason in words.
         apply(req, d, now)
         raise InvalidTransition(

@@ -1,0 +1,171 @@
+"""Prometheus metrics: cluster-wide counters kept in Redis, gauges read at scrape time.
+
+Counters come from the event stream through their own consumer group, each
+entry counted and acknowledged in one MULTI, so every transition is counted
+exactly once however many `serve` processes run; every instance reports the
+same cluster-wide totals (use max() across instances, not sum()). Slack API
+retries are per process, like any client-side counter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from typing import cast
+
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+from bot.core.policy import TIER_ORDER
+from bot.store import keys
+from bot.store.events import EventBus, Notice
+
+log = logging.getLogger(__name__)
+
+COUNTERS = f"{keys.PREFIX}metrics"
+GROUP = "metrics"
+# Seconds from a request's creation to a person's (or the policy's) decision.
+BUCKETS = (1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 14_400)
+SLACK_RETRIES: Counter[str] = Counter()  # this process's Web API retries, by reason
+
+HELP = {
+    "hitl_requests_created_total": "Approval requests created.",
+    "hitl_decisions_total": "Requests that left review, by outcome.",
+    "hitl_rejections_total": "Rejections by a person, by reason code.",
+    "hitl_timeouts_total": "Deadlines that fired, by the state they led to.",
+    "hitl_escalations_total": "Requests moved to the next escalation level.",
+    "hitl_auto_resolutions_total": "Requests decided by the policy default, by outcome.",
+    "hitl_executions_total": "Executions that finished, by outcome.",
+    "hitl_decision_seconds": "Time from request to decision.",
+}
+
+
+def _labels(**kv: str) -> str:
+    inner = ",".join(f'{k}="{v}"' for k, v in sorted(kv.items()))
+    return f"{{{inner}}}" if inner else ""
+
+
+class MetricsCollector:
+    def __init__(self, redis: Redis, *, consumer: str) -> None:
+        self.redis = redis
+        self.bus = EventBus(redis, GROUP)
+        self.consumer = consumer
+
+    async def run(self, stop: asyncio.Event) -> None:
+        await self.bus.ensure_group()
+        while not stop.is_set():
+            try:
+                batch = await self.bus.reclaim(self.consumer, min_idle_ms=30_000)
+                batch += await self.bus.read(self.consumer, block_ms=1000)
+                for n in batch:
+                    await self.count(n)
+            except ResponseError as exc:
+                if "NOGROUP" in str(exc):
+                    await self.bus.ensure_group()
+                    continue
+                log.exception("metrics: reading events failed")
+                await asyncio.sleep(1)
+            except Exception:  # metrics must never take the server down
+                log.exception("metrics: counting failed")
+                await asyncio.sleep(1)
+
+    async def count(self, n: Notice) -> None:
+        incr: Counter[str] = Counter()
+        if n.kind == "request":
+            await self._request(n, incr)
+        pipe = self.redis.pipeline(transaction=True)
+        for field, by in incr.items():
+            pipe.hincrby(COUNTERS, field, by)
+        pipe.xack(n.stream, GROUP, n.entry_id)
+        await pipe.execute()
+
+    async def _request(self, n: Notice, incr: Counter[str]) -> None:
+        ev, state = n.event, n.state
+        if ev == "create":
+            incr["hitl_requests_created_total"] += 1
+        if ev == "timeout":
+            incr[f"hitl_timeouts_total{_labels(to=state)}"] += 1
+            if state == "pending_review":
+                incr["hitl_escalations_total"] += 1
+            elif state in ("auto_rejected", "auto_approved"):
+                incr[f"hitl_auto_resolutions_total{_labels(outcome=state)}"] += 1
+        if state in ("completed", "rolled_back", "manual_intervention") and ev != "timeout":
+            incr[f"hitl_executions_total{_labels(outcome=state)}"] += 1
+        decided = (ev in ("approve", "edit_and_approve") and state == "approved") or (
+            ev == "reject" or (ev == "timeout" and state.startswith("auto_"))
+        )
+        if not decided and not (ev == "create" and state == "approved"):
+            return
+        created, at, reason = cast(
+            list[str | None],
+            await self.redis.hmget(keys.request(n.id), ["created_at", "res_at", "res_reason"]),
+        )
+        outcome = "rejected" if ev == "reject" else state
+        incr[f"hitl_decisions_total{_labels(outcome=outcome)}"] += 1
+        if ev == "reject":
+            incr[f"hitl_rejections_total{_labels(reason=reason or 'none')}"] += 1
+        if created and at:
+            secs = max(0, int(at) - int(created)) / 1000
+            for le in BUCKETS:
+                if secs <= le:
+                    incr[f'hitl_decision_seconds_bucket{{le="{le}"}}'] += 1
+            incr['hitl_decision_seconds_bucket{le="+Inf"}'] += 1
+            incr["hitl_decision_seconds_count"] += 1
+            incr["hitl_decision_seconds_sum_ms"] += int(secs * 1000)
+
+
+async def render(redis: Redis, *, slack_group: str = "slack") -> str:
+    """The Prometheus text exposition."""
+    raw = cast(dict[str, str], await redis.hgetall(COUNTERS))
+    lines: list[str] = []
+    families: dict[str, list[str]] = {}
+    for field, value in sorted(raw.items()):
+        name = field.split("{", 1)[0]
+        if name == "hitl_decision_seconds_sum_ms":
+            families.setdefault("hitl_decision_seconds", []).append(
+                f"hitl_decision_seconds_sum {int(value) / 1000}"
+            )
+            continue
+        family = name.removesuffix("_bucket").removesuffix("_count")
+        families.setdefault(family, []).append(f"{field} {value}")
+    for family, rows in families.items():
+        kind = "histogram" if family == "hitl_decision_seconds" else "counter"
+        lines += [f"# HELP {family} {HELP.get(family, family)}", f"# TYPE {family} {kind}", *rows]
+    lines += [
+        "# HELP hitl_pending_requests Requests waiting for a person, by risk tier.",
+        "# TYPE hitl_pending_requests gauge",
+    ]
+    for tier, count in (await _pending_by_tier(redis)).items():
+        lines.append(f"hitl_pending_requests{_labels(tier=tier)} {count}")
+    lines += [
+        "# HELP hitl_outbox_depth Slack notifications not yet delivered.",
+        "# TYPE hitl_outbox_depth gauge",
+        f"hitl_outbox_depth {await EventBus(redis, slack_group).backlog()}",
+        "# HELP hitl_slack_api_retries_total Slack Web API retries by this process.",
+        "# TYPE hitl_slack_api_retries_total counter",
+    ]
+    for reason in ("ratelimited", "server_error", "connection"):
+        lines.append(
+            f"hitl_slack_api_retries_total{_labels(reason=reason)} {SLACK_RETRIES[reason]}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+async def _pending_by_tier(redis: Redis) -> dict[str, int]:
+    counts = {t.value: 0 for t in TIER_ORDER}
+    for shard in range(keys.SHARDS):
+        ids = cast(list[str], await redis.zrange(keys.pending(shard), 0, -1))
+        if not ids:
+            continue
+        pipe = redis.pipeline(transaction=False)
+        for rid in ids:
+            pipe.hget(keys.request(rid), "risk")
+        for risk in await pipe.execute():
+            if risk in counts:
+                counts[risk] += 1
+    return counts
+
+
+def count_retry(reason: str) -> None:
+    SLACK_RETRIES[reason] += 1
