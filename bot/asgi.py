@@ -34,7 +34,13 @@ class Served:
 async def serve_asgi(app: Any, host: str = "127.0.0.1", port: int = 0) -> Served:
     """Start `app` and return once it listens; port 0 picks a free port."""
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="off", access_log=False
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        timeout_graceful_shutdown=5,  # a pending 60 s long-poll must not hold up a stop
     )
     server = _Server(config)
     task = asyncio.create_task(server.serve())

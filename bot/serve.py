@@ -22,6 +22,7 @@ from bot.asgi import serve_asgi
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.deadlines.sweeper import Sweeper
+from bot.metrics import MetricsCollector
 from bot.runtime import open_runtime
 from bot.slack.app import build_app
 from bot.slack.client import web_client
@@ -77,6 +78,7 @@ async def run_serve(
         tasks = [
             asyncio.create_task(notifier.run(stop)),
             asyncio.create_task(sweeper.run(stop, options.sweep_interval_s)),
+            asyncio.create_task(MetricsCollector(rt.redis, consumer=consumer).run(stop)),
         ]
         socket_mode = None
         if settings.socket_mode and settings.slack_app_token:

@@ -35,7 +35,7 @@ def redis_url() -> Iterator[str]:
 
 @pytest.fixture
 async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url, decode_responses=True)
+    client = Redis.from_url(redis_url, decode_responses=True, socket_timeout=None)
     await client.flushdb()
     try:
         yield client

@@ -50,7 +50,10 @@ async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServ
         url = server.url
     try:
         client = redis.asyncio.from_url(
-            url, decode_responses=True, socket_connect_timeout=CONNECT_TIMEOUT
+            url,
+            decode_responses=True,
+            socket_connect_timeout=CONNECT_TIMEOUT,
+            socket_timeout=None,  # redis-py 8 defaults to 5 s; XREAD BLOCK must outlive it
         )
     except ValueError as exc:
         raise ConfigError(BAD_URL.format(url=redact_url(url), error=exc)) from exc

@@ -1,0 +1,137 @@
+"""The one ASGI app `hitl-bot serve` runs: the `/v1` API, `/healthz` and Slack's events.
+
+    create_app(rt)                              the API only
+    create_app(rt, slack_handler=handler.handle)  plus POST /slack/events
+
+`slack_handler` is either a Starlette request handler, `async (Request) ->
+Response` (pass Bolt's `AsyncSlackRequestHandler(app).handle`), or any ASGI
+app `async (scope, receive, send)`; which one is told by its signature (one
+required positional parameter or three).
+
+Middleware, outermost first: bearer auth on `/v1` (401/503 before the body is
+read), then the body limit (413), then FastAPI with handlers that turn every
+error into `{error, detail}`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import cast
+
+from fastapi import APIRouter, FastAPI, Security
+from fastapi.responses import JSONResponse, PlainTextResponse
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from bot.api import approvals, errors, questions
+from bot.api import runs as run_routes
+from bot.api.auth import BearerAuth, bearer_scheme
+from bot.api.limits import DEFAULT_LIMIT, BodyLimit
+from bot.api.schemas import Health
+from bot.metrics import render as render_metrics
+from bot.runtime import Runtime
+from bot.store.runs import RunStore
+
+RequestHandler = Callable[[Request], Awaitable[Response]]
+SlackHandler = ASGIApp | RequestHandler
+
+MAX_WAIT_S = 60.0  # the longest a long-poll holds; clients loop for longer waits
+HEALTH_TIMEOUT_S = 2.0
+SLACK_PATH = "/slack/events"
+
+
+def create_app(
+    rt: Runtime,
+    *,
+    slack_handler: SlackHandler | None = None,
+    runs: RunStore | None = None,
+    max_wait_s: float = MAX_WAIT_S,
+    max_body_bytes: int = DEFAULT_LIMIT,
+) -> FastAPI:
+    """Build the app on an open runtime; the caller keeps the runtime open while it serves."""
+    app = FastAPI(
+        title="hitl-bot",
+        version="1",
+        summary="A person in the loop of an AI agent: approve, steer, escalate.",
+        docs_url=None,
+        redoc_url=None,
+    )
+    errors.install(app)
+    run_store = runs or RunStore(rt.redis, clock=rt.clock)
+
+    v1 = APIRouter(
+        prefix="/v1",
+        dependencies=[Security(bearer_scheme)],  # documents the scheme; BearerAuth enforces it
+        responses=errors.documented(400, 401, 413, 422, 503),
+    )
+    v1.include_router(approvals.router(rt, max_wait_s=max_wait_s))
+    v1.include_router(questions.router(rt, max_wait_s=max_wait_s))
+    v1.include_router(run_routes.router(rt, run_store))
+    app.include_router(v1)
+
+    @app.get(
+        "/healthz",
+        response_model=Health,
+        tags=["ops"],
+        responses={503: {"model": Health, "description": "Redis/Valkey does not answer"}},
+    )
+    async def healthz() -> JSONResponse:
+        try:
+            await asyncio.wait_for(rt.redis.ping(), HEALTH_TIMEOUT_S)
+        except Exception as exc:  # any failure to answer is "not healthy", never a 500
+            body = Health(ok=False, detail=f"{type(exc).__name__}: {exc}")
+            return JSONResponse(body.model_dump(), status_code=503)
+        return JSONResponse(Health(ok=True).model_dump(exclude_none=True))
+
+    @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
+    async def metrics() -> PlainTextResponse:
+        """Prometheus text format: counters are cluster-wide, see bot/metrics.py."""
+        return PlainTextResponse(
+            await render_metrics(rt.redis), media_type="text/plain; version=0.0.4"
+        )
+
+    if slack_handler is not None:
+        app.router.routes.append(
+            Route(SLACK_PATH, _endpoint(slack_handler), methods=["POST"], include_in_schema=False)
+        )
+
+    app.add_middleware(BodyLimit, limit=max_body_bytes)
+    app.add_middleware(BearerAuth, token=_token(rt))
+    return app
+
+
+def _token(rt: Runtime) -> str | None:
+    secret = rt.settings.hitl_api_token
+    value = secret.get_secret_value() if secret is not None else ""
+    return value or None
+
+
+class _Asgi:
+    """Wraps an ASGI callable so Starlette's `Route` treats it as an app, not a handler."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+
+
+def _endpoint(handler: SlackHandler) -> RequestHandler | _Asgi:
+    try:
+        params = inspect.signature(handler).parameters.values()
+    except (TypeError, ValueError):  # no introspectable signature: assume ASGI
+        return _Asgi(cast(ASGIApp, handler))
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required = [p for p in params if p.kind in positional and p.default is p.empty]
+    if len(required) == 3:
+        return _Asgi(cast(ASGIApp, handler))
+    if len(required) == 1:
+        return cast(RequestHandler, handler)
+    raise TypeError(
+        "slack_handler must be async (request) -> response, such as "
+        "AsyncSlackRequestHandler(app).handle, or an ASGI app async (scope, receive, send)"
+    )

@@ -1,0 +1,93 @@
+"""`/v1/approvals`: create a gated call, long-poll its decision, claim it, report it."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+
+from bot.api.errors import documented
+from bot.api.longpoll import hold
+from bot.api.schemas import ApprovalIn, CancelIn, ItemPath, ResultIn, Wait
+from bot.core.models import ActionRequest
+from bot.runtime import Runtime
+from bot.sdk import execution
+
+API_ACTOR = "api"  # who the audit names for claims and reports made over HTTP
+
+
+def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
+    r = APIRouter(prefix="/approvals", tags=["approvals"])
+
+    @r.post(
+        "",
+        status_code=201,
+        response_model=ActionRequest,
+        summary="Propose a tool call for review",
+        responses={
+            200: {"model": ActionRequest, "description": "Idempotent retry: the same request"},
+            **documented(409, 422),
+        },
+    )
+    async def create(body: ApprovalIn, response: Response) -> ActionRequest:
+        made = await rt.requests.create(
+            rt.policy,
+            tool=body.tool,
+            args=body.args,
+            requester=body.requester or API_ACTOR,
+            run_id=body.run_id,
+            channel=body.channel,
+            idempotency_key=body.idempotency_key,
+            risk=body.risk,
+        )
+        if not made.created:
+            response.status_code = 200
+        response.headers["Location"] = f"/v1/approvals/{made.request.id}"
+        return made.request
+
+    @r.get(
+        "/{request_id}",
+        response_model=ActionRequest,
+        summary="Read a request; with ?wait, hold until it leaves pending_review",
+        responses=documented(404, 422),
+    )
+    async def get(request: Request, request_id: ItemPath, wait: Wait = None) -> ActionRequest:
+        if wait:
+            waiting = execution.wait_request(rt.requests, request_id, min(wait, max_wait_s))
+            return await hold(request, waiting)
+        return await rt.requests.get(request_id)
+
+    @r.post(
+        "/{request_id}/claim",
+        response_model=ActionRequest,
+        summary="approved -> executing, exactly once (for outside executors)",
+        responses=documented(404, 409, 410),
+    )
+    async def claim(request_id: ItemPath) -> ActionRequest:
+        return await execution.claim(rt.requests, request_id, actor=API_ACTOR)
+
+    @r.post(
+        "/{request_id}/result",
+        response_model=ActionRequest,
+        summary="Report how the execution (or its compensation) went",
+        responses=documented(404, 409, 410, 422),
+    )
+    async def result(request_id: ItemPath, body: ResultIn) -> ActionRequest:
+        return await execution.report(
+            rt.requests,
+            request_id,
+            ok=body.ok,
+            detail=body.detail,
+            compensated=body.compensated,
+            actor=API_ACTOR,
+        )
+
+    @r.post(
+        "/{request_id}/cancel",
+        response_model=ActionRequest,
+        summary="Withdraw a request that has not started (pending or approved)",
+        responses=documented(404, 409, 422),
+    )
+    async def cancel(request_id: ItemPath, body: CancelIn | None = None) -> ActionRequest:
+        reason = (body or CancelIn()).reason
+        return await execution.withdraw(rt.requests, request_id, actor=API_ACTOR, reason=reason)
+
+    return r

@@ -1,0 +1,67 @@
+"""Bearer-token authentication for every `/v1` route, checked before anything else.
+
+It is ASGI middleware rather than a FastAPI dependency so that it runs before
+the body is read: a caller without the token learns nothing (not even whether
+its JSON parses) and costs us no body read. Without `HITL_API_TOKEN` the API
+is closed (503), never open.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from fastapi.security import HTTPBearer
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from bot.api import messages as msg
+from bot.api.errors import error_response
+from bot.config import HOW_TO_SET
+
+PREFIX = "/v1"
+
+# Declared on the /v1 routers only so the OpenAPI document shows the scheme;
+# the check itself is `BearerAuth`.
+bearer_scheme = HTTPBearer(
+    auto_error=False,
+    description="Authorization: Bearer $HITL_API_TOKEN on every /v1 call.",
+)
+
+
+def _guarded(path: str) -> bool:
+    return path == PREFIX or path.startswith(PREFIX + "/")
+
+
+def _bearer(scope: Scope) -> str | None:
+    headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    for name, value in headers:
+        if name.lower() == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+            return None
+    return None
+
+
+class BearerAuth:
+    def __init__(self, app: ASGIApp, *, token: str | None) -> None:
+        self.app = app
+        self.token = token.encode() if token else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not _guarded(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        if self.token is None:
+            how = HOW_TO_SET["HITL_API_TOKEN"]
+            response = error_response(503, "api_disabled", msg.API_DISABLED.format(how=how))
+            await response(scope, receive, send)
+            return
+        given = _bearer(scope)
+        if given is None or not hmac.compare_digest(given.encode(), self.token):
+            detail = msg.TOKEN_MISSING if given is None else msg.TOKEN_WRONG
+            response = error_response(
+                401, "unauthorized", detail, headers={"WWW-Authenticate": "Bearer"}
+            )
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)

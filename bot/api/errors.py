@@ -1,0 +1,162 @@
+"""Errors as JSON `{error, detail}` with a fitting status, whatever raised them.
+
+Status codes:
+
+    NotFound               404 not_found
+    IdempotencyConflict    409 idempotency_conflict
+    AlreadyResolved        409 already_resolved    (+ by, at, how, state)
+    StalePayload           409 stale_payload
+    InvalidTransition      409 invalid_transition  (+ state, event)
+    Expired                410 expired
+    NotEligible            403 not_eligible
+    PayloadError           422 payload_error
+    request validation     422 validation_error    (malformed JSON too)
+    StoreUnavailable       503 store_unavailable   (also a lost Redis connection)
+    anything else          500 internal            (never a traceback in the body)
+
+The `error` codes are a contract: `bot.sdk.http` turns them back into the same
+exception classes, so the SDK raises alike over HTTP and over Redis.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from starlette.exceptions import HTTPException
+
+from bot.api import messages as msg
+from bot.api.longpoll import ClientGone, client_gone
+from bot.errors import (
+    AlreadyResolved,
+    ConfigError,
+    Expired,
+    HitlError,
+    IdempotencyConflict,
+    InvalidTransition,
+    NotEligible,
+    NotFound,
+    PayloadError,
+    StalePayload,
+    StoreUnavailable,
+)
+
+log = logging.getLogger(__name__)
+
+# Most specific first is not needed: the lookup walks the exception's MRO.
+STATUS: dict[type[HitlError], tuple[int, str]] = {
+    NotFound: (404, "not_found"),
+    IdempotencyConflict: (409, "idempotency_conflict"),
+    AlreadyResolved: (409, "already_resolved"),
+    StalePayload: (409, "stale_payload"),
+    InvalidTransition: (409, "invalid_transition"),
+    Expired: (410, "expired"),
+    NotEligible: (403, "not_eligible"),
+    PayloadError: (422, "payload_error"),
+    StoreUnavailable: (503, "store_unavailable"),
+    ConfigError: (500, "config_error"),
+    HitlError: (400, "error"),
+}
+
+
+class ErrorBody(BaseModel):
+    """Every error response. `state`/`event`/`by`/`at`/`how` only for refused transitions."""
+
+    error: str
+    detail: str
+    state: str | None = None
+    event: str | None = None
+    by: str | None = None
+    at: int | None = None
+    how: str | None = None
+    errors: list[dict[str, Any]] | None = None  # validation problems, one per field
+
+
+def error_response(
+    status: int, error: str, detail: str, headers: Mapping[str, str] | None = None, **extra: Any
+) -> JSONResponse:
+    body = ErrorBody(error=error, detail=detail, **extra)
+    return JSONResponse(body.model_dump(exclude_none=True), status_code=status, headers=headers)
+
+
+def status_of(exc: HitlError) -> tuple[int, str]:
+    for cls in type(exc).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]
+    return STATUS[HitlError]
+
+
+async def _hitl(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HitlError)
+    status, code = status_of(exc)
+    extra: dict[str, Any] = {}
+    if isinstance(exc, InvalidTransition):
+        extra = {"state": exc.state or None, "event": exc.event or None}
+    if isinstance(exc, AlreadyResolved):
+        extra.update(by=exc.by, at=exc.at, how=exc.how)
+    if status >= 500:
+        log.error("%s: %s", code, exc)
+    return error_response(status, code, str(exc), **extra)
+
+
+def _where(loc: tuple[int | str, ...] | list[int | str]) -> str:
+    return ".".join(str(x) for x in loc) or "request"
+
+
+async def _validation(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = [
+        {"loc": [str(x) for x in e.get("loc", ())], "msg": str(e.get("msg", "")), "type": e["type"]}
+        for e in exc.errors()
+    ]
+    summary = "; ".join(f"{_where(p['loc'])}: {p['msg']}" for p in problems[:10])
+    return error_response(
+        422, "validation_error", msg.INVALID_BODY.format(problems=summary), errors=problems
+    )
+
+
+async def _http(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    try:
+        phrase = HTTPStatus(exc.status_code).phrase
+    except ValueError:
+        phrase = "error"
+    code = phrase.lower().replace(" ", "_").replace("-", "_")
+    return error_response(exc.status_code, code, str(exc.detail), headers=exc.headers)
+
+
+async def _store_down(_: Request, exc: Exception) -> JSONResponse:
+    log.warning("store unavailable: %s", exc)
+    return error_response(503, "store_unavailable", msg.STORE_DOWN.format(error=exc))
+
+
+async def _internal(_: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error", exc_info=exc)
+    return error_response(500, "internal", msg.INTERNAL.format(kind=type(exc).__name__))
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that turn every error into `{error, detail}`."""
+    app.add_exception_handler(HitlError, _hitl)
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(HTTPException, _http)
+    app.add_exception_handler(RedisConnectionError, _store_down)
+    app.add_exception_handler(RedisTimeoutError, _store_down)
+    app.add_exception_handler(ClientGone, client_gone)
+    app.add_exception_handler(Exception, _internal)
+
+
+def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` entries for error statuses, all with the `ErrorBody` schema."""
+    out: dict[int | str, dict[str, Any]] = {}
+    for s in statuses:
+        out[s] = {"model": ErrorBody, "description": HTTPStatus(s).phrase}
+    return out

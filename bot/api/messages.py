@@ -1,0 +1,22 @@
+"""Every sentence the HTTP API shows a caller, in one place.
+
+Kept beside the API rather than in `bot.messages` only because this package
+was written alongside the others; the lead may fold it into `bot.messages`.
+"""
+
+from __future__ import annotations
+
+API_DISABLED = (
+    "The HTTP API is off because HITL_API_TOKEN is not set; fix: export HITL_API_TOKEN=... "
+    "({how}) and restart the server. The API never runs without a token."
+)
+TOKEN_MISSING = (
+    "Missing bearer token; fix: send the header 'Authorization: Bearer $HITL_API_TOKEN'."
+)
+TOKEN_WRONG = "Wrong bearer token; fix: send the HITL_API_TOKEN the server was started with."
+BODY_TOO_LARGE = "The request body is larger than {limit} bytes; send less."
+STORE_DOWN = "Redis/Valkey does not answer ({error}); retry once the store is back."
+INTERNAL = "Internal error ({kind}); the server log has the details."
+INVALID_BODY = "The request is invalid: {problems}"
+RUN_FINISHED = "Run {run_id} is {state}; nothing will read a correction any more."
+UNKNOWN_RUN = "No run with id {id}."

@@ -1,0 +1,94 @@
+"""`/v1/runs`: start an agent run on the workers, read it, stop it, steer it.
+
+Steering also works for runs this server did not start (an outside agent
+gating its own tools under its own run id): only a run we know to be finished
+refuses corrections.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from bot.api import messages as msg
+from bot.api.errors import documented
+from bot.api.schemas import RunIn, RunOut, RunPath, SteerIn
+from bot.core.models import RUN_FINAL, Steering
+from bot.errors import InvalidTransition, NotFound
+from bot.runtime import Runtime
+from bot.store.runs import RunStore, stop_run
+
+API_ACTOR = "api"
+
+
+def router(rt: Runtime, runs: RunStore) -> APIRouter:
+    r = APIRouter(prefix="/runs", tags=["runs"])
+
+    async def known(run_id: str) -> RunOut:
+        try:
+            return RunOut.of(await runs.get(run_id))
+        except NotFound:
+            raise NotFound(msg.UNKNOWN_RUN.format(id=run_id)) from None
+
+    @r.post(
+        "",
+        status_code=201,
+        response_model=RunOut,
+        summary="Start an agent run; the workers pick it up",
+        responses=documented(422),
+    )
+    async def start(body: RunIn) -> RunOut:
+        run = await runs.start(
+            agent=body.agent,
+            prompt=body.prompt,
+            requester=body.requester or API_ACTOR,
+            channel=body.channel,
+        )
+        return RunOut.of(run)
+
+    @r.get("/{run_id}", response_model=RunOut, responses=documented(404, 422))
+    async def get(run_id: RunPath) -> RunOut:
+        return await known(run_id)
+
+    @r.post(
+        "/{run_id}/stop",
+        response_model=RunOut,
+        summary="Hard stop: flag the run and withdraw what it waits on",
+        responses=documented(404, 422),
+    )
+    async def stop(run_id: RunPath) -> RunOut:
+        await known(run_id)
+        run = await stop_run(runs, rt.requests, rt.questions, run_id, actor=API_ACTOR)
+        return RunOut.of(run)
+
+    @r.post(
+        "/{run_id}/steer",
+        status_code=201,
+        response_model=Steering,
+        summary="Queue a correction for the run's next tool call",
+        responses=documented(409, 422),
+    )
+    async def steer(run_id: RunPath, body: SteerIn) -> Steering:
+        try:
+            run = await runs.get(run_id)
+        except NotFound:
+            pass  # an outside agent's run: its steering queue is all there is
+        else:
+            if run.state in RUN_FINAL:
+                raise InvalidTransition(
+                    msg.RUN_FINISHED.format(run_id=run_id, state=run.state.value),
+                    state=run.state.value,
+                    event="steer",
+                )
+        return await rt.steering.push(run_id, body.text, actor=body.requester or API_ACTOR)
+
+    @r.get(
+        "/{run_id}/steering",
+        response_model=Steering,
+        summary="Pop the oldest queued correction; 204 when none is queued",
+        responses={204: {"description": "Nothing queued"}, **documented(422)},
+    )
+    async def pop(run_id: RunPath) -> Steering | Response:
+        got = await rt.steering.pop(run_id)
+        return Response(status_code=204) if got is None else got
+
+    return r

@@ -1,0 +1,49 @@
+"""The small protocol both SDK modes implement: Redis directly, or the HTTP API.
+
+`Gate` holds every rule (deadlines, outcomes, retries of a wait); a backend
+only moves data, so the two modes cannot drift apart in behaviour.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from bot.core.models import ActionRequest, Question, RiskTier, Steering
+
+
+class Backend(Protocol):
+    async def create(
+        self,
+        *,
+        tool: str,
+        args: dict[str, Any],
+        requester: str,
+        run_id: str | None,
+        channel: str | None,
+        idempotency_key: str | None,
+        risk: RiskTier | None,
+    ) -> ActionRequest: ...
+
+    async def get(self, rid: str) -> ActionRequest: ...
+
+    async def wait(self, rid: str, timeout_s: float) -> ActionRequest:
+        """The request once it leaves pending_review, or as it stands after `timeout_s`."""
+        ...
+
+    async def claim(self, rid: str) -> ActionRequest: ...
+
+    async def report(
+        self, rid: str, *, ok: bool, detail: str | None, compensated: bool | None
+    ) -> ActionRequest: ...
+
+    async def cancel(self, rid: str, *, reason: str) -> ActionRequest: ...
+
+    async def ask(
+        self, question: str, *, timeout_s: float, run_id: str | None, channel: str | None
+    ) -> Question: ...
+
+    async def wait_question(self, qid: str, timeout_s: float) -> Question: ...
+
+    async def pop_steering(self, run_id: str) -> Steering | None: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,259 @@
+"""`require_approval`: run a function only after a person approved the exact call.
+
+    @require_approval(gate, risk="high")
+    async def refund(order_id: str, amount: float) -> str: ...
+
+Each call: the bound arguments (`inspect.signature`, defaults applied) become
+the request's `args`; the call waits for the decision; on approval it claims
+the request (exactly once), runs the function with the approved arguments and
+reports the outcome. Unedited, the function gets the very objects it was
+called with; edited, it gets the approved JSON values. A rejection raises
+`Rejected`, no decision `TimedOut`; the function never runs then. An exception
+from the function is reported (`failed`) and re-raised; with `compensate`, the
+compensating function runs with the same arguments and its outcome is
+reported too (`rolled_back` or `manual_intervention`).
+
+Sync functions run in the caller's thread; only the gate's I/O goes to the
+gate's private event loop, so they work with or without a running loop.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar, cast
+
+from bot.core.models import ActionRequest, RiskTier
+from bot.core.payload import canonical_args, payload_hash
+from bot.errors import HitlError, PayloadError
+from bot.sdk import messages as msg
+from bot.sdk.gate import Gate
+
+P = ParamSpec("P")
+R = TypeVar("R")
+log = logging.getLogger(__name__)
+
+Invocation = tuple[tuple[Any, ...], dict[str, Any]]
+_K = inspect.Parameter
+
+
+@dataclass(frozen=True)
+class _Call:
+    args: dict[str, Any]  # what the reviewer sees
+    hidden: dict[str, Any]  # passed through unreviewed: self, cls, `exclude`
+    original: Invocation
+    proposed_hash: str
+    key: str | None
+
+
+def _failure(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+class _Guard:
+    def __init__(
+        self,
+        gate: Gate,
+        fn: Callable[..., Any],
+        *,
+        tool: str | None,
+        risk: RiskTier | str | None,
+        run_id: str | None,
+        timeout: float | None,
+        exclude: Iterable[str],
+        idempotency_key: Callable[..., str | None] | None,
+        compensate: Callable[..., Any] | None,
+        requester: str | None,
+        channel: str | None,
+    ) -> None:
+        self.gate = gate
+        self.fn = fn
+        self.sig = inspect.signature(fn)
+        self.tool = tool or fn.__name__
+        self.risk = RiskTier(risk) if risk is not None else None
+        self.run_id = run_id
+        self.timeout = timeout
+        names = list(self.sig.parameters)
+        self.hidden = set(exclude) | (
+            {names[0]} if names and names[0] in ("self", "cls") else set()
+        )
+        self.key_fn = idempotency_key
+        self.compensate = compensate
+        self.requester = requester
+        self.channel = channel
+
+    # -- arguments -----------------------------------------------------------------
+
+    def prepare(self, a: tuple[Any, ...], kw: dict[str, Any]) -> _Call:
+        bound = self.sig.bind(*a, **kw)  # a wrong call fails as it would unwrapped
+        bound.apply_defaults()
+        review = {k: v for k, v in bound.arguments.items() if k not in self.hidden}
+        hidden = {k: v for k, v in bound.arguments.items() if k in self.hidden}
+        canonical_args(review)  # plain JSON, or PayloadError before anyone is asked
+        key = self.key_fn(*a, **kw) if self.key_fn is not None else None
+        return _Call(review, hidden, (a, kw), payload_hash(self.tool, review), key)
+
+    def rebind(self, args: dict[str, Any], hidden: dict[str, Any]) -> Invocation:
+        """Positional and keyword arguments that call the function with `args`."""
+        params = list(self.sig.parameters.values())
+        unknown = set(args) - {p.name for p in params}
+        if unknown:
+            raise TypeError(f"unexpected arguments {sorted(unknown)}")
+        star = any(p.kind == _K.VAR_POSITIONAL for p in params)
+        pos: list[Any] = []
+        kws: dict[str, Any] = {}
+        values = {**args, **hidden}
+        for p in params:
+            if p.name not in values:
+                if p.kind in (_K.VAR_POSITIONAL, _K.VAR_KEYWORD) or p.default is not p.empty:
+                    continue
+                raise TypeError(f"missing argument {p.name!r}")
+            v = values[p.name]
+            if p.kind == _K.VAR_POSITIONAL:
+                pos.extend(v)
+            elif p.kind == _K.VAR_KEYWORD:
+                kws.update(v)
+            elif p.kind == _K.POSITIONAL_ONLY or (p.kind == _K.POSITIONAL_OR_KEYWORD and star):
+                pos.append(v)
+            else:
+                kws[p.name] = v
+        self.sig.bind(*pos, **kws)
+        return tuple(pos), kws
+
+    # -- the gate's side (async, on whichever loop runs it) ------------------------
+
+    async def obtain(self, call: _Call) -> tuple[ActionRequest, Invocation]:
+        """Wait for approval, check the approved arguments fit, claim: ready to run."""
+        req = await self.gate.request_approval(
+            self.tool,
+            call.args,
+            risk=self.risk,
+            run_id=self.run_id,
+            requester=self.requester,
+            channel=self.channel,
+            idempotency_key=call.key,
+            timeout=self.timeout,
+        )
+        invocation = call.original
+        if req.payload_hash != call.proposed_hash:  # a person edited the arguments
+            try:
+                invocation = self.rebind(req.args, call.hidden)
+            except (TypeError, ValueError) as exc:
+                try:
+                    await self.gate.cancel(req.id, reason="edit_does_not_fit")
+                except HitlError as cancel_exc:
+                    log.warning("could not withdraw %s: %s", req.id, cancel_exc)
+                raise PayloadError(msg.EDIT_DOES_NOT_FIT.format(tool=self.tool, error=exc)) from exc
+        return await self.gate.claim(req.id), invocation
+
+    async def report(
+        self, req: ActionRequest, *, ok: bool, detail: str | None, compensated: bool | None = None
+    ) -> None:
+        """Never raises: the side effect happened, so the caller must get its result."""
+        try:
+            await self.gate.report(req.id, ok=ok, detail=detail, compensated=compensated)
+        except HitlError as exc:
+            log.warning(msg.REPORT_FAILED, req.id, exc)
+
+    # -- the two ways of running ---------------------------------------------------
+
+    async def run_async(self, a: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+        req, (pa, pk) = await self.obtain(self.prepare(a, kw))
+        try:
+            result = await cast(Callable[..., Awaitable[Any]], self.fn)(*pa, **pk)
+        except BaseException as exc:
+            await self.report(
+                req, ok=False, detail=_failure(exc), compensated=bool(self.compensate)
+            )
+            if self.compensate is not None:
+                try:
+                    undone = self.compensate(*pa, **pk)
+                    if inspect.isawaitable(undone):
+                        await undone
+                except Exception as comp_exc:
+                    await self.report(req, ok=False, detail=_failure(comp_exc))
+                else:
+                    await self.report(req, ok=True, detail="compensated")
+            raise
+        await self.report(req, ok=True, detail=None)
+        return result
+
+    def run_sync(self, a: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+        gate = self.gate
+        req, (pa, pk) = gate.run_sync(self.obtain(self.prepare(a, kw)))
+        try:
+            result = self.fn(*pa, **pk)
+        except BaseException as exc:
+            comp = bool(self.compensate)
+            gate.run_sync(self.report(req, ok=False, detail=_failure(exc), compensated=comp))
+            if self.compensate is not None:
+                try:
+                    self.compensate(*pa, **pk)
+                except Exception as comp_exc:
+                    gate.run_sync(self.report(req, ok=False, detail=_failure(comp_exc)))
+                else:
+                    gate.run_sync(self.report(req, ok=True, detail="compensated"))
+            raise
+        gate.run_sync(self.report(req, ok=True, detail=None))
+        return result
+
+
+def require_approval(
+    gate: Gate,
+    tool: str | None = None,
+    risk: RiskTier | str | None = None,
+    run_id: str | None = None,
+    timeout: float | None = None,
+    *,
+    exclude: Iterable[str] = (),
+    idempotency_key: Callable[..., str | None] | None = None,
+    compensate: Callable[..., Any] | None = None,
+    requester: str | None = None,
+    channel: str | None = None,
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Gate a sync or async function behind a person's approval.
+
+    tool: the name reviewers see (default: the function's name).
+    risk: raises the policy's tier for this tool (never lowers it).
+    timeout: seconds to wait for a decision before withdrawing (default: the
+        request's own deadlines, escalations included).
+    exclude: parameters passed through unreviewed (a context object, a client);
+        `self`/`cls` always are.
+    idempotency_key: called with the call's arguments; the same key finds the
+        same request again instead of asking twice (a retried tool call).
+    compensate: called with the same arguments if the function raises; its
+        outcome is reported as rolled_back or manual_intervention.
+    """
+
+    def decorate(fn: Callable[P, R]) -> Callable[P, R]:
+        guard = _Guard(
+            gate,
+            fn,
+            tool=tool,
+            risk=risk,
+            run_id=run_id,
+            timeout=timeout,
+            exclude=exclude,
+            idempotency_key=idempotency_key,
+            compensate=compensate,
+            requester=requester,
+            channel=channel,
+        )
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def gated_async(*args: P.args, **kwargs: P.kwargs) -> Any:
+                return await guard.run_async(args, kwargs)
+
+            return cast(Callable[P, R], gated_async)
+
+        @functools.wraps(fn)
+        def gated(*args: P.args, **kwargs: P.kwargs) -> Any:
+            return guard.run_sync(args, kwargs)
+
+        return cast(Callable[P, R], gated)
+
+    return decorate

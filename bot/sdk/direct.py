@@ -1,0 +1,89 @@
+"""Direct mode: the SDK talks to Redis itself, through the same stores the bot uses."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from bot.config import Settings
+from bot.core.models import ActionRequest, Question, RiskTier, Steering
+from bot.core.policy import Policy
+from bot.runtime import Runtime, open_runtime
+from bot.sdk import execution
+
+
+class DirectBackend:
+    def __init__(
+        self, rt: Runtime, *, actor: str, stack: contextlib.AsyncExitStack | None = None
+    ) -> None:
+        self.rt = rt
+        self.actor = actor  # who the audit names for claims and reports
+        self._stack = stack
+
+    @classmethod
+    async def open(
+        cls, settings: Settings | None, *, policy: Policy | None, actor: str
+    ) -> DirectBackend:
+        """Connect as any hitl-bot process does (REDIS_URL, else the embedded Valkey)."""
+        stack = contextlib.AsyncExitStack()
+        rt = await stack.enter_async_context(open_runtime(settings, policy=policy))
+        return cls(rt, actor=actor, stack=stack)
+
+    async def create(
+        self,
+        *,
+        tool: str,
+        args: dict[str, Any],
+        requester: str,
+        run_id: str | None,
+        channel: str | None,
+        idempotency_key: str | None,
+        risk: RiskTier | None,
+    ) -> ActionRequest:
+        made = await self.rt.requests.create(
+            self.rt.policy,
+            tool=tool,
+            args=args,
+            requester=requester,
+            run_id=run_id,
+            channel=channel,
+            idempotency_key=idempotency_key,
+            risk=risk,
+        )
+        return made.request
+
+    async def get(self, rid: str) -> ActionRequest:
+        return await self.rt.requests.get(rid)
+
+    async def wait(self, rid: str, timeout_s: float) -> ActionRequest:
+        return await execution.wait_request(self.rt.requests, rid, timeout_s)
+
+    async def claim(self, rid: str) -> ActionRequest:
+        return await execution.claim(self.rt.requests, rid, actor=self.actor)
+
+    async def report(
+        self, rid: str, *, ok: bool, detail: str | None, compensated: bool | None
+    ) -> ActionRequest:
+        return await execution.report(
+            self.rt.requests, rid, ok=ok, detail=detail, compensated=compensated, actor=self.actor
+        )
+
+    async def cancel(self, rid: str, *, reason: str) -> ActionRequest:
+        return await execution.withdraw(self.rt.requests, rid, actor=self.actor, reason=reason)
+
+    async def ask(
+        self, question: str, *, timeout_s: float, run_id: str | None, channel: str | None
+    ) -> Question:
+        return await self.rt.questions.ask(
+            question, timeout_ms=max(1, int(timeout_s * 1000)), run_id=run_id, channel=channel
+        )
+
+    async def wait_question(self, qid: str, timeout_s: float) -> Question:
+        return await execution.wait_question(self.rt.questions, qid, timeout_s)
+
+    async def pop_steering(self, run_id: str) -> Steering | None:
+        return await self.rt.steering.pop(run_id)
+
+    async def aclose(self) -> None:
+        if self._stack is not None:
+            await self._stack.aclose()

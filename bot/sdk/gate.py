@@ -1,0 +1,357 @@
+"""`Gate`: ask a person before a tool runs, from any Python agent.
+
+    gate = Gate.from_env()        # HITL_API_URL + HITL_API_TOKEN: HTTP; else Redis directly
+    req = await gate.request_approval("refund", {"order": "A1", "amount": 40})
+    # approved (maybe with edited args) -> req.args; rejected -> Rejected; nobody -> TimedOut
+
+Waiting is push-based in both modes (XREAD BLOCK in Redis, a long-poll over
+HTTP) and always bounded: by the request's own deadline, re-armed while it
+escalates, by a grace period for the sweeper, and by the caller's `timeout`.
+A request the caller stops waiting for is withdrawn (cancelled), so nobody
+approves a call that will never run.
+
+Connections belong to an event loop, so a `Gate` opens one backend per loop
+it is used from; sync callers share one private loop thread (`bot.sdk.loop`).
+Close with `await gate.aclose()` (or `gate.close()` after sync use).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+import weakref
+from collections.abc import Coroutine
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from bot.clock import wall_ms
+from bot.config import Settings
+from bot.core.models import ActionRequest, QuestionState, RiskTier
+from bot.core.payload import canonical_args
+from bot.core.policy import Policy
+from bot.core.states import State
+from bot.errors import ConfigError, InvalidTransition, PayloadError
+from bot.sdk import messages as msg
+from bot.sdk.backend import Backend
+from bot.sdk.direct import DirectBackend
+from bot.sdk.errors import TimedOut, Unanswered
+from bot.sdk.http import HttpBackend
+from bot.sdk.loop import LoopThread
+from bot.sdk.outcome import outcome
+from bot.sdk.wire import ApprovalIn, QuestionIn, RunId
+
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+DEFAULT_REQUESTER = "sdk"
+MAX_WAIT_S = 55.0  # one long-poll; under the server's 60 s cap
+SWEEPER_GRACE_S = 30.0  # past a deadline with no escalation: no sweeper is running
+QUESTION_MARGIN_S = 1.0
+
+
+def checked(model: type[M], **fields: Any) -> M:
+    """Build a wire body; a field out of bounds raises PayloadError in both modes."""
+    try:
+        return model(**fields)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(x) for x in e['loc']) or model.__name__}: {e['msg']}"
+            for e in exc.errors()
+        )
+        raise PayloadError(problems) from None
+
+
+class _RunIdBody(BaseModel):
+    run_id: RunId
+
+
+class Gate:
+    """The approval gate, over the HTTP API (`api_url`) or straight to Redis (otherwise)."""
+
+    def __init__(
+        self,
+        *,
+        api_url: str | None = None,
+        api_token: str | None = None,
+        settings: Settings | None = None,
+        policy: Policy | None = None,
+        requester: str = DEFAULT_REQUESTER,
+        channel: str | None = None,
+        http_timeout_s: float = 10.0,
+        max_wait_s: float = MAX_WAIT_S,
+        sweeper_grace_s: float = SWEEPER_GRACE_S,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        if api_url and not api_token:
+            raise ConfigError(msg.NEED_TOKEN)
+        self.api_url = api_url or None
+        self._api_token = api_token
+        self.settings = settings
+        self.policy = policy
+        self.requester = requester
+        self.channel = channel
+        self.http_timeout_s = http_timeout_s
+        self.max_wait_s = max_wait_s
+        self.sweeper_grace_s = sweeper_grace_s
+        self._transport = transport
+        self._backends: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, asyncio.Task[Backend]
+        ] = weakref.WeakKeyDictionary()
+        self._sync = LoopThread()
+
+    @classmethod
+    def from_env(cls, **options: Any) -> Gate:
+        """HITL_API_URL set: HTTP mode with HITL_API_TOKEN. Otherwise direct mode, with
+        the same settings as every hitl-bot process (REDIS_URL, else the embedded Valkey;
+        HITL_POLICY)."""
+        url = os.environ.get("HITL_API_URL") or None
+        if url:
+            return cls(api_url=url, api_token=os.environ.get("HITL_API_TOKEN") or None, **options)
+        return cls(**options)
+
+    @property
+    def mode(self) -> str:
+        return "http" if self.api_url else "direct"
+
+    # -- connections -----------------------------------------------------------------
+
+    async def _open(self) -> Backend:
+        if self.api_url and self._api_token:
+            return HttpBackend(
+                self.api_url,
+                self._api_token,
+                timeout_s=self.http_timeout_s,
+                transport=self._transport,
+            )
+        return await DirectBackend.open(self.settings, policy=self.policy, actor=self.requester)
+
+    async def backend(self) -> Backend:
+        """This event loop's backend, opened on first use."""
+        loop = asyncio.get_running_loop()
+        task = self._backends.get(loop)
+        if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
+            task = loop.create_task(self._open())
+            self._backends[loop] = task
+        return await asyncio.shield(task)
+
+    async def _close_here(self) -> None:
+        task = self._backends.pop(asyncio.get_running_loop(), None)
+        if task is not None:
+            with contextlib.suppress(Exception):
+                await (await task).aclose()
+
+    async def aclose(self) -> None:
+        """Close this loop's connections, and the private loop if sync calls started it."""
+        await self._close_here()
+        if self._sync.running:
+            await asyncio.to_thread(self._sync.close, self._close_here())
+
+    def close(self) -> None:
+        """Close the private loop used by sync calls (and its connections)."""
+        self._sync.close(self._close_here())
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def run_sync(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine of this gate from sync code, on the gate's private loop."""
+        return self._sync.call(coro)
+
+    # -- approvals ---------------------------------------------------------------------
+
+    async def submit(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        risk: RiskTier | str | None = None,
+        run_id: str | None = None,
+        requester: str | None = None,
+        channel: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> ActionRequest:
+        """Create the request (or find it again by `idempotency_key`); do not wait."""
+        canonical_args(args)  # plain JSON only, in both modes (HTTP would coerce dates)
+        body = checked(
+            ApprovalIn,
+            tool=tool,
+            args=args,
+            run_id=run_id,
+            requester=requester or self.requester,
+            channel=channel or self.channel,
+            idempotency_key=idempotency_key,
+            risk=risk,
+        )
+        b = await self.backend()
+        return await b.create(
+            tool=body.tool,
+            args=args,
+            requester=body.requester or self.requester,
+            run_id=body.run_id,
+            channel=body.channel,
+            idempotency_key=body.idempotency_key,
+            risk=body.risk,
+        )
+
+    async def decision(
+        self, request: ActionRequest | str, *, timeout: float | None = None
+    ) -> ActionRequest:
+        """Wait for the request to leave review: return it approved, or raise.
+
+        Raises `Rejected` (a person said no), `TimedOut` (nobody decided: auto_rejected,
+        no sweeper past the deadline, or `timeout` seconds passed) or `Cancelled`.
+        """
+        b = await self.backend()
+        req = request if isinstance(request, ActionRequest) else await b.get(request)
+        give_up = None if timeout is None else time.monotonic() + timeout
+        try:
+            while req.state == State.PENDING_REVIEW:
+                late_s = 0.0 if req.expires_at is None else (wall_ms() - req.expires_at) / 1000
+                if give_up is not None and time.monotonic() >= give_up:
+                    why = msg.CALLER_TIMEOUT.format(tool=req.tool, timeout=timeout)
+                    return await self._withdraw(b, req, "caller_timeout", why)
+                if late_s > self.sweeper_grace_s:
+                    why = msg.NO_SWEEPER.format(tool=req.tool, late=late_s)
+                    return await self._withdraw(b, req, "no_sweeper", why)
+                chunk = min(self.max_wait_s, max(0.05, self.sweeper_grace_s - late_s))
+                if give_up is not None:
+                    chunk = min(chunk, max(0.0, give_up - time.monotonic()))
+                req = await b.wait(req.id, chunk)
+        except asyncio.CancelledError:
+            # The caller stopped waiting (a framework's tool timeout): withdraw the request.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(b.cancel(req.id, reason="caller_gone"), 5)
+            raise
+        return outcome(req)
+
+    async def _withdraw(
+        self, b: Backend, req: ActionRequest, reason: str, why: str
+    ) -> ActionRequest:
+        latest = await b.get(req.id)
+        if latest.state != State.PENDING_REVIEW:  # decided at the last moment: that stands
+            return outcome(latest)
+        try:
+            gone = await b.cancel(req.id, reason=reason)
+        except InvalidTransition:  # decided in the meantime: that decision stands
+            return outcome(await b.get(req.id))
+        raise TimedOut(why, request=gone, reason_code=reason, actor=self.requester)
+
+    async def request_approval(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        risk: RiskTier | str | None = None,
+        run_id: str | None = None,
+        requester: str | None = None,
+        channel: str | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+    ) -> ActionRequest:
+        """Submit and wait: the approved request (its `args` may have been edited)."""
+        req = await self.submit(
+            tool,
+            args,
+            risk=risk,
+            run_id=run_id,
+            requester=requester,
+            channel=channel,
+            idempotency_key=idempotency_key,
+        )
+        return await self.decision(req, timeout=timeout)
+
+    async def get(self, request_id: str) -> ActionRequest:
+        return await (await self.backend()).get(request_id)
+
+    async def claim(self, request_id: str) -> ActionRequest:
+        """approved -> executing, exactly once; a second claim raises AlreadyResolved."""
+        return await (await self.backend()).claim(request_id)
+
+    async def report(
+        self,
+        request_id: str,
+        *,
+        ok: bool,
+        detail: str | None = None,
+        compensated: bool | None = None,
+    ) -> ActionRequest:
+        """Report the execution (or, on rollback_pending, the compensation)."""
+        clipped = None if detail is None else detail[:3000]
+        return await (await self.backend()).report(
+            request_id, ok=ok, detail=clipped, compensated=compensated
+        )
+
+    async def cancel(self, request_id: str, *, reason: str = "withdrawn") -> ActionRequest:
+        return await (await self.backend()).cancel(request_id, reason=reason)
+
+    # -- questions and steering --------------------------------------------------------
+
+    async def ask(
+        self,
+        question: str,
+        *,
+        timeout: float = 3600,
+        run_id: str | None = None,
+        channel: str | None = None,
+    ) -> str:
+        """Ask a person; the first answer, or `Unanswered` once `timeout` seconds pass."""
+        body = checked(
+            QuestionIn,
+            question=question,
+            timeout_seconds=timeout,
+            run_id=run_id,
+            channel=channel or self.channel,
+        )
+        b = await self.backend()
+        q = await b.ask(
+            body.question, timeout_s=body.timeout_seconds, run_id=body.run_id, channel=body.channel
+        )
+        deadline = time.monotonic() + body.timeout_seconds + QUESTION_MARGIN_S
+        while q.state == QuestionState.OPEN:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            q = await b.wait_question(q.id, min(left, self.max_wait_s))
+        if q.state == QuestionState.ANSWERED and q.answer is not None:
+            return q.answer
+        state = "expired" if q.state == QuestionState.OPEN else q.state.value
+        raise Unanswered(
+            msg.QUESTION_UNANSWERED.format(question=question[:80], state=state), question=q
+        )
+
+    async def steering(self, run_id: str) -> str | None:
+        """Pop the oldest correction a person queued for the run, or None."""
+        checked(_RunIdBody, run_id=run_id)
+        got = await (await self.backend()).pop_steering(run_id)
+        return None if got is None else got.text
+
+    def ask_sync(
+        self,
+        question: str,
+        *,
+        timeout: float = 3600,
+        run_id: str | None = None,
+        channel: str | None = None,
+    ) -> str:
+        return self._sync.call(self.ask(question, timeout=timeout, run_id=run_id, channel=channel))
+
+    def steering_sync(self, run_id: str) -> str | None:
+        return self._sync.call(self.steering(run_id))

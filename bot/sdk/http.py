@@ -1,0 +1,192 @@
+"""HTTP mode: the SDK talks to `hitl-bot serve`'s `/v1` API.
+
+Error responses are turned back into the exception classes direct mode
+raises (`NotFound`, `AlreadyResolved`, ...), so callers handle both alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from pydantic import BaseModel
+
+from bot.core.models import ActionRequest, Question, RiskTier, Steering
+from bot.errors import (
+    AlreadyResolved,
+    ConfigError,
+    Expired,
+    HitlError,
+    IdempotencyConflict,
+    InvalidTransition,
+    NotEligible,
+    NotFound,
+    PayloadError,
+    StalePayload,
+    StoreUnavailable,
+)
+from bot.sdk import messages as msg
+from bot.sdk.errors import ApiError, ApiUnavailable
+from bot.sdk.wire import ApprovalIn, CancelIn, QuestionIn, ResultIn
+
+# The API's `error` codes (bot.api.errors) -> the class direct mode raises.
+SIMPLE: dict[str, type[HitlError]] = {
+    "not_found": NotFound,
+    "idempotency_conflict": IdempotencyConflict,
+    "payload_error": PayloadError,
+    "validation_error": PayloadError,
+    "body_too_large": PayloadError,
+    "store_unavailable": StoreUnavailable,
+    "api_disabled": ConfigError,
+}
+TRANSITIONS: dict[str, type[InvalidTransition]] = {
+    "invalid_transition": InvalidTransition,
+    "expired": Expired,
+    "stale_payload": StalePayload,
+    "not_eligible": NotEligible,
+}
+WAIT_SLACK_S = 10.0  # read timeout beyond a long-poll's own wait
+
+
+def error_from(status: int, body: dict[str, Any]) -> HitlError:
+    code = str(body.get("error", ""))
+    detail = str(body.get("detail", "")) or f"HTTP {status}"
+    state, event = str(body.get("state") or ""), str(body.get("event") or "")
+    if code == "already_resolved":
+        return AlreadyResolved(
+            detail,
+            state=state,
+            by=str(body.get("by", "")),
+            at=int(body.get("at") or 0),
+            how=str(body.get("how", "")),
+        )
+    if code in TRANSITIONS:
+        return TRANSITIONS[code](detail, state=state, event=event)
+    if code in SIMPLE:
+        return SIMPLE[code](detail)
+    if code == "unauthorized":
+        return ConfigError(msg.TOKEN_REJECTED.format(detail=detail))
+    return ApiError(msg.API_ERROR.format(status=status, detail=detail), status=status, error=code)
+
+
+class HttpBackend:
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout_s: float = 10.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+        self.client = httpx.AsyncClient(
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {token}", "User-Agent": "hitl-bot-sdk"},
+            timeout=timeout_s,
+            transport=transport,
+        )
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: BaseModel | None = None,
+        params: dict[str, str] | None = None,
+        read_s: float | None = None,
+    ) -> httpx.Response:
+        timeout = httpx.Timeout(self.timeout_s, read=read_s or self.timeout_s)
+        try:
+            resp = await self.client.request(
+                method,
+                path,
+                json=None if body is None else body.model_dump(mode="json", exclude_none=True),
+                params=params,
+                timeout=timeout,
+            )
+        except httpx.TransportError as exc:
+            raise ApiUnavailable(msg.API_UNREACHABLE.format(url=self.url, error=exc)) from exc
+        if resp.status_code >= 400:
+            try:
+                data = resp.json()
+            except ValueError:
+                data = {}
+            raise error_from(resp.status_code, data if isinstance(data, dict) else {})
+        return resp
+
+    async def _request(self, method: str, path: str, **kw: Any) -> ActionRequest:
+        return ActionRequest.model_validate((await self._call(method, path, **kw)).json())
+
+    async def create(
+        self,
+        *,
+        tool: str,
+        args: dict[str, Any],
+        requester: str,
+        run_id: str | None,
+        channel: str | None,
+        idempotency_key: str | None,
+        risk: RiskTier | None,
+    ) -> ActionRequest:
+        body = ApprovalIn(
+            tool=tool,
+            args=args,
+            requester=requester,
+            run_id=run_id,
+            channel=channel,
+            idempotency_key=idempotency_key,
+            risk=risk,
+        )
+        return await self._request("POST", "/v1/approvals", body=body)
+
+    async def get(self, rid: str) -> ActionRequest:
+        return await self._request("GET", f"/v1/approvals/{rid}")
+
+    async def wait(self, rid: str, timeout_s: float) -> ActionRequest:
+        return await self._request(
+            "GET",
+            f"/v1/approvals/{rid}",
+            params={"wait": f"{max(0.0, timeout_s):.3f}"},
+            read_s=timeout_s + WAIT_SLACK_S,
+        )
+
+    async def claim(self, rid: str) -> ActionRequest:
+        return await self._request("POST", f"/v1/approvals/{rid}/claim")
+
+    async def report(
+        self, rid: str, *, ok: bool, detail: str | None, compensated: bool | None
+    ) -> ActionRequest:
+        body = ResultIn(ok=ok, detail=detail, compensated=compensated)
+        return await self._request("POST", f"/v1/approvals/{rid}/result", body=body)
+
+    async def cancel(self, rid: str, *, reason: str) -> ActionRequest:
+        body = CancelIn(reason=reason)
+        return await self._request("POST", f"/v1/approvals/{rid}/cancel", body=body)
+
+    async def ask(
+        self, question: str, *, timeout_s: float, run_id: str | None, channel: str | None
+    ) -> Question:
+        body = QuestionIn(
+            question=question, timeout_seconds=timeout_s, run_id=run_id, channel=channel
+        )
+        resp = await self._call("POST", "/v1/questions", body=body)
+        return Question.model_validate(resp.json())
+
+    async def wait_question(self, qid: str, timeout_s: float) -> Question:
+        resp = await self._call(
+            "GET",
+            f"/v1/questions/{qid}",
+            params={"wait": f"{max(0.0, timeout_s):.3f}"},
+            read_s=timeout_s + WAIT_SLACK_S,
+        )
+        return Question.model_validate(resp.json())
+
+    async def pop_steering(self, run_id: str) -> Steering | None:
+        resp = await self._call("GET", f"/v1/runs/{run_id}/steering")
+        if resp.status_code == 204 or not resp.content:
+            return None
+        return Steering.model_validate(resp.json())
+
+    async def aclose(self) -> None:
+        await self.client.aclose()

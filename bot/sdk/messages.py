@@ -1,0 +1,32 @@
+"""Every sentence the SDK shows a developer, in one place."""
+
+from __future__ import annotations
+
+REJECTED = "{tool} was rejected by {actor} ({reason}){text}; it did not run."
+AUTO_REJECTED = "Nobody decided on {tool} in time; the policy rejected it and it did not run."
+NEVER_CLAIMED = "{tool} was approved but not claimed in time; it was cancelled and did not run."
+CANCELLED = "{tool} was withdrawn by {actor} ({reason}); it did not run."
+NO_SWEEPER = (
+    "{tool}: the review deadline passed {late:.1f} s ago and nothing escalated it; is a "
+    "hitl-bot process (serve or worker) running? The request was withdrawn; it did not run."
+)
+CALLER_TIMEOUT = (
+    "{tool}: no decision within {timeout:g} s; the request was withdrawn; it did not run."
+)
+ALREADY_RAN = (
+    "{tool} (request {id}) is already {state}: it was claimed before, so it will not run again."
+)
+EDIT_DOES_NOT_FIT = (
+    "{tool}: the approved arguments do not fit the function's signature ({error}); "
+    "the request was withdrawn and the function did not run."
+)
+QUESTION_UNANSWERED = "Nobody answered {question!r} ({state})."
+API_UNREACHABLE = "Cannot reach the hitl-bot API at {url}: {error}; fix: check HITL_API_URL."
+API_ERROR = "The hitl-bot API answered {status}: {detail}"
+TOKEN_REJECTED = "The hitl-bot API refused the token ({detail}); fix: set HITL_API_TOKEN."
+NEED_TOKEN = (
+    "HITL_API_URL is set but HITL_API_TOKEN is not; fix: export HITL_API_TOKEN=<the server's "
+    "token>, or unset HITL_API_URL to talk to Redis directly."
+)
+REPORT_FAILED = "Could not report the result of request %s (%s); its deadline will flag it."
+SYNC_IN_GATE_LOOP = "A sync gated function was called from the gate's own event loop thread."

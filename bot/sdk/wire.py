@@ -1,0 +1,106 @@
+"""The bodies of the `/v1` HTTP API, with their limits.
+
+The API parses requests with these models, and the SDK builds every call with
+them in both modes, so talking to Redis directly refuses exactly what the HTTP
+API refuses. Plain pydantic: no web framework is imported here.
+
+Unknown fields are refused (422): a misspelt `idempotency_key` would
+otherwise silently drop the protection it asked for.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.core.models import RiskTier, Run
+
+MAX_TEXT = 3000  # Slack's section text limit, and `Decision.text`'s
+
+# Run ids come from our workers ("run-...") or from outside agents (uuids, "thread:42").
+RUN_ID = r"^[A-Za-z0-9_.:-]+$"
+RunId = Annotated[str, Field(min_length=1, max_length=128, pattern=RUN_ID)]
+# Tool names are identifiers in every agent framework (OpenAI: ^[a-zA-Z0-9_-]{1,64}$; MCP adds . /).
+ToolName = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:/-]+$")]
+# A person, service or channel name: any printable text, short.
+Name = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f]+$")]
+Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ApprovalIn(_In):
+    tool: ToolName
+    args: dict[str, Any] = Field(
+        default_factory=dict, description="The tool's arguments: plain JSON, at most 64 KiB."
+    )
+    run_id: RunId | None = None
+    requester: Name | None = Field(default=None, description='Who asks; default "api".')
+    channel: Name | None = None
+    idempotency_key: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        default=None,
+        description="Same key and same call: 200 and the same request; another call: 409.",
+    )
+    risk: RiskTier | None = Field(
+        default=None, description="Raises the tier the policy gives; never lowers it."
+    )
+
+
+class ResultIn(_In):
+    ok: bool
+    detail: Annotated[str, Field(max_length=MAX_TEXT)] | None = None
+    compensated: bool | None = Field(
+        default=None,
+        description=(
+            "On a failure: true if a compensating action exists and is running (the request "
+            "goes to rollback_pending; report its outcome with a second result), otherwise "
+            "the request goes to manual_intervention."
+        ),
+    )
+
+
+class CancelIn(_In):
+    reason: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z_]+$")] = "withdrawn"
+
+
+class QuestionIn(_In):
+    question: Text
+    run_id: RunId | None = None
+    channel: Name | None = None
+    timeout_seconds: float = Field(
+        default=3600,
+        gt=0,
+        le=7 * 86_400,
+        allow_inf_nan=False,
+        description="How long a person may answer; the question expires after it.",
+    )
+
+
+class RunIn(_In):
+    agent: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")]
+    prompt: Annotated[str, Field(min_length=1, max_length=8000)]
+    channel: Name | None = None
+    requester: Name | None = None
+
+
+class SteerIn(_In):
+    text: Annotated[str, Field(min_length=1, max_length=4000)]
+    requester: Name | None = Field(default=None, description='Who steers; default "api".')
+
+
+class RunOut(Run):
+    """A run, with its id also as `run_id` (the name the API contract uses)."""
+
+    run_id: str
+
+    @classmethod
+    def of(cls, run: Run) -> RunOut:
+        return cls.model_validate({**run.model_dump(), "run_id": run.id})
+
+
+class Health(BaseModel):
+    ok: bool
+    detail: str | None = None

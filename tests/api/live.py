@@ -1,0 +1,101 @@
+"""The API served by uvicorn on a free loopback port, in a thread with its own loop.
+
+Its own thread and loop, like a separate `hitl-bot serve` process: its Redis
+connections never meet the test's loop, and a test blocked in sync code does
+not block the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+from pydantic import SecretStr
+from redis.asyncio import Redis
+
+from bot.api import create_app
+from bot.clock import wall_ms
+from bot.config import Settings
+from bot.core.policy import Policy
+from bot.runtime import Runtime
+from bot.store.questions import QuestionStore
+from bot.store.requests import RequestStore
+from bot.store.steering import SteeringStore
+
+TOKEN = "test-token-5b1f0c"
+
+
+def make_runtime(redis: Redis, policy: Policy, token: str | None = TOKEN) -> Runtime:
+    settings = Settings(
+        hitl_api_token=SecretStr(token) if token else None,
+        redis_url=SecretStr("redis://unused"),
+    )
+    return Runtime(
+        settings=settings,
+        redis=redis,
+        server=None,
+        policy=policy,
+        requests=RequestStore(redis),
+        questions=QuestionStore(redis),
+        steering=SteeringStore(redis),
+        clock=wall_ms,
+    )
+
+
+class LiveServer:
+    def __init__(self, redis_url: str, policy: Policy, *, max_wait_s: float = 60.0) -> None:
+        self.redis_url = redis_url
+        self.policy = policy
+        self.max_wait_s = max_wait_s
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port: int = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server: uvicorn.Server | None = None
+        self.thread = threading.Thread(target=self._run, name="live-api", daemon=True)
+        self.error: BaseException | None = None
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:  # surfaced by start()/stop()
+            self.error = exc
+
+    async def _main(self) -> None:
+        redis = Redis.from_url(self.redis_url, decode_responses=True)
+        try:
+            app = create_app(make_runtime(redis, self.policy), max_wait_s=self.max_wait_s)
+            config = uvicorn.Config(app, log_level="warning", lifespan="off", ws="none")
+            self.server = uvicorn.Server(config)
+            await self.server.serve(sockets=[self.sock])
+        finally:
+            await redis.aclose()
+
+    def start(self) -> None:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not (self.server is not None and self.server.started):
+            if self.error is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the API server did not start: {self.error!r}")
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
+
+
+@contextmanager
+def live_server(redis_url: str, policy: Policy, **kw: float) -> Iterator[LiveServer]:
+    server = LiveServer(redis_url, policy, **kw)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
