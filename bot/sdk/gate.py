@@ -267,15 +267,27 @@ class Gate:
         timeout: float | None = None,
     ) -> ActionRequest:
         """Submit and wait: the approved request (its `args` may have been edited)."""
-        req = await self.submit(
-            tool,
-            args,
-            risk=risk,
-            run_id=run_id,
-            requester=requester,
-            channel=channel,
-            idempotency_key=idempotency_key,
+        submitting = asyncio.ensure_future(
+            self.submit(
+                tool,
+                args,
+                risk=risk,
+                run_id=run_id,
+                requester=requester,
+                channel=channel,
+                idempotency_key=idempotency_key,
+            )
         )
+        try:
+            req = await asyncio.shield(submitting)
+        except asyncio.CancelledError:
+            # Cancelled while the request was being created: it may exist already,
+            # and a person must not be asked about a call nobody will make.
+            with contextlib.suppress(Exception):
+                made = await asyncio.wait_for(submitting, 5)
+                b = await self.backend()
+                await asyncio.wait_for(b.cancel(made.id, reason="caller_gone"), 5)
+            raise
         return await self.decision(req, timeout=timeout)
 
     async def get(self, request_id: str) -> ActionRequest:
