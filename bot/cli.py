@@ -205,18 +205,28 @@ def policy_check(file: Path, as_json: JsonOpt = False) -> None:
 
 @app.command()
 def demo(
-    agent: str = "claw", fast: Annotated[bool, typer.Option(help="Short timeouts")] = True
+    agent: Annotated[str, typer.Option(help="The agent to run: claw or refunds.")] = "claw",
+    port: Annotated[
+        int, typer.Option(help="Port of the local Slack page (0: any free port).")
+    ] = 8080,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(help="Where the store keeps its data (default: HITL_DATA_DIR)."),
+    ] = None,
 ) -> None:
-    """Walk through approve, reject, escalate and audit on the embedded Valkey."""
-    from bot.demo import run_demo
+    """Everything at once on this machine: the bot, a local Slack page, an agent, its store."""
+    from bot.demo import AGENTS, DemoOptions, run_demo
 
+    if agent not in AGENTS:
+        raise typer.BadParameter(
+            f"{agent!r}: pick one of {', '.join(AGENTS)}", param_hint="--agent"
+        )
     try:
-        asyncio.run(run_demo(out, agent=agent))
+        code = run_demo(DemoOptions(agent=agent, port=port, data_dir=data_dir), out)
     except HitlError as exc:
-        err.print(f"error: {exc}", markup=False)
+        err.print(f"error: {exc}", markup=False, highlight=False)
         raise typer.Exit(2) from None
-    except KeyboardInterrupt:
-        err.print("stopped.")
+    raise typer.Exit(code)
 
 
 def _until_signalled(work: Callable[[asyncio.Event], Awaitable[None]]) -> None:
@@ -240,7 +250,10 @@ def _until_signalled(work: Callable[[asyncio.Event], Awaitable[None]]) -> None:
 def serve() -> None:
     """The Slack endpoint, the /v1 API, /healthz and /metrics, the sweeper and notifier."""
     from bot.config import Settings
+    from bot.logs import setup as setup_logging
     from bot.serve import run_serve
+
+    setup_logging()
 
     def ready(url: str) -> None:
         err.print(f"hitl-bot serving on {url} (Slack events at {url}/slack/events)")

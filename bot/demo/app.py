@@ -1,0 +1,247 @@
+"""`hitl-bot demo`: the whole system in one process and one event loop.
+
+    store     the embedded Valkey (REDIS_URL unset) under HITL_DATA_DIR
+    Slack     the local emulator and its page, on 127.0.0.1:8080 (or a free port)
+    bot       run_serve (Slack endpoint, /v1, sweeper, notifier), pointed at the
+              emulator with a signing secret and token made up for this session
+    agent     a Worker on the scripted model, or on OPENAI_BASE_URL when set
+
+Everything is stopped in the reverse order of its start: the worker hands its
+runs over while the store still answers, the bot and the emulator stop, and
+the embedded Valkey shuts down last, and only if this process started it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import signal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from pydantic import SecretStr
+from rich.console import Console
+from rich.markup import escape
+
+from bot.agent.llm import ChatClient
+from bot.agent.loader import AgentCatalog
+from bot.agent.loop import LoopConfig, Stores
+from bot.agent.worker import Worker, WorkerConfig
+from bot.agents import refunds
+from bot.config import APP_NAME, Settings
+from bot.demo import messages as say
+from bot.demo.parts import (
+    HOST,
+    Found,
+    count_store,
+    demo_logging,
+    start_bot,
+    start_emulator,
+    stop_task,
+    supervise,
+    unbounded_reads,
+)
+from bot.demo.policy import ASK_TIMEOUT_MS, REVIEW_S, write_policy
+from bot.runtime import Runtime, open_runtime
+from bot.sandbox.claw_script import claw_responder
+from bot.sandbox.model import ScriptedModel, Turn
+from bot.sandbox.refund_script import refund_responder
+from bot.sandbox.slack import SlackEmulator
+
+AGENTS = ("claw", "refunds")
+LOG_NAME = "demo.log"
+
+# The refunds desk keeps its orders in memory, a stand-in for a payments API; the
+# suggested prompt needs an order big enough for a $4,200 refund.
+DEMO_ORDERS: dict[str, dict[str, Any]] = {
+    "A1004": {"customer": "Dana", "total": 4200.00, "currency": "USD", "item": "TV"},
+}
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    agent: str = "claw"
+    port: int = 8080  # the emulator's page; 0 picks a free port
+    data_dir: Path | None = None  # None: HITL_DATA_DIR, or the user data dir
+
+
+def demo_responder(messages: Sequence[Mapping[str, Any]]) -> Turn:
+    """Either agent's rules, picked by the system prompt: a run resumed from an earlier
+    session may belong to the other agent."""
+    system = str(messages[0].get("content") or "") if messages else ""
+    if system == refunds.SYSTEM_PROMPT:
+        return refund_responder(messages)
+    return claw_responder(messages)
+
+
+def demo_settings(
+    env: Settings, data_dir: Path, policy_file: Path, *, secret: str, token: str
+) -> Settings:
+    """`env` with what the demo decides itself: the Slack identity it shares with the
+    emulator, HTTP mode, local addresses. The Web API URL is added once the emulator
+    listens."""
+    return env.model_copy(
+        update={
+            "hitl_data_dir": data_dir,
+            "hitl_policy": policy_file,
+            "slack_bot_token": SecretStr(token),
+            "slack_signing_secret": SecretStr(secret),
+            "slack_app_token": None,  # HTTP mode: the emulator delivers signed requests
+            "hitl_host": HOST,
+            "hitl_port": 0,
+            "hitl_api_token": env.hitl_api_token or SecretStr(secrets.token_urlsafe(18)),
+        }
+    )
+
+
+async def _model(env: Settings, stack: contextlib.AsyncExitStack) -> tuple[ChatClient, str]:
+    if env.openai_base_url:
+        # Before anything starts: a missing HITL_MODEL fails fast, naming the fix.
+        llm = await stack.enter_async_context(ChatClient.from_settings(env))
+        return llm, say.MODEL_REAL.format(model=env.hitl_model, url=env.openai_base_url)
+    model = ScriptedModel(demo_responder)
+    base_url = await model.start(HOST, 0)
+    stack.push_async_callback(model.stop)
+    llm = await stack.enter_async_context(ChatClient(base_url, model.model))
+    return llm, say.MODEL_SCRIPTED
+
+
+async def serve_demo(
+    options: DemoOptions, out: Console, stop: asyncio.Event, *, env: Settings | None = None
+) -> None:
+    """Run the demo until `stop` is set (or a part fails: then raise its error)."""
+    if options.agent not in AGENTS:
+        raise ValueError(f"unknown demo agent {options.agent!r}; pick one of {AGENTS}")
+    env = env or Settings.load()
+    data_dir = (options.data_dir or env.hitl_data_dir).expanduser().resolve()
+    # Made up per session: the emulator signs its deliveries with them, the bot checks.
+    secret, token = secrets.token_hex(16), "xoxb-demo-" + secrets.token_hex(12)
+    base = demo_settings(env, data_dir, write_policy(data_dir), secret=secret, token=token)
+    for order_id, order in DEMO_ORDERS.items():
+        refunds.ORDERS.setdefault(order_id, order)
+    out.print(say.STARTING.format(agent=options.agent), soft_wrap=True)
+    with demo_logging(data_dir / LOG_NAME):
+        async with contextlib.AsyncExitStack() as stack:
+            llm, model_name = await _model(env, stack)
+            rt = await stack.enter_async_context(open_runtime(base))
+            found = await count_store(rt)
+            emu = await start_emulator(secret, token, options.port, out)
+            stack.push_async_callback(emu.stop)
+            settings = base.model_copy(update={"slack_api_url": emu.api_url})
+            bot_url, bot = await start_bot(settings, stop, options.agent)
+            stack.push_async_callback(stop_task, stop, bot)
+            emu.events_url = bot_url + "/slack/events"
+            worker = Worker(
+                Stores.on(
+                    await stack.enter_async_context(unbounded_reads(rt)), rt.policy, rt.clock
+                ),
+                llm=llm,
+                agents=AgentCatalog(),
+                config=WorkerConfig(shutdown_grace_s=10.0),
+                loop_config=LoopConfig(ask_timeout_ms=ASK_TIMEOUT_MS),
+            )
+            working = asyncio.create_task(worker.run(stop), name="worker")
+            stack.push_async_callback(stop_task, stop, working)
+            _print_ready(out, options, rt, found, emu, bot_url, model_name)
+            await supervise(stop, bot, working)
+            _print_stopped(out, rt, await count_store(rt))
+
+
+def _pl(n: int, one: str) -> str:
+    return say.plural(n, one, one + "s")
+
+
+def _print_ready(
+    out: Console,
+    options: DemoOptions,
+    rt: Runtime,
+    found: Found,
+    emu: SlackEmulator,
+    bot_url: str,
+    model_name: str,
+) -> None:
+    data_dir = escape(str(rt.settings.hitl_data_dir))
+    if rt.server is None:
+        store = say.STORE_URL
+    elif rt.server.owned:
+        store = say.STORE_EMBEDDED.format(data_dir=data_dir)
+    else:
+        store = say.STORE_SHARED.format(data_dir=data_dir)
+    text = say.READY.format(agent=options.agent, model=escape(model_name), page=emu.base_url + "/")
+    text += "\n" + (say.TRY_CLAW if options.agent == "claw" else say.TRY_REFUNDS)
+    out.print(text.format(review=REVIEW_S), soft_wrap=True, highlight=False)
+    if found.runs or found.requests:
+        line = say.FOUND.format(
+            runs=found.runs,
+            runs_word=_pl(found.runs, "run"),
+            unfinished=found.unfinished,
+            requests=found.requests,
+            requests_word=_pl(found.requests, "request"),
+        )
+        line += "\n" + say.FORGOTTEN
+        if found.unfinished:
+            line += "\n" + say.UNFINISHED
+    else:
+        line = say.FOUND_NONE
+    out.print(f"Store: {store}. {line}", soft_wrap=True, highlight=False)
+    # The operator's commands in another terminal find this store only if they are told.
+    default_dir = Path(platformdirs.user_data_dir(APP_NAME)).expanduser().resolve()
+    elsewhere = rt.server is not None and rt.settings.hitl_data_dir != default_dir
+    token = rt.settings.hitl_api_token
+    operator = say.OPERATOR.format(
+        env=say.ENV_HINT.format(data_dir=data_dir) if elsewhere else "",
+        bot=bot_url,
+        token=escape(token.get_secret_value() if token else "-"),
+        policy=escape(str(rt.settings.hitl_policy)),
+        log=escape(str(rt.settings.hitl_data_dir / LOG_NAME)),
+    )
+    out.print("\n" + operator, soft_wrap=True, highlight=False)
+
+
+def _print_stopped(out: Console, rt: Runtime, after: Found) -> None:
+    where = str(rt.settings.hitl_data_dir) if rt.server else "REDIS_URL"
+    text = say.STOPPED.format(
+        runs=after.runs,
+        runs_word=_pl(after.runs, "run"),
+        requests=after.requests,
+        requests_word=_pl(after.requests, "request"),
+        where=escape(where),
+    )
+    out.print(text, soft_wrap=True, highlight=False)
+
+
+async def _main(options: DemoOptions, out: Console) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    me = asyncio.current_task()
+
+    def on_signal() -> None:
+        # The first signal stops gracefully; a second one means "now".
+        if stop.is_set():
+            out.print(say.FORCED)
+            if me is not None:
+                me.cancel()
+            return
+        out.print(say.STOPPING)
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+    try:
+        await serve_demo(options, out, stop)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def run_demo(options: DemoOptions, out: Console) -> int:
+    """Run the demo until SIGINT or SIGTERM; the exit status (0 after a graceful stop)."""
+    try:
+        asyncio.run(_main(options, out))
+    except asyncio.CancelledError:
+        return 1
+    return 0

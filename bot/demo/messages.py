@@ -1,0 +1,79 @@
+"""Every sentence `hitl-bot demo` prints (rich markup; values are escaped before filling)."""
+
+from __future__ import annotations
+
+STARTING = "Starting the hitl-bot demo ({agent} agent)…"
+
+PORT_TAKEN = (
+    "[yellow]Port {port} is not free ({error}); the page is on port {got} instead "
+    "(--port picks another).[/yellow]"
+)
+
+MODEL_SCRIPTED = "a scripted model (rules, no LLM key needed)"
+MODEL_REAL = "{model} at {url}"
+STORE_EMBEDDED = "embedded Valkey in {data_dir}"
+STORE_SHARED = "embedded Valkey in {data_dir} (already running; left running at exit)"
+STORE_URL = "REDIS_URL (your own Redis)"
+
+FOUND = (
+    "Found {runs} {runs_word} ({unfinished} unfinished) and {requests} approval "
+    "{requests_word} already in the store."
+)
+UNFINISHED = (
+    "The worker resumes the unfinished ones and their requests still time out and escalate, "
+    "but their threads went with the emulator: follow them with hitl-bot pending and show."
+)
+FOUND_NONE = "The store is empty: this is the first session on this data dir."
+FORGOTTEN = (
+    "Earlier Slack messages are gone (the emulator keeps its workspace in memory); "
+    "the store keeps every run, request and audit entry."
+)
+
+READY = """
+[bold]hitl-bot demo is running[/bold]: the {agent} agent on {model}.
+
+  Open [bold link={page}]{page}[/bold link]  — a local Slack; "Act as" (top left) picks who you are.
+"""
+
+TRY_CLAW = """[bold]Try it[/bold]
+  1. Act as [bold]kid[/bold], open [bold]#general[/bold] and post:  @hitl-bot Get me the bear!
+  2. Open the message's thread: move_claw runs without asking anyone (low risk, no review).
+  3. The agent asks "Is this the one?": reply [bold]yes[/bold] in the thread.
+  4. drop_claw spends the last coin, so it waits for kid: click [bold]Approve[/bold] or
+     [bold]Reject[/bold] (a reason is required). Only kid may decide; try it as alice.
+  Steer: reply [bold]No, wait! The penguin![/bold] in the thread. It answers an open
+  question, or cancels the agent's next tool call, and the agent reads it instead.
+  Or wait: after {review} s drop_claw escalates to [bold]parent[/bold] (act as parent: a DM
+  from hitl-bot can approve it too), and {review} s later the policy default rejects it.
+"""
+
+TRY_REFUNDS = """[bold]Try it[/bold]
+  1. Act as anyone, open [bold]#general[/bold] and post:
+       @hitl-bot Refund order A1004 in full ($4,200), the TV arrived broken
+  2. Open the message's thread: lookup_order runs without asking; the refund of 4,200 is
+     above 1,000, so it is high risk and only @finance (alice, carol) may approve it.
+  3. Act as [bold]alice[/bold] and click [bold]Approve[/bold] (it asks you to confirm) or
+     [bold]Reject[/bold] (a reason is required).
+  Steer: reply [bold]No, wait: make it $1,100[/bold] in the thread, then reject the waiting
+  refund: the agent reads your correction and proposes the new amount.
+  Or wait: after {review} s it escalates to #hitl-oncall (@oncall: bob), and {review} s later
+  the policy default rejects it.
+"""
+
+OPERATOR = """[bold]Meanwhile, in another terminal[/bold]{env}
+  hitl-bot pending · hitl-bot show <request id> · hitl-bot audit verify
+  The bot itself (Slack endpoint, /v1 API, /metrics): {bot}  (API token: {token})
+  Policy: {policy}   Log: {log}
+
+Ctrl-C stops everything; runs and audit stay in the store for the next start.
+"""
+
+ENV_HINT = "  (export HITL_DATA_DIR={data_dir} first)"
+
+STOPPING = "Stopping (the worker hands its runs over)… Ctrl-C again to force."
+FORCED = "Forced to stop."
+STOPPED = "Stopped. {runs} {runs_word} and {requests} approval {requests_word} are kept in {where}."
+
+
+def plural(n: int, one: str, many: str) -> str:
+    return one if n == 1 else many

@@ -1,0 +1,76 @@
+"""The demo's policy: the production shape with timeouts short enough to watch.
+
+Written into the data dir at every start and handed to every part through
+HITL_POLICY (Settings.hitl_policy), so the bot, the sweeper and the worker judge
+by the same file and `hitl-bot policy check` can show it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bot.core.policy import Policy, parse_policy
+
+POLICY_NAME = "demo-policy.yaml"
+REVIEW_S = 45  # per level: long enough to click, short enough to watch an escalation
+ASK_TIMEOUT_MS = 3 * 60_000  # how long the agent's questions wait for an answer
+
+_REVIEW = f"{REVIEW_S}s"
+
+# approvers [] means only the people of the levels reached so far may decide: the
+# kid first, then the parent too once it escalated. That makes "act as kid" matter
+# and shows a refusal when somebody else clicks.
+DEMO_POLICY: dict[str, Any] = {
+    "default_tier": "medium",
+    "tiers": {
+        "low": {
+            "review_timeout": _REVIEW,
+            "reviewers": {"channels": ["#hitl-approvals"]},
+            "on_exhausted": "auto_approved",
+        },
+        "medium": {
+            "review_timeout": _REVIEW,
+            "reviewers": {"users": ["UKID"]},
+            "escalation": [{"users": ["UPARENT"]}],
+            "on_exhausted": "auto_rejected",
+            "approvers": [],
+        },
+        "high": {
+            "review_timeout": _REVIEW,
+            "reviewers": {"groups": ["SFINANCE"]},
+            "escalation": [{"groups": ["SONCALL"], "channels": ["#hitl-oncall"]}],
+            "on_exhausted": "auto_rejected",
+            "approvers": [],
+        },
+        "critical": {
+            "review_timeout": _REVIEW,
+            "reviewers": {"groups": ["SFINANCE"]},
+            "escalation": [{"channels": ["#hitl-oncall"]}],
+            "on_exhausted": "auto_rejected",
+            "approvals_required": 2,
+            "approvers": [],
+        },
+    },
+    "tools": {
+        "move_claw": {"tier": "low", "review": "none"},
+        "drop_claw": {"tier": "medium"},
+        "lookup_order": {"tier": "low", "review": "none"},
+        "issue_refund": {"tier": "medium", "rules": [{"if": "amount > 1000", "tier": "high"}]},
+    },
+}
+
+
+def demo_policy() -> Policy:
+    return parse_policy(DEMO_POLICY, source="demo policy")
+
+
+def write_policy(data_dir: Path) -> Path:
+    """Write the policy file into `data_dir` (created 0700 if missing) and return its path."""
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = data_dir / POLICY_NAME
+    header = "# Written by `hitl-bot demo` at every start; edits are lost.\n"
+    path.write_text(header + yaml.safe_dump(DEMO_POLICY, sort_keys=False), encoding="utf-8")
+    return path

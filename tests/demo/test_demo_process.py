@@ -1,0 +1,194 @@
+"""`hitl-bot demo` as a person runs it: a process of its own, driven only through the
+page's HTTP endpoints, stopped with Ctrl-C, and started again on the same data dir."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = re.compile(r"Open (http://127\.0\.0\.1:\d+)/")
+FOUND = re.compile(r"Found (\d+) runs? \((\d+) unfinished\) and (\d+) approval requests?")
+# Settings a developer's shell may carry that would point the demo elsewhere.
+FOREIGN = ("REDIS_URL", "OPENAI_BASE_URL", "HITL_POLICY", "SLACK_APP_TOKEN", "HITL_API_TOKEN")
+T = TypeVar("T")
+PONDER_S = 6
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture
+def data_dir() -> Iterator[Path]:
+    # Short and under /tmp: the Valkey socket path must fit in 107 bytes.
+    path = Path(tempfile.mkdtemp(prefix="hd", dir="/tmp")).resolve()
+    try:
+        yield path
+    finally:
+        for pid in valkeys(path):  # only after a failure: the test asserts there are none
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def env_for(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in FOREIGN}
+    return env | {"HITL_DATA_DIR": str(data_dir)}
+
+
+def valkeys(data_dir: Path) -> list[int]:
+    """valkey-server processes serving `data_dir` (valkey runs with its data dir as cwd)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if "valkey" in (proc / "comm").read_text() and os.readlink(proc / "cwd") == str(
+                data_dir
+            ):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def eventually(probe: Callable[[], T | None], timeout: float = 15.0, what: str = "") -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        got = probe()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what or probe} after {timeout} s")
+        time.sleep(0.1)
+
+
+@dataclass
+class Demo:
+    proc: subprocess.Popen[bytes]
+    out: Path
+    err: Path
+    url: str = ""
+
+    def text(self) -> str:
+        return self.out.read_text(encoding="utf-8", errors="replace")
+
+    def stop(self) -> int:
+        self.proc.send_signal(signal.SIGINT)
+        return self.proc.wait(timeout=30)
+
+
+def start_demo(data_dir: Path, logs: Path, name: str) -> Demo:
+    out, err = logs / f"{name}.out", logs / f"{name}.err"
+    # Files, not pipes: nobody has to keep reading them for the demo to go on.
+    with out.open("wb") as o, err.open("wb") as e:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bot", "demo", "--port", "0"],
+            stdout=o,
+            stderr=e,
+            cwd=ROOT,
+            env=env_for(data_dir),
+        )
+    demo = Demo(proc, out, err)
+
+    def page() -> str | None:
+        if proc.poll() is not None:
+            raise AssertionError(f"the demo exited {proc.returncode}:\n{err.read_text()}")
+        found = PAGE.search(demo.text())
+        return found.group(1) if found else None
+
+    demo.url = eventually(page, 30, "page address in the demo's output")
+    return demo
+
+
+def hitl(data_dir: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        cwd=ROOT,
+        env=env_for(data_dir),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def approve_button(message: dict[str, Any]) -> str | None:
+    for block in message.get("blocks") or []:
+        for element in block.get("elements", []) if block.get("type") == "actions" else []:
+            if element.get("action_id") == "hitl_approve":
+                return str(element["value"])
+    return None
+
+
+def one_approval(page: httpx.Client) -> str:
+    """As kid: ask for the bear, answer "yes", approve the drop; the request id."""
+    posted = page.post(
+        "/_emu/post",
+        json={"user": "UKID", "channel": "#general", "text": "<@UBOT> Get me the bear!"},
+    ).json()
+    channel, home = posted["channel"], posted["ts"]
+
+    def reply(match: Callable[[dict[str, Any]], Any]) -> dict[str, Any] | None:
+        state = page.get("/_emu/state").json()
+        chan = next(c for c in state["channels"] if c["id"] == channel)
+        thread = next(m for m in chan["messages"] if m["ts"] == home)["replies"]
+        return next((m for m in thread if match(m)), None)
+
+    eventually(lambda: reply(lambda m: "Is this the one?" in json.dumps(m)), what="question")
+    answer = {"user": "UKID", "channel": channel, "text": "yes", "thread_ts": home}
+    assert page.post("/_emu/post", json=answer).json()["statuses"] == [200]
+    approval = eventually(lambda: reply(approve_button), what="drop_claw approval")
+    assert "drop_claw" in json.dumps(approval)
+    # A person takes their time: longer than any client-side read timeout (redis-py's
+    # default is 5 s) that would cut the worker's wait short and delay the run by 30 s.
+    time.sleep(PONDER_S)
+    click = {"user": "UKID", "action_id": "hitl_approve", "channel": channel, "ts": approval["ts"]}
+    assert page.post("/_emu/click", json=click).json()["status"] == 200
+    eventually(lambda: reply(lambda m: "Got it" in m["text"]), what="final reply")
+    return str(approve_button(approval)).split(":")[0]
+
+
+def test_demo_runs_stops_cleanly_and_keeps_everything(data_dir: Path, tmp_path: Path) -> None:
+    first = start_demo(data_dir, tmp_path, "first")
+    try:
+        assert "The store is empty" in first.text()
+        with httpx.Client(base_url=first.url, timeout=15) as page:
+            assert "Slack emulator" in page.get("/").text
+            request_id = one_approval(page)
+        assert first.stop() == 0, first.err.read_text()
+    finally:
+        first.proc.kill()
+    assert "Stopped. 1 run and 3 approval requests are kept" in first.text()
+    assert valkeys(data_dir) == [] and not (data_dir / "valkey.pid").exists()
+
+    second = start_demo(data_dir, tmp_path, "second")
+    try:
+        found = FOUND.search(second.text())
+        assert found is not None, second.text()
+        # Two free moves (approved by the policy, still audited) and the approved drop.
+        assert found.groups() == ("1", "0", "3")
+        assert second.stop() == 0, second.err.read_text()
+    finally:
+        second.proc.kill()
+    assert valkeys(data_dir) == []
+
+    assert "3 requests, every audit chain intact." in hitl(data_dir, "audit", "verify")
+    shown = json.loads(hitl(data_dir, "show", request_id, "--json"))
+    assert (shown["tool"], shown["state"], shown["chain"]) == ("drop_claw", "completed", "intact")
+    approvals = [e for e in shown["audit"] if e["event"] == "approve"]
+    assert [e["actor"] for e in approvals] == ["UKID"]
+    assert valkeys(data_dir) == []

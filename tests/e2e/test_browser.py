@@ -1,0 +1,138 @@
+"""A person in a real headless Chromium, on the emulator's page, with the real bot behind it.
+
+Skipped where /usr/bin/chromium is missing (Debian/Ubuntu: `apt-get install -y chromium`).
+A failing test leaves a screenshot, failure.png, in its tmp_path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from bot.core.models import RunState
+from bot.core.states import State
+from bot.slack import render
+from tests.e2e.conftest import Agents, Bot, all_text, button_values, eventually
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+APPROVE = f"[data-testid=button-{render.ACTION_APPROVE}]"
+
+pytestmark = [
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install -y chromium)"
+    ),
+    pytest.mark.timeout(60),
+]
+
+
+def dom_id(ts: str) -> str:
+    return ts.replace(".", "-")
+
+
+@contextlib.asynccontextmanager
+async def browser_page(url: str, tmp_path: Path, user: str) -> AsyncIterator[Page]:
+    """The page at `url`, acting as `user`; screenshot on failure, no page errors allowed."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = await browser.new_page()
+            page.set_default_timeout(15_000)
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("dialog", lambda d: asyncio.ensure_future(d.accept()))
+            await page.goto(url)
+            await page.select_option("#act-as", user)
+            try:
+                yield page
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+                raise
+            assert errors == []
+        finally:
+            await browser.close()
+
+
+async def test_approve_click_in_the_page_reaches_the_store(bot: Bot, tmp_path: Path) -> None:
+    rid = await bot.propose("drop_claw", {"target": "bear"})
+    _, ts = await bot.message_of(rid)
+
+    async with browser_page(bot.emu.base_url + "/", tmp_path, "UKID") as page:
+        await page.click("[data-testid=channel-hitl-approvals]")
+        message = page.locator(f"#msg-{dom_id(ts)}")
+        await message.locator(APPROVE).click()
+
+        async def approved() -> Any:
+            req = await bot.requests.get(rid)
+            return req if req.state == State.APPROVED else None
+
+        req = await eventually(approved)
+        assert req.approvals[0].actor == "UKID"
+        # The bot rewrote the message: the page shows it decided, without buttons.
+        await message.locator(APPROVE).wait_for(state="detached")
+        assert "Approved" in await message.inner_text()
+        assert await message.locator("[data-action-id]").count() == 0  # no interactive element
+
+
+async def test_a_whole_run_from_the_page(bot: Bot, agents: Agents, tmp_path: Path) -> None:
+    async with browser_page(bot.emu.base_url + "/", tmp_path, "UKID") as page:
+        await page.click("[data-testid=channel-general]")
+        # The page turns @names into Slack's <@U...> mentions, as Slack's client does.
+        await page.fill("#composer", "@hitl-bot Get me the bear!")
+        await page.press("#composer", "Enter")
+
+        asked = await eventually(lambda: _first(bot.emu.messages("general")))
+        assert asked.text == "<@UBOT> Get me the bear!" and asked.user == "UKID"
+        run_id = await eventually(lambda: bot.runs.by_thread("CGENERAL", asked.ts))
+        await page.click(f"#replies-{dom_id(asked.ts)}")
+        thread = page.locator("#thread")
+        await thread.get_by_text("Is this the one?", exact=False).wait_for()
+        await page.fill("#thread-composer", "yes")
+        await page.press("#thread-composer", "Enter")
+
+        approval = await eventually(lambda: _approval(bot, asked.ts), timeout=15)
+        in_thread = page.locator(f"#thread-msg-{dom_id(approval.ts)}")
+        await in_thread.locator(APPROVE).click()
+        await thread.get_by_text("Got it! Here is your bear.", exact=False).first.wait_for()
+        await in_thread.locator(APPROVE).wait_for(state="detached")
+        assert "drop_claw" in await in_thread.inner_text()
+
+    async def finished() -> Any:
+        run = await bot.runs.get(run_id)
+        return run if run.state == RunState.FINISHED else None
+
+    run = await eventually(finished)
+    assert run.result == "Got it! Here is your bear."
+
+
+async def _first(messages: list[Any]) -> Any:
+    return messages[0] if messages else None
+
+
+async def _approval(bot: Bot, home: str) -> Any:
+    found = [
+        m
+        for m in bot.emu.replies("general", home)
+        if render.ACTION_APPROVE in button_values(m.blocks) and "drop_claw" in all_text(m.blocks)
+    ]
+    return found[-1] if found else None
