@@ -17,7 +17,7 @@ from redis.exceptions import ResponseError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.models import ActionRequest, RunState
+from bot.core.models import RUN_FINAL, ActionRequest
 from bot.core.states import State
 from bot.runtime import Runtime
 from bot.slack import render
@@ -95,16 +95,34 @@ class Notifier:
             return False
         try:
             await self.handle(n)
-        except (SlackApiError, httpx.HTTPError, OSError) as exc:
-            self.failures += 1
-            log.warning(
-                "slack delivery of %s %s %s failed, will retry: %s", n.kind, n.id, n.event, exc
-            )
-            await self.rt.redis.delete(lease)
-            return False
+        except SlackApiError as exc:
+            status = exc.response.status_code
+            if status != 429 and status < 500:
+                # Slack said no for good (message_not_found after a workspace reset,
+                # channel_not_found, ...): retrying forever would block this item's
+                # later events, so log it and move on.
+                log.error(
+                    "slack refused %s %s %s for good: %s",
+                    n.kind,
+                    n.id,
+                    n.event,
+                    exc.response.get("error"),
+                )
+                await self.bus.ack(n)
+                return True
+            return await self._retry_later(n, lease, exc)
+        except (httpx.HTTPError, OSError) as exc:
+            return await self._retry_later(n, lease, exc)
         await self.bus.ack(n)
         self.delivered += 1
         return True
+
+    async def _retry_later(self, n: Notice, lease: str, exc: Exception) -> bool:
+        """Leave the entry pending: it is claimed again after `retry_idle_ms`."""
+        self.failures += 1
+        log.warning("slack delivery of %s %s %s failed, will retry: %s", n.kind, n.id, n.event, exc)
+        await self.rt.redis.delete(lease)
+        return False
 
     async def handle(self, n: Notice) -> None:
         if n.kind == "request":
@@ -157,17 +175,23 @@ class Notifier:
                 },
             )
             return
+        if n.event == "timeout" and n.state == State.PENDING_REVIEW.value:
+            # First: telling the next level matters more than tidying the old message.
+            await self._escalate(req, channel, run_thread or ts)
         if channel and ts:
             msg = render.approval_message(req, now_ms=self.rt.clock())
             await self.client.chat_update(channel=channel, ts=ts, text=msg.text, blocks=msg.blocks)
             await self.rt.redis.hset(
                 keys.request(req.id), "msg_view", render.blocks_hash(msg.blocks)
             )
-            await self._say(channel, run_thread or ts, render.status_line(req, n.event))
-        if n.event == "timeout" and req.state == State.PENDING_REVIEW:
-            await self._escalate(req, channel, run_thread or ts)
+            # The line says what this event did, not where the request is by now.
+            then = req.model_copy(update={"state": State(n.state)}) if n.state else req
+            await self._say(channel, run_thread or ts, render.status_line(then, n.event))
 
     async def _escalate(self, req: ActionRequest, channel: str | None, thread: str | None) -> None:
+        done = f"{keys.PREFIX}slack:escalated:{req.id}:{req.level}"
+        if await self.rt.redis.exists(done):
+            return  # a retry of this event after the escalation went out
         level = req.assignees
         msg = render.escalation_message(req, now_ms=self.rt.clock())
         for user in level.users:
@@ -180,6 +204,7 @@ class Notifier:
                 await self.client.chat_postMessage(channel=ch, text=msg.text, blocks=msg.blocks)
         if level.pager_url:
             await self._page(level.pager_url, req)
+        await self.rt.redis.set(done, "1", ex=7 * 86_400)
 
     async def _page(self, url: str, req: ActionRequest) -> None:
         body = {
@@ -239,11 +264,8 @@ class Notifier:
                 )
                 await self.runs.set_home(run.id, resp["channel"], resp["ts"])
             return
-        if (
-            run.state in (RunState.FINISHED, RunState.STOPPED, RunState.FAILED, RunState.TURN_LIMIT)
-            and run.channel
-            and run.thread_ts
-        ):
+        ended = n.state in {s.value for s in RUN_FINAL}  # this event, not the run's latest
+        if ended and run.channel and run.thread_ts:
             await self._say(run.channel, run.thread_ts, render.run_header(run).text)
 
     async def _hmget(self, key: str, *fields: str) -> list[str | None]:

@@ -175,3 +175,46 @@ async def test_click_after_expiry_is_told_what_the_default_did(bot: Bot) -> None
     assert any("auto" in t.lower() and "reject" in t.lower() for t in texts), texts
     trail = await audit.entries(bot.redis, rid)
     assert trail[-1].kind == "refused" and trail[-1].actor == "UPARENT"
+
+
+async def test_lost_message_does_not_block_escalation_or_later_posts(bot: Bot) -> None:
+    rid = await bot.propose("drop_claw", {"target": "bear"})
+    await bot.message_of(rid)
+    await bot.emu.reset()  # the workspace forgets the message (Slack answers message_not_found)
+    bot.clock.advance(10 * 60_000)
+
+    async def dm() -> Any:
+        return [
+            m
+            for c in bot.emu.state()["channels"]
+            if c["id"].startswith("D")
+            for m in c["messages"]
+            if rid in json.dumps(m)
+        ]
+
+    await eventually(dm)  # the parent is still told, although the old message is gone
+    later = await bot.propose("refund", {"amount": 8, "to": "cust-8"})
+    await bot.message_of(later)  # and the next request is posted, not stuck behind retries
+
+
+async def test_each_transition_gets_one_thread_line(bot: Bot) -> None:
+    rid = await bot.propose("refund", {"amount": 9, "to": "cust-9"})
+    ch, ts = await bot.message_of(rid)
+    await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
+    await _state(bot, rid, State.APPROVED)
+    from bot.core.models import Decision
+    from bot.core.states import Event
+
+    for ev in (Event.CLAIM, Event.SUCCEED):
+        await bot.requests.transition(rid, Decision(event=ev, actor="worker"))
+
+    async def three_lines() -> list[Any]:
+        lines = bot.emu.replies(ch, ts)
+        return lines if len(lines) >= 3 else []
+
+    lines = await eventually(three_lines)
+    await bot.emu.settle()
+    texts = [m.text for m in bot.emu.replies(ch, ts)]
+    assert len(texts) == 3, texts  # approved, executing, completed: once each
+    assert len(set(texts)) == 3
+    assert lines
