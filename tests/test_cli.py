@@ -112,3 +112,24 @@ async def test_policy_check_names_file_field_and_fix(tmp_path: Path) -> None:
     assert code == 0 and "critical" in out
     code, _, err = await cli("policy", "check", str(tmp_path / "missing.yaml"))
     assert code == 2 and "HITL_POLICY" in err
+
+
+async def test_serve_refuses_to_start_without_the_signing_secret(tmp_path: Path) -> None:
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "HITL_", "REDIS_URL"))
+    }
+    env.update({"SLACK_BOT_TOKEN": "xoxb-x", "HITL_DATA_DIR": str(tmp_path)})
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "serve",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 2
+    text = err.decode()
+    assert "SLACK_SIGNING_SECRET is not set" in text and "fix" in text
+    assert not (tmp_path / "valkey.sock").exists()  # refused before starting anything
