@@ -72,3 +72,21 @@ class IdempotencyConflict(HitlError):
 
 class StoreUnavailable(HitlError):
     """Redis/Valkey cannot be reached, or the embedded server cannot start."""
+
+
+# How each error crosses HTTP: status and `error` code. The API answers with
+# it and the SDK's HTTP mode maps the code back, so both modes raise alike.
+# Lookups walk the exception's MRO, so the most specific class wins.
+WIRE: dict[type[HitlError], tuple[int, str]] = {
+    NotFound: (404, "not_found"),
+    IdempotencyConflict: (409, "idempotency_conflict"),
+    AlreadyResolved: (409, "already_resolved"),
+    StalePayload: (409, "stale_payload"),
+    InvalidTransition: (409, "invalid_transition"),
+    Expired: (410, "expired"),
+    NotEligible: (403, "not_eligible"),
+    PayloadError: (422, "payload_error"),
+    StoreUnavailable: (503, "store_unavailable"),
+    ConfigError: (500, "config_error"),
+    HitlError: (400, "error"),
+}

@@ -35,36 +35,11 @@ from starlette.exceptions import HTTPException
 
 from bot.api import messages as msg
 from bot.api.longpoll import ClientGone, client_gone
-from bot.errors import (
-    AlreadyResolved,
-    ConfigError,
-    Expired,
-    HitlError,
-    IdempotencyConflict,
-    InvalidTransition,
-    NotEligible,
-    NotFound,
-    PayloadError,
-    StalePayload,
-    StoreUnavailable,
-)
+from bot.errors import WIRE, AlreadyResolved, HitlError, InvalidTransition
 
 log = logging.getLogger(__name__)
 
-# Most specific first is not needed: the lookup walks the exception's MRO.
-STATUS: dict[type[HitlError], tuple[int, str]] = {
-    NotFound: (404, "not_found"),
-    IdempotencyConflict: (409, "idempotency_conflict"),
-    AlreadyResolved: (409, "already_resolved"),
-    StalePayload: (409, "stale_payload"),
-    InvalidTransition: (409, "invalid_transition"),
-    Expired: (410, "expired"),
-    NotEligible: (403, "not_eligible"),
-    PayloadError: (422, "payload_error"),
-    StoreUnavailable: (503, "store_unavailable"),
-    ConfigError: (500, "config_error"),
-    HitlError: (400, "error"),
-}
+STATUS: dict[type[HitlError], tuple[int, str]] = WIRE
 
 
 class ErrorBody(BaseModel):

@@ -13,37 +13,28 @@ from pydantic import BaseModel
 
 from bot.core.models import ActionRequest, Question, RiskTier, Steering
 from bot.errors import (
+    WIRE,
     AlreadyResolved,
     ConfigError,
-    Expired,
     HitlError,
-    IdempotencyConflict,
     InvalidTransition,
-    NotEligible,
-    NotFound,
     PayloadError,
-    StalePayload,
-    StoreUnavailable,
 )
 from bot.sdk import messages as msg
 from bot.sdk.errors import ApiError, ApiUnavailable
 from bot.sdk.wire import ApprovalIn, CancelIn, QuestionIn, ResultIn
 
 # The API's `error` codes (bot.api.errors) -> the class direct mode raises.
+# The API's `error` codes -> the class direct mode raises (bot.errors.WIRE, inverted),
+# plus the codes only the HTTP layer produces.
 SIMPLE: dict[str, type[HitlError]] = {
-    "not_found": NotFound,
-    "idempotency_conflict": IdempotencyConflict,
-    "payload_error": PayloadError,
+    **{code: cls for cls, (_, code) in WIRE.items() if not issubclass(cls, InvalidTransition)},
     "validation_error": PayloadError,
     "body_too_large": PayloadError,
-    "store_unavailable": StoreUnavailable,
     "api_disabled": ConfigError,
 }
 TRANSITIONS: dict[str, type[InvalidTransition]] = {
-    "invalid_transition": InvalidTransition,
-    "expired": Expired,
-    "stale_payload": StalePayload,
-    "not_eligible": NotEligible,
+    code: cls for cls, (_, code) in WIRE.items() if issubclass(cls, InvalidTransition)
 }
 WAIT_SLACK_S = 10.0  # read timeout beyond a long-poll's own wait
 
