@@ -68,9 +68,8 @@ def pct(xs: list[float], p: float) -> float:
 def create_args(rid: str, now: int) -> tuple[list[str], list[str | int], int]:
     """KEYS and ARGV of the CREATE that RequestStore.create sends, and the expires_at."""
     req, _ = propose(POLICY, request_id=rid, tool="refund", args=REFUND, requester=WHO, now=now)
-    flat = [x for kv in to_hash(req).items() for x in kv]
     assert req.expires_at is not None
-    return keys.request_keys(rid), [now, WHO, RECORDS, *flat], req.expires_at
+    return keys.request_keys(rid), [now, WHO, RECORDS, json.dumps(to_hash(req))], req.expires_at
 
 
 async def same_as_store(r: Redis, sha: str) -> None:

@@ -95,11 +95,9 @@ class RequestStore:
             records.append(
                 [Event.APPROVE.value, State.PENDING_REVIEW.value, State.APPROVED.value, "no_review"]
             )
-        flat: list[str] = []
-        for k, v in to_hash(req).items():
-            flat += [k, v]
         status, out = await self._create(
-            keys=keys.request_keys(rid), args=[now, requester, json.dumps(records), *flat]
+            keys=keys.request_keys(rid),
+            args=[now, requester, json.dumps(records), json.dumps(to_hash(req))],
         )
         stored = from_hash(reply(out))
         if status == "ok":
