@@ -181,6 +181,8 @@ def _same_edit(req: ActionRequest, d: Decision) -> bool:
 
 
 def _check_eligible(req: ActionRequest, d: Decision) -> None:
+    if d.actor == req.requester and d.event == E.REJECT:
+        return  # saying no to one's own request is always safe: it withdraws it
     if d.actor == req.requester and not req.self_approval:
         raise NotEligible(
             msg.NOT_ELIGIBLE.format(actor=d.actor, why=msg.WHY_REQUESTER),

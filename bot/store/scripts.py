@@ -150,8 +150,9 @@ if HUMAN[ev] then
   end
   if state ~= 'pending_review' then return resolved_or_invalid() end
   if now >= tonumber(h.expires_at) then return refuse('expired') end
-  if actor == h.requester and h.self_approval ~= '1' then return refuse('not_eligible') end
-  local ok = false
+  local own = actor == h.requester
+  if own and ev ~= 'reject' and h.self_approval ~= '1' then return refuse('not_eligible') end
+  local ok = own and ev == 'reject'  -- saying no to one's own request is always safe
   local names = {}
   for _, n in ipairs(list(h.approvers)) do names[n] = true end
   local levels = list(h.levels)

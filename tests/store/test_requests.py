@@ -233,3 +233,24 @@ async def test_list_pending_oldest_first(
     await store.transition(made[2].id, approve(made[2].payload_hash, "U2"))
     pending = await store.list_pending()
     assert [r.id for r in pending] == [made[i].id for i in (0, 1, 3, 4)]
+
+
+async def test_requester_may_withdraw_their_own_request_by_rejecting(
+    store: RequestStore, policy: Policy
+) -> None:
+    # High risk: only named approvers may approve, but saying no is always safe.
+    req = (
+        await store.create(policy, tool="refund", args={"amount": 5000}, requester="UREQ")
+    ).request
+    moved = await store.transition(
+        req.id,
+        Decision(
+            event=Event.REJECT,
+            actor="UREQ",
+            payload_hash=req.payload_hash,
+            reason_code="other",
+            text="I changed my mind",
+        ),
+    )
+    assert moved.request.state == State.CANCELLED
+    assert moved.request.resolution is not None and moved.request.resolution.actor == "UREQ"
