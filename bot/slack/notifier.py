@@ -72,14 +72,16 @@ class Notifier:
             await self._deliver_all(batch)
 
     async def _deliver_all(self, batch: list[Notice]) -> None:
-        """Different items in parallel, each item's events in order.
+        """Different runs (or items outside a run) in parallel, each in order.
 
         One slow item (Slack rate-limiting a method, a pager timing out) must not
         hold up every other approval message behind it.
         """
         groups: dict[tuple[str, str], list[Notice]] = {}
-        for notice in batch:
-            groups.setdefault((notice.kind, notice.id), []).append(notice)
+        # Entry ids are times: across the shards' streams they give the order
+        # things happened in, which is the order a run's thread must show them.
+        for notice in sorted(batch, key=_when):
+            groups.setdefault(_lane(notice), []).append(notice)
 
         async def in_order(items: list[Notice]) -> None:
             async with self._lanes:
@@ -285,6 +287,17 @@ class Notifier:
         except SlackApiError as exc:
             if exc.response.get("error") != "already_reacted":  # a retry after success
                 raise
+
+
+def _when(n: Notice) -> tuple[int, int]:
+    ms, _, seq = n.entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def _lane(n: Notice) -> tuple[str, str]:
+    """One lane per run (its thread reads in order), else per item."""
+    run = n.id if n.kind == "run" else n.fields.get("run") or n.fields.get("run_id")
+    return ("run", run) if run else (n.kind, n.id)
 
 
 def _first_channel(req: ActionRequest) -> str | None:

@@ -61,6 +61,7 @@ class QuestionStore:
                 "id": q.id,
                 "version": q.version,
                 "event": "ask",
+                "run": q.run_id or "",
                 "state": q.state.value,
             },
             maxlen=100_000,

@@ -52,9 +52,11 @@ end
 local function due_member(h)
   return 'req:' .. h.id .. '|' .. h.version
 end
-local function publish(EV, kind, id, version, event, state)
+-- `run` lets the notifier keep one run's thread in order while it serves
+-- other runs in parallel.
+local function publish(EV, kind, id, version, event, state, run)
   redis.call('XADD', EV, 'MAXLEN', '~', '100000', '*', 'kind', kind, 'id', id,
-             'version', version, 'event', event, 'state', state)
+             'version', version, 'event', event, 'state', state, 'run', run or '')
 end
 """
 
@@ -86,7 +88,7 @@ redis.call('HSET', R, unpack(args))
 redis.call('ZADD', ALL, h.created_at, h.id)
 if h.state == 'pending_review' then redis.call('ZADD', PEND, h.created_at, h.id) end
 if h.expires_at ~= '' then redis.call('ZADD', DUE, h.expires_at, due_member(h)) end
-publish(KEYS[7], 'request', h.id, h.version, 'create', h.state)
+publish(KEYS[7], 'request', h.id, h.version, 'create', h.state, h.run_id)
 return {'ok', flat(h)}
 """
 )
@@ -278,7 +280,7 @@ for k, v in pairs(upd) do w[#w + 1] = k; w[#w + 1] = v end
 redis.call('HSET', R, unpack(w))
 redis.call('XADD', W, 'MAXLEN', '~', '16', h.version .. '-0', 'state', cur)
 redis.call('EXPIRE', W, tonumber(ARGV[14]))
-publish(KEYS[7], 'request', h.id, h.version, ev, cur)
+publish(KEYS[7], 'request', h.id, h.version, ev, cur, h.run_id)
 return {'ok', flat(h)}
 """
 )
@@ -319,7 +321,7 @@ redis.call('HSET', Q, 'state', h.state, 'version', h.version, 'answer', h.answer
 redis.call('XADD', W, 'MAXLEN', '~', '16', h.version .. '-0', 'state', h.state)
 redis.call('EXPIRE', W, tonumber(ARGV[6]))
 redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'kind', 'question', 'id', h.id,
-           'version', h.version, 'event', ev, 'state', h.state)
+           'version', h.version, 'event', ev, 'state', h.state, 'run', h.run_id or '')
 return reply('ok')
 """
 

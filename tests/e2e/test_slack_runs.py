@@ -41,6 +41,11 @@ async def test_mention_question_answer_approval_and_prize(bot: Bot, agents: Agen
     assert "bear" in (run.result or "")
     await _reply_with(bot, ch, home, "Got it")
     assert question is not None
+    # The thread reads in the order things happened: the moves, then the question.
+    texts = [m.text + all_text(m.blocks) for m in bot.emu.replies(ch, home)]
+    moves = [i for i, t in enumerate(texts) if "move_claw" in t]
+    asked = next(i for i, t in enumerate(texts) if "Is this the one?" in t)
+    assert moves and max(moves) < asked, texts
 
 
 async def test_thread_reply_steers_the_next_tool_call(bot: Bot, agents: Agents) -> None:
