@@ -43,7 +43,6 @@ from bot.demo.parts import (
     start_emulator,
     stop_task,
     supervise,
-    unbounded_reads,
 )
 from bot.demo.policy import ASK_TIMEOUT_MS, REVIEW_S, write_policy
 from bot.runtime import Runtime, open_runtime
@@ -136,9 +135,7 @@ async def serve_demo(
             stack.push_async_callback(stop_task, stop, bot)
             emu.events_url = bot_url + "/slack/events"
             worker = Worker(
-                Stores.on(
-                    await stack.enter_async_context(unbounded_reads(rt)), rt.policy, rt.clock
-                ),
+                Stores.of(rt),
                 llm=llm,
                 agents=AgentCatalog(),
                 config=WorkerConfig(shutdown_grace_s=10.0),

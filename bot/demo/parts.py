@@ -6,12 +6,11 @@ import asyncio
 import contextlib
 import errno
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from redis.asyncio import ConnectionPool, Redis
 from rich.console import Console
 
 from bot.config import Settings
@@ -78,26 +77,6 @@ def demo_logging(path: Path) -> Iterator[None]:
         to_file.close()
         root.setLevel(before[0])
         chatty.setLevel(before[1])
-
-
-@contextlib.asynccontextmanager
-async def unbounded_reads(rt: Runtime) -> AsyncIterator[Redis]:
-    """A client like the runtime's, but whose reads may block for longer than 5 s.
-
-    redis-py 8 gives every connection a 5 s socket timeout unless told otherwise,
-    and bot.store.connection does not tell it: a worker waiting over 5 s for a
-    person (XREAD BLOCK) fails with "Timeout reading", drops the run, and resumes
-    it only after min_idle_ms, 30 s later. Redundant once connect() passes
-    socket_timeout=None itself.
-    """
-    kwargs = dict(rt.redis.connection_pool.connection_kwargs) | {"socket_timeout": None}
-    pool = ConnectionPool(connection_class=rt.redis.connection_pool.connection_class, **kwargs)
-    client = Redis(connection_pool=pool)
-    try:
-        yield client
-    finally:
-        await client.aclose()
-        await pool.disconnect()
 
 
 async def start_emulator(secret: str, token: str, port: int, out: Console) -> SlackEmulator:
