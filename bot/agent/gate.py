@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import inspect
 import json
 from typing import Any, cast
 
@@ -53,6 +54,13 @@ def question_id(run_id: str, call_id: str) -> str:
 
 def _clip(text: str, limit: int = DETAIL_MAX) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+STOP_POLL_S = 0.5  # how soon a hard stop reaches a tool that is already running
+
+
+class _StoppedMidCall(Exception):
+    """A person stopped the run while this tool was running; it was cancelled."""
 
 
 class Gate:
@@ -274,7 +282,9 @@ class Gate:
 
     async def _run_claimed(self, req: ActionRequest, tool: Tool, run_id: str) -> Outcome:
         try:
-            output = await tool.call(req.args, idempotency_key=req.id, run_id=run_id)
+            output = await self._call_stoppable(req, tool, run_id)
+        except _StoppedMidCall:
+            return await self._failed(req, tool, run_id, msg.STOPPED_MID_CALL)
         except Exception as exc:  # any failure of the tool is reported, never lost
             return await self._failed(req, tool, run_id, f"{type(exc).__name__}: {exc}")
         try:
@@ -293,6 +303,25 @@ class Gate:
         else:
             text = msg.APPROVED.format(actor=res.actor, output=output)
         return Outcome(text, "completed", req.id)
+
+    async def _call_stoppable(self, req: ActionRequest, tool: Tool, run_id: str) -> str:
+        """Run the tool; a hard stop cancels it if it is a coroutine.
+
+        A sync tool runs in a thread that cannot be interrupted, so it is let
+        finish and reported as usual; the run stops right after it.
+        """
+        call = asyncio.ensure_future(tool.call(req.args, idempotency_key=req.id, run_id=run_id))
+        if not inspect.iscoroutinefunction(tool.fn) or self.runs is None:
+            return await call
+        while True:
+            done, _ = await asyncio.wait({call}, timeout=STOP_POLL_S)
+            if done:
+                return call.result()
+            if await self._stopped(run_id):
+                call.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await call
+                raise _StoppedMidCall
 
     async def _failed(self, req: ActionRequest, tool: Tool, run_id: str, error: str) -> Outcome:
         try:

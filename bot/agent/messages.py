@@ -91,3 +91,7 @@ AGENT_SPEC = (
     "{spec!r} is not an agent; fix: give a short name ({names}) or module:object, "
     "for example bot.agents.claw:agent ({problem})"
 )
+STOPPED_MID_CALL = (
+    "Stopped by a person while the tool was running; it was cancelled part-way, so a "
+    "person must check what it did"
+)
