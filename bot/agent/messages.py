@@ -95,3 +95,7 @@ STOPPED_MID_CALL = (
     "Stopped by a person while the tool was running; it was cancelled part-way, so a "
     "person must check what it did"
 )
+TOO_MANY_TAKEOVERS = (
+    "Gave up: this run was handed to a new worker {times} times, so it may be what "
+    "crashes them. Check the worker logs, then start it again."
+)

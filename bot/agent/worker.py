@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from redis.exceptions import RedisError, ResponseError
 
+from bot.agent import messages as msg
 from bot.agent.errors import AgentNotFound, LostClaim
 from bot.agent.llm import ChatClient
 from bot.agent.loader import AgentCatalog
@@ -60,6 +61,9 @@ class WorkerConfig:
     heartbeat_ms: int | None = None  # default: a third of min_idle_ms
     block_ms: int = 1_000  # longest XREADGROUP block; also how fast a stop is noticed
     shutdown_grace_s: float = 30.0  # how long a running tool may take to finish on SIGTERM
+    # A run taken over this many times keeps killing its workers (or outlives very
+    # many restarts): end it as failed instead of handing it on forever.
+    max_takeovers: int = 20
 
     @property
     def beat_s(self) -> float:
@@ -176,9 +180,32 @@ class Worker:
         self._cursor = str(res[0])
         got = cast(list[tuple[str, dict[str, str] | None]], res[1])
         found = await self._entries(got)
-        for entry_id, run_id in found:
+        kept: list[Entry] = []
+        for (entry_id, run_id), times in zip(found, await self._deliveries(found), strict=True):
+            if times > self.config.max_takeovers:
+                await self._give_up(entry_id, run_id, times)
+                continue
             log.info("worker %s took over run %s (entry %s)", self.consumer, run_id, entry_id)
-        return found
+            kept.append((entry_id, run_id))
+        return kept
+
+    async def _deliveries(self, entries: Sequence[Entry]) -> list[int]:
+        """How many times each entry was handed to a worker (heartbeats do not count)."""
+        if not entries:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for eid, _ in entries:
+            pipe.xpending_range(keys.RUN_QUEUE, self.config.group, eid, eid, 1)
+        rows = await pipe.execute()
+        return [int(r[0]["times_delivered"]) if r else 0 for r in rows]
+
+    async def _give_up(self, entry_id: str, run_id: str, times: int) -> None:
+        log.error("run %s was taken over %d times; ending it as failed", run_id, times)
+        with contextlib.suppress(NotFound):
+            await self.runs.update(
+                run_id, state=RunState.FAILED, error=msg.TOO_MANY_TAKEOVERS.format(times=times)
+            )
+        await self._ack(entry_id)
 
     async def _entries(self, rows: Sequence[tuple[str, dict[str, str] | None]]) -> list[Entry]:
         out: list[Entry] = []

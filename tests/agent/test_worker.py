@@ -207,3 +207,20 @@ async def test_kill_9_while_waiting_then_another_worker_finishes_it_once(
             if proc is not None and proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+
+
+async def test_a_run_that_keeps_killing_its_workers_is_ended_as_failed(
+    stores: Stores, scripted: ModelFactory, workers: WorkerFactory
+) -> None:
+    run = await stores.start(agent="charging")
+    await stores.redis.xgroup_create(keys.RUN_QUEUE, GROUP, id="0", mkstream=True)
+    # Three workers took it in turn and died with it (delivered, never acknowledged).
+    await stores.redis.xreadgroup(GROUP, "dead-1", {keys.RUN_QUEUE: ">"}, count=1)
+    for dead in ("dead-2", "dead-3"):
+        await stores.redis.xautoclaim(keys.RUN_QUEUE, GROUP, dead, 0, start_id="0-0")
+    model = await scripted([])
+    await workers(model, charging([]), "A", min_idle_ms=0, max_takeovers=3)
+    done = await eventually(lambda: stores.runs.get(run.id), lambda r: r.state in RUN_DONE)
+    assert done.state == RunState.FAILED and "handed to a new worker 4 times" in (done.error or "")
+    assert model.requests == []  # the model is never called again for it
+    await eventually(lambda: owner(stores), lambda o: o is None)  # acknowledged, not passed on
