@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import random
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -25,6 +26,8 @@ from bot.agent.errors import MalformedResponse, ModelRefused, ModelUnavailable
 from bot.clock import wall_ms
 from bot.config import Settings
 from bot.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -127,6 +130,10 @@ class ChatClient:
                 if resp.status_code == 429 or resp.status_code >= 500:
                     last, wait = f"HTTP {resp.status_code}", _retry_after(resp)
                 elif resp.status_code >= 400:
+                    log.error(
+                        "model call refused",
+                        extra={"url": self.url, "model": self.model, "status": resp.status_code},
+                    )
                     raise ModelRefused(
                         msg.MODEL_REFUSED.format(
                             url=self.url, status=resp.status_code, detail=_error_detail(resp)
@@ -135,6 +142,16 @@ class ChatClient:
                     )
                 else:
                     return _parse(resp, self.url)
+            log.warning(
+                "model call failed",
+                extra={
+                    "url": self.url,
+                    "model": self.model,
+                    "error": last,
+                    "attempt": attempt + 1,
+                    "retrying": attempt < self.max_retries,
+                },
+            )
             if attempt < self.max_retries:
                 await self._sleep(wait if wait is not None else self._backoff(attempt))
         raise ModelUnavailable(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from email.utils import formatdate
 
 import httpx
@@ -54,14 +55,22 @@ async def test_retries_429_honouring_retry_after_then_500(scripted: ModelFactory
     assert 0.1 <= sleeps.waits[2] <= 0.8  # then exponential backoff with jitter
 
 
-async def test_gives_up_clearly_after_every_retry(scripted: ModelFactory) -> None:
+async def test_gives_up_clearly_after_every_retry(
+    scripted: ModelFactory, caplog: pytest.LogCaptureFixture
+) -> None:
     model = await scripted([say("never")])
     model.fail(503, times=10)
     sleeps = Sleeps()
+    caplog.set_level(logging.WARNING, logger="bot.agent.llm")
     async with ChatClient(model.base_url, "m", max_retries=2, sleep=sleeps) as llm:
         with pytest.raises(ModelUnavailable, match=r"HTTP 503 after 3 tries.*OPENAI_BASE_URL"):
             await llm.complete([{"role": "user", "content": "hi"}])
     assert len(model.requests) == 3 and len(sleeps.waits) == 2
+    # One structured log line per failed call, the last one saying it gave up.
+    failures = [r for r in caplog.records if r.getMessage() == "model call failed"]
+    assert [r.attempt for r in failures] == [1, 2, 3]  # type: ignore[attr-defined]
+    assert [r.retrying for r in failures] == [True, True, False]  # type: ignore[attr-defined]
+    assert all(r.error == "HTTP 503" for r in failures)  # type: ignore[attr-defined]
 
 
 async def test_malformed_body_is_a_clear_error_without_retry(scripted: ModelFactory) -> None:
