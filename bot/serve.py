@@ -15,8 +15,6 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
-
 from bot.api.app import create_app
 from bot.asgi import serve_asgi
 from bot.clock import Clock, wall_ms
@@ -26,6 +24,7 @@ from bot.metrics import MetricsCollector
 from bot.runtime import open_runtime
 from bot.slack.app import build_app
 from bot.slack.client import web_client
+from bot.slack.http import slack_endpoint
 from bot.slack.notifier import Notifier
 from bot.store.runs import RunStore
 
@@ -68,7 +67,11 @@ async def run_serve(
             default_agent=options.default_agent,
             signing_secret=secret.get_secret_value() if secret else "",
         )
-        api = create_app(rt, slack_handler=AsyncSlackRequestHandler(bolt).handle, runs=runs)
+        api = create_app(
+            rt,
+            slack_handler=slack_endpoint(bolt, secret.get_secret_value() if secret else ""),
+            runs=runs,
+        )
         served = await serve_asgi(api, settings.hitl_host, settings.hitl_port)
         consumer = f"{socket.gethostname()}-{os.getpid()}"
         notifier = Notifier(

@@ -176,3 +176,18 @@ async def test_twenty_kilobyte_argument_fits_and_stays_reachable(bot: Bot) -> No
 
     view = await eventually(modal)
     assert "END-OF-NOTE" in json.dumps(view.definition)
+
+
+async def test_malformed_bodies_get_a_clear_4xx_never_a_500(bot: Bot) -> None:
+    async with httpx.AsyncClient() as http:
+        for body in ("payload=not-json", "{not json"):
+            signed = await http.post(
+                bot.url + "/slack/events", content=body, headers=_signed(body, int(time.time()))
+            )
+            forged = await http.post(
+                bot.url + "/slack/events",
+                content=body,
+                headers=_signed(body, int(time.time()), secret="x"),
+            )
+            assert signed.status_code == 400 and "JSON" in signed.json()["detail"]
+            assert forged.status_code == 401
