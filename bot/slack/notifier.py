@@ -17,8 +17,9 @@ from redis.exceptions import ResponseError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.models import RUN_FINAL, ActionRequest
+from bot.core.models import RUN_FINAL, ActionRequest, Run
 from bot.core.states import State
+from bot.errors import NotFound
 from bot.runtime import Runtime
 from bot.slack import render
 from bot.store import keys
@@ -139,14 +140,18 @@ class Notifier:
 
     # -- requests ---------------------------------------------------------------
 
-    async def _home(self, run_id: str | None) -> tuple[str | None, str | None]:
+    async def _run_of(self, run_id: str | None) -> Run | None:
+        """The item's run, if it has one that still exists (runs expire after 30 days)."""
         if not run_id:
-            return None, None
+            return None
         try:
-            run = await self.runs.get(run_id)
-        except Exception:
-            return None, None
-        return run.channel, run.thread_ts
+            return await self.runs.get(run_id)
+        except NotFound:
+            return None
+
+    async def _home(self, run_id: str | None) -> tuple[str | None, str | None]:
+        run = await self._run_of(run_id)
+        return (run.channel, run.thread_ts) if run else (None, None)
 
     async def _request(self, n: Notice) -> None:
         req = await self.rt.requests.get(n.id)
@@ -235,13 +240,9 @@ class Notifier:
         if n.event == "delivered":
             await self._react(h[2] or "", "white_check_mark")
             return
-        mention: list[str] = []
-        channel, thread = await self._home(q.run_id)
-        if q.run_id:
-            try:
-                mention = [(await self.runs.get(q.run_id)).requester]
-            except Exception:
-                mention = []
+        run = await self._run_of(q.run_id)
+        channel, thread = (run.channel, run.thread_ts) if run else (None, None)
+        mention = [run.requester] if run else []
         msg = render.question_message(q, mention, now_ms=self.rt.clock())
         if h[0] and h[1]:
             await self.client.chat_update(channel=h[0], ts=h[1], text=msg.text, blocks=msg.blocks)
