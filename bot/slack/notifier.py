@@ -9,11 +9,12 @@ after Slack took it; one that failed stays pending and is claimed again after
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import cast
 
 import httpx
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -114,7 +115,7 @@ class Notifier:
                 await self.bus.ack(n)
                 return True
             return await self._retry_later(n, lease, exc)
-        except (httpx.HTTPError, OSError) as exc:
+        except (httpx.HTTPError, OSError, RedisError) as exc:
             return await self._retry_later(n, lease, exc)
         await self.bus.ack(n)
         self.delivered += 1
@@ -124,7 +125,8 @@ class Notifier:
         """Leave the entry pending: it is claimed again after `retry_idle_ms`."""
         self.failures += 1
         log.warning("slack delivery of %s %s %s failed, will retry: %s", n.kind, n.id, n.event, exc)
-        await self.rt.redis.delete(lease)
+        with contextlib.suppress(RedisError):  # Redis down: the lease expires by itself
+            await self.rt.redis.delete(lease)
         return False
 
     async def handle(self, n: Notice) -> None:

@@ -44,3 +44,15 @@ async def test_one_runs_items_are_delivered_in_time_order(redis: Redis) -> None:
     run_a = [i for i in rec.seen if i != "other-run"]
     assert run_a == ["move-1", "move-2", "question", "drop"]
     assert "other-run" in rec.seen
+
+
+async def test_a_redis_error_while_handling_is_retried_not_fatal(redis: Redis) -> None:
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    class Flaky(Recording):
+        async def handle(self, n: Notice) -> None:
+            raise RedisConnectionError("Redis went away")
+
+    flaky = Flaky(redis)
+    delivered = await flaky.deliver(notice("1-0", "s01", "x", "runA"))
+    assert delivered is False and flaky.failures == 1  # left pending for a retry
