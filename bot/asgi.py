@@ -40,6 +40,7 @@ async def serve_asgi(app: Any, host: str = "127.0.0.1", port: int = 0) -> Served
         log_level="warning",
         lifespan="off",
         access_log=False,
+        ws="none",  # the bot serves no WebSocket: Socket Mode is a connection it opens
         timeout_graceful_shutdown=5,  # a pending 60 s long-poll must not hold up a stop
     )
     server = _Server(config)

@@ -251,14 +251,19 @@ def serve() -> None:
     """The Slack endpoint, the /v1 API, /healthz and /metrics, the sweeper and notifier."""
     from bot.config import Settings
     from bot.logs import setup as setup_logging
-    from bot.serve import run_serve
+    from bot.serve import ready_line, run_serve
 
     setup_logging()
 
-    def ready(url: str) -> None:
-        err.print(f"hitl-bot serving on {url} (Slack events at {url}/slack/events)")
+    async def work(stop: asyncio.Event) -> None:
+        settings = Settings.load()
 
-    _until_signalled(lambda stop: run_serve(Settings.load(), stop, on_ready=ready))
+        def ready(url: str) -> None:
+            err.print(ready_line(settings, url), markup=False, highlight=False)
+
+        await run_serve(settings, stop, on_ready=ready)
+
+    _until_signalled(work)
 
 
 @app.command()

@@ -289,3 +289,12 @@ ANSWER_SUBMIT = "Send answer"
 ANSWER_LABEL = "Your answer"
 SLACK_UNSIGNED = "The request is not signed with this app's signing secret."
 SLACK_BAD_BODY = "The Slack request body is not valid JSON (nor a form with a JSON payload)."
+SLACK_NEEDS_SECRET = (
+    "A Slack endpoint without a signing secret would accept forged requests; "
+    "set SLACK_SIGNING_SECRET or use Socket Mode (SLACK_APP_TOKEN)."
+)
+SOCKET_MODE_DOWN = "Slack Socket Mode is not connected: {reason}"
+SERVE_READY_HTTP = "hitl-bot serving on {url}; Slack events over HTTP at {url}/slack/events"
+SERVE_READY_SOCKET = (
+    "hitl-bot serving on {url}; Slack events over Socket Mode from {api} (no HTTP Slack endpoint)"
+)

@@ -15,6 +15,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot import messages as msg
 from bot.api.app import create_app
 from bot.asgi import serve_asgi
 from bot.clock import Clock, wall_ms
@@ -26,6 +27,7 @@ from bot.slack.app import build_app
 from bot.slack.client import web_client
 from bot.slack.http import slack_endpoint
 from bot.slack.notifier import Notifier
+from bot.slack.socket_mode import Backoff, SocketModeLink
 from bot.store.runs import RunStore
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,7 @@ class ServeOptions:
     default_agent: str = "claw"
     notifier_retry_ms: int = 15_000  # how long an undelivered Slack message waits to retry
     sweep_interval_s: float = 0.25
+    socket_backoff: Backoff | None = None  # Socket Mode reconnects; None: 1 s doubling to 30 s
 
 
 def check_settings(settings: Settings) -> None:
@@ -44,6 +47,13 @@ def check_settings(settings: Settings) -> None:
     if not settings.socket_mode:
         needed.append("SLACK_SIGNING_SECRET")  # every HTTP request from Slack is verified
     settings.require(*needed)
+
+
+def ready_line(settings: Settings, url: str) -> str:
+    """The start line: which mode serve is in and where Slack's events come from."""
+    if settings.socket_mode:
+        return msg.SERVE_READY_SOCKET.format(url=url, api=settings.slack_api_url)
+    return msg.SERVE_READY_HTTP.format(url=url)
 
 
 async def run_serve(
@@ -59,18 +69,24 @@ async def run_serve(
     async with open_runtime(settings, clock=clock) as rt:
         runs = RunStore(rt.redis, clock=clock)
         client = web_client(settings)
-        secret = settings.slack_signing_secret
+        token = settings.slack_app_token
+        app_token = token.get_secret_value() if token else None
+        # Socket Mode: no signing secret is used anywhere and /slack/events is not mounted.
+        signing = settings.slack_signing_secret
+        secret = signing.get_secret_value() if signing and not app_token else None
         bolt = build_app(
-            rt,
-            runs,
-            client,
-            default_agent=options.default_agent,
-            signing_secret=secret.get_secret_value() if secret else "",
+            rt, runs, client, default_agent=options.default_agent, signing_secret=secret
+        )
+        link = (
+            SocketModeLink(bolt, app_token, settings.slack_api_url, backoff=options.socket_backoff)
+            if app_token
+            else None
         )
         api = create_app(
             rt,
-            slack_handler=slack_endpoint(bolt, secret.get_secret_value() if secret else ""),
+            slack_handler=slack_endpoint(bolt, secret) if secret else None,
             runs=runs,
+            probes=[link.status.problem] if link else [],
         )
         served = await serve_asgi(api, settings.hitl_host, settings.hitl_port)
         consumer = f"{socket.gethostname()}-{os.getpid()}"
@@ -83,22 +99,17 @@ async def run_serve(
             asyncio.create_task(sweeper.run(stop, options.sweep_interval_s)),
             asyncio.create_task(MetricsCollector(rt.redis, consumer=consumer).run(stop)),
         ]
-        socket_mode = None
-        if settings.socket_mode and settings.slack_app_token:
-            from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-
-            socket_mode = AsyncSocketModeHandler(bolt, settings.slack_app_token.get_secret_value())
-            await socket_mode.connect_async()  # type: ignore[no-untyped-call]
-        log.info("hitl-bot serving on %s", served.url)
+        if link is not None:
+            # a task of its own: a refused token or a hung connect never holds up a stop
+            tasks.append(asyncio.create_task(link.run(stop)))
+        log.info(ready_line(settings, served.url), extra={"url": served.url})
         if on_ready is not None:
             on_ready(served.url)
         try:
             await stop.wait()
         finally:
             stop.set()
-            if socket_mode is not None:
-                await socket_mode.close_async()  # type: ignore[no-untyped-call]
             for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError):
+                with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                     await asyncio.wait_for(task, 10)
             await served.stop()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import cast
 
 from fastapi import APIRouter, FastAPI, Security
@@ -51,8 +51,13 @@ def create_app(
     runs: RunStore | None = None,
     max_wait_s: float = MAX_WAIT_S,
     max_body_bytes: int = DEFAULT_LIMIT,
+    probes: Sequence[Callable[[], str | None]] = (),
 ) -> FastAPI:
-    """Build the app on an open runtime; the caller keeps the runtime open while it serves."""
+    """Build the app on an open runtime; the caller keeps the runtime open while it serves.
+
+    `probes` are extra health checks for `/healthz`: each returns None when healthy, or a
+    line saying what is wrong (the Socket Mode link, for one).
+    """
     app = FastAPI(
         title="hitl-bot",
         version="1",
@@ -77,13 +82,22 @@ def create_app(
         "/healthz",
         response_model=Health,
         tags=["ops"],
-        responses={503: {"model": Health, "description": "Redis/Valkey does not answer"}},
+        responses={
+            503: {
+                "model": Health,
+                "description": "Redis/Valkey does not answer, or Slack's Socket Mode is down",
+            }
+        },
     )
     async def healthz() -> JSONResponse:
         try:
             await asyncio.wait_for(rt.redis.ping(), HEALTH_TIMEOUT_S)
         except Exception as exc:  # any failure to answer is "not healthy", never a 500
             body = Health(ok=False, detail=f"{type(exc).__name__}: {exc}")
+            return JSONResponse(body.model_dump(), status_code=503)
+        problems = [p for p in (probe() for probe in probes) if p]
+        if problems:
+            body = Health(ok=False, detail="; ".join(problems))
             return JSONResponse(body.model_dump(), status_code=503)
         return JSONResponse(Health(ok=True).model_dump(exclude_none=True))
 

@@ -24,12 +24,16 @@ def build_app(
     runs: RunStore,
     client: AsyncWebClient,
     *,
-    signing_secret: str,
+    signing_secret: str | None,
     default_agent: str = "claw",
 ) -> AsyncApp:
+    """`signing_secret` None means Socket Mode: requests come over the bot's own
+    authenticated WebSocket, Bolt verifies nothing, and no HTTP endpoint may be mounted."""
     app = AsyncApp(
         client=client,
-        signing_secret=signing_secret,
+        # "" rather than None: None makes Bolt read SLACK_SIGNING_SECRET from the environment
+        signing_secret=signing_secret or "",
+        request_verification_enabled=signing_secret is not None,
         process_before_response=False,
     )
 

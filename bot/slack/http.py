@@ -16,11 +16,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from bot import messages as msg
+from bot.errors import ConfigError
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 def slack_endpoint(bolt: AsyncApp, signing_secret: str) -> Endpoint:
+    if not signing_secret:
+        # Only HTTP mode mounts this endpoint, and it must never verify against "".
+        raise ConfigError(msg.SLACK_NEEDS_SECRET)
     handler = AsyncSlackRequestHandler(bolt)
     verifier = SignatureVerifier(signing_secret)
 

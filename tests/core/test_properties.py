@@ -260,8 +260,16 @@ def test_a_human_decision_is_never_taken_from_someone_ineligible(
             continue
         if step.changed and d.event in (Event.APPROVE, Event.EDIT_AND_APPROVE, Event.REJECT):
             eligible = req.eligible()
-            assert "*" in eligible or d.actor in eligible or eligible & set(d.actor_groups)
-            assert d.actor != req.requester or req.self_approval
+            withdrawn = d.event == Event.REJECT and d.actor == req.requester
+            # The one exception to eligibility: the requester may always withdraw (reject)
+            # their own request; saying no can never make anything run.
+            assert (
+                withdrawn
+                or "*" in eligible
+                or d.actor in eligible
+                or eligible & set(d.actor_groups)
+            )
+            assert d.actor != req.requester or req.self_approval or withdrawn
             assert d.payload_hash == req.payload_hash
             assert req.expires_at is not None and now < req.expires_at
         req = step.request

@@ -21,6 +21,7 @@ from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.defaults import default_users
 from bot.sandbox.slack.workspace import User
 from bot.serve import ServeOptions, run_serve
+from bot.slack.socket_mode import Backoff
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
@@ -28,6 +29,7 @@ from bot.store.steering import SteeringStore
 
 SECRET = "e2e-signing-secret"
 TOKEN = "xoxb-e2e-token"
+APP_TOKEN = "xapp-e2e-app-token"
 T = TypeVar("T")
 
 POLICY: dict[str, Any] = {
@@ -114,16 +116,33 @@ def all_text(blocks: list[dict[str, Any]] | None) -> str:
 
 
 @pytest.fixture
-async def bot(redis_url: str, redis: Redis, tmp_path: Path) -> AsyncIterator[Bot]:
+def slack_mode() -> str:
+    """How Slack reaches the bot: "http" (signed POSTs) or "socket" (Socket Mode).
+
+    A test module that should run both ways overrides this fixture with
+    `params=["http", "socket"]`."""
+    return "http"
+
+
+@pytest.fixture
+async def bot(redis_url: str, redis: Redis, tmp_path: Path, slack_mode: str) -> AsyncIterator[Bot]:
     policy_file = tmp_path / "policy.yaml"
     policy_file.write_text(yaml.safe_dump(POLICY))
     users = default_users() + [User(f"UTEAM{i}", f"team{i}", f"Team {i}") for i in range(5)]
-    emu = SlackEmulator(signing_secret=SECRET, bot_token=TOKEN, users=users)
+    socket = slack_mode == "socket"
+    emu = SlackEmulator(
+        signing_secret=SECRET,
+        bot_token=TOKEN,
+        users=users,
+        app_token=APP_TOKEN if socket else None,
+    )
     await emu.start()
     clock = FakeClock(int(time.time() * 1000))
     settings = Settings(
         slack_bot_token=TOKEN,
-        slack_signing_secret=SECRET,
+        # Socket Mode runs with no signing secret at all, as the README tells users to
+        slack_signing_secret=None if socket else SECRET,
+        slack_app_token=APP_TOKEN if socket else None,
         slack_api_url=emu.api_url,
         redis_url=redis_url,
         hitl_policy=policy_file,
@@ -138,11 +157,18 @@ async def bot(redis_url: str, redis: Redis, tmp_path: Path) -> AsyncIterator[Bot
             stop,
             clock=clock,
             on_ready=ready.set_result,
-            options=ServeOptions(notifier_retry_ms=500, sweep_interval_s=0.05),
+            options=ServeOptions(
+                notifier_retry_ms=500,
+                sweep_interval_s=0.05,
+                socket_backoff=Backoff(first_s=0.05, cap_s=0.5),
+            ),
         )
     )
     url = await asyncio.wait_for(ready, 10)
-    emu.events_url = url + "/slack/events"
+    if socket:
+        await emu.socket.wait_connected()
+    else:
+        emu.events_url = url + "/slack/events"
     try:
         yield Bot(
             emu,

@@ -6,10 +6,18 @@ import copy
 import json
 from typing import Any
 
+import pytest
+
 from bot.core.states import State
 from bot.slack import render
 from bot.store import audit
 from tests.e2e.conftest import Bot, all_text, button_values, eventually
+
+
+@pytest.fixture(params=["http", "socket"])
+def slack_mode(request: pytest.FixtureRequest) -> str:
+    """Every test here runs once with Slack over HTTP and once over Socket Mode."""
+    return str(request.param)
 
 
 def _msg(bot: Bot, ch: str, ts: str) -> Any:

@@ -5,9 +5,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from bot.core.models import Decision
 from bot.core.states import Event
 from tests.e2e.conftest import Bot, eventually
+
+
+@pytest.fixture(params=["http", "socket"])
+def slack_mode(request: pytest.FixtureRequest) -> str:
+    """Every test here runs once with Slack over HTTP and once over Socket Mode."""
+    return str(request.param)
 
 
 def _said(out: Any) -> str:

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from bot.core.models import RunState
 from bot.core.states import State
 from bot.slack import render
 from tests.e2e.conftest import Agents, Bot, all_text, button_values, eventually
+
+
+@pytest.fixture(params=["http", "socket"])
+def slack_mode(request: pytest.FixtureRequest) -> str:
+    """Every test here runs once with Slack over HTTP and once over Socket Mode."""
+    return str(request.param)
 
 
 async def _thread(bot: Bot, ch: str, ts: str) -> list[Any]:

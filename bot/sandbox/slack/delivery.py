@@ -6,6 +6,10 @@ within the ack timeout, or an error status, are retried up to 3 times with the s
 and `X-Slack-Retry-Num` / `X-Slack-Retry-Reason`; a response header `X-Slack-No-Retry: 1`
 stops the retries. Interactivity and slash commands (form bodies) are sent once.
 Every attempt is recorded.
+
+With Socket Mode on (the emulator was given an app-level token), the same deliveries go down
+the app's WebSocket as envelopes instead (see socket_mode.py); the ack's payload stands in
+for the HTTP body, and the retries, timeouts and records are the same.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from urllib.parse import urlencode
 import httpx
 
 from bot.sandbox.slack.ids import Clock
+from bot.sandbox.slack.socket_mode import NoConnection, SocketHub
 
 ACK_TIMEOUT_SECONDS = 3.0
 # Slack retries nearly at once, then after 1 and 5 minutes; the emulator keeps the shape
@@ -93,8 +98,10 @@ class Deliverer:
         clock: Clock = time.time,
         ack_timeout: float = ACK_TIMEOUT_SECONDS,
         retry_delays: tuple[float, ...] = RETRY_DELAYS_SECONDS,
+        socket: SocketHub | None = None,
     ) -> None:
         self.signing_secret = signing_secret
+        self.socket = socket
         self.events_url = events_url
         self.clock = clock
         self.ack_timeout = ack_timeout
@@ -136,28 +143,21 @@ class Deliverer:
         }
 
     async def _attempt(
-        self, body: bytes, content_type: str, extra: dict[str, str], record: Delivery
+        self,
+        body: bytes,
+        content_type: str,
+        extra: dict[str, str],
+        record: Delivery,
+        envelope: tuple[str, dict[str, Any]],
     ) -> Answer:
-        url = self.events_url
-        record.url, record.at = url, self.clock()
+        record.at = self.clock()
         started = time.monotonic()
-        answer = Answer(status=None)
-        if url is None:
-            answer.error = "no_events_url"
+        if self.socket is not None and self.socket.enabled:
+            record.url = "socket_mode"
+            answer = await self._over_socket(envelope, record)
         else:
-            headers = {**self._headers(body, content_type), **extra}
-            try:
-                async with asyncio.timeout(self.ack_timeout):
-                    response = await self._http().post(url, content=body, headers=headers)
-                answer = Answer(response.status_code, response.content, dict(response.headers))
-                if not answer.ok:
-                    answer.error = "http_error"
-            except TimeoutError:
-                answer.error = "http_timeout"
-            except httpx.ConnectError:
-                answer.error = "connection_failed"
-            except httpx.HTTPError:
-                answer.error = "unknown_error"
+            record.url = self.events_url
+            answer = await self._over_http(body, content_type, extra)
         record.status, record.error = answer.status, answer.error
         record.latency_ms = round((time.monotonic() - started) * 1000, 1)
         record.response_body = answer.body.decode("utf-8", "replace")[:2000]
@@ -165,11 +165,55 @@ class Deliverer:
         answer.attempts.append(record)
         return answer
 
+    async def _over_http(self, body: bytes, content_type: str, extra: dict[str, str]) -> Answer:
+        url = self.events_url
+        if url is None:
+            return Answer(status=None, error="no_events_url")
+        headers = {**self._headers(body, content_type), **extra}
+        try:
+            async with asyncio.timeout(self.ack_timeout):
+                response = await self._http().post(url, content=body, headers=headers)
+        except TimeoutError:
+            return Answer(status=None, error="http_timeout")
+        except httpx.ConnectError:
+            return Answer(status=None, error="connection_failed")
+        except httpx.HTTPError:
+            return Answer(status=None, error="unknown_error")
+        answer = Answer(response.status_code, response.content, dict(response.headers))
+        if not answer.ok:
+            answer.error = "http_error"
+        return answer
+
+    async def _over_socket(self, envelope: tuple[str, dict[str, Any]], record: Delivery) -> Answer:
+        assert self.socket is not None
+        kind, payload = envelope
+        try:
+            acked = await self.socket.send(
+                kind,
+                payload,
+                timeout=self.ack_timeout,
+                retry_attempt=record.retry_num,
+                retry_reason=record.retry_reason or "",
+            )
+        except NoConnection:
+            return Answer(status=None, error="no_socket_connection")
+        except TimeoutError:
+            return Answer(status=None, error="http_timeout")
+        except (ConnectionError, RuntimeError):
+            return Answer(status=None, error="connection_failed")
+        body = json.dumps(acked.payload).encode() if acked.payload is not None else b""
+        return Answer(200, body, {"content-type": "application/json"})
+
     async def send_form(self, kind: str, fields: dict[str, str]) -> Answer:
         """An interaction or slash command: form-encoded, sent once."""
         body = urlencode(fields).encode()
         record = Delivery(None, kind, None, 0.0)
-        return await self._attempt(body, "application/x-www-form-urlencoded", {}, record)
+        if "payload" in fields:
+            envelope: tuple[str, dict[str, Any]] = ("interactive", json.loads(fields["payload"]))
+        else:
+            envelope = ("slash_commands", dict(fields))
+        content_type = "application/x-www-form-urlencoded"
+        return await self._attempt(body, content_type, {}, record, envelope)
 
     async def send_interaction(self, payload: dict[str, Any]) -> Answer:
         return await self.send_form(str(payload.get("type")), {"payload": json.dumps(payload)})
@@ -199,7 +243,9 @@ class Deliverer:
                 event_id=event_id,
                 event_type=event_type,
             )
-            answer = await self._attempt(body, "application/json", extra, record)
+            answer = await self._attempt(
+                body, "application/json", extra, record, ("events_api", envelope)
+            )
             attempts += answer.attempts
             no_retry = answer.headers.get("x-slack-no-retry") == "1"
             if answer.ok or no_retry or answer.error == "no_events_url":

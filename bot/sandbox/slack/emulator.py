@@ -7,6 +7,9 @@
     await emu.click("alice", "approve", channel="CHITLAPPROVALS", ts=ts)
     await emu.stop()
 
+With `app_token="xapp-..."` the emulator speaks Socket Mode instead: the bot calls
+`apps.connections.open` with that token and every delivery goes down its WebSocket.
+
 One object ties the parts together: the workspace (state), the Web API (`/api/...`),
 delivery to the bot (signed, retried), the people's side (post / click / submit /
 command / home), the control API (`/_emu/...`) and the page (`/`).
@@ -46,6 +49,7 @@ from bot.sandbox.slack.payloads import Payloads
 from bot.sandbox.slack.responses import Responses
 from bot.sandbox.slack.serving import BackgroundServer
 from bot.sandbox.slack.snapshot import snapshot
+from bot.sandbox.slack.socket_mode import SocketHub
 from bot.sandbox.slack.triggers import TRIGGER_TTL_SECONDS, Triggers
 from bot.sandbox.slack.webapi import WebApi
 from bot.sandbox.slack.workspace import JSON, Channel, Message, User, UserGroup, View, Workspace
@@ -67,6 +71,7 @@ class SlackEmulator:
         retry_delays: tuple[float, ...] = RETRY_DELAYS_SECONDS,
         trigger_ttl: float = TRIGGER_TTL_SECONDS,
         echo_bot_messages: bool = False,
+        app_token: str | None = None,
     ) -> None:
         self.signing_secret = signing_secret
         self.bot_token = bot_token
@@ -81,12 +86,14 @@ class SlackEmulator:
         self.triggers = Triggers(self.ids, trigger_ttl)
         self.faults = Faults()
         self.calls = CallLog()
+        self.socket = SocketHub(app_token, lambda: self.base_url)
         self.deliverer = Deliverer(
             signing_secret,
             events_url,
             clock=clock,
             ack_timeout=ack_timeout,
             retry_delays=retry_delays,
+            socket=self.socket,
         )
         self.payloads = Payloads(self.workspace, self.ids)
         self.responses = Responses(self.workspace, self.ids)
@@ -109,10 +116,12 @@ class SlackEmulator:
             bot_token,
             self.faults,
             self.calls,
+            self.socket.open_url,
         )
         self.app = Starlette(
             routes=[
                 Route("/api/{method:str}", self.web_api.endpoint, methods=["GET", "POST"]),
+                *self.socket.routes(),
                 *control_routes(self),
                 *page_routes(),
             ]

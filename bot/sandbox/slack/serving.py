@@ -48,6 +48,8 @@ class BackgroundServer:
             lifespan="off",
             access_log=False,
             timeout_graceful_shutdown=1,
+            # Socket Mode's WebSocket; wsproto is pure Python and needs no deprecated API
+            ws="wsproto",
         )
         # bind here, not in uvicorn: a busy port raises OSError instead of exiting
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET

@@ -8,6 +8,7 @@ counts the call, applies any armed fault, checks the token and dispatches.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -57,11 +58,20 @@ def _fault_response(fault: Fault) -> Response:
 
 
 class WebApi:
-    def __init__(self, ctx: ApiContext, bot_token: str, faults: Faults, calls: CallLog) -> None:
+    def __init__(
+        self,
+        ctx: ApiContext,
+        bot_token: str,
+        faults: Faults,
+        calls: CallLog,
+        open_socket: Callable[[str | None], dict[str, Any]] | None = None,
+    ) -> None:
         self.ctx = ctx
         self.bot_token = bot_token
         self.faults = faults
         self.calls = calls
+        # apps.connections.open is the one method that takes the app-level token
+        self.open_socket = open_socket
 
     def _record(self, method: str, status: int, body: dict[str, Any], args: Args) -> None:
         logged = {k: args[k] for k in _LOGGED_ARGS if k in args}
@@ -78,6 +88,8 @@ class WebApi:
         )
 
     def _dispatch(self, method: str, args: Args, token: str | None) -> dict[str, Any]:
+        if method == "apps.connections.open" and self.open_socket is not None:
+            return self.open_socket(token)
         if token is None:
             raise ApiError("not_authed")
         if token != self.bot_token:

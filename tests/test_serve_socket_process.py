@@ -1,0 +1,83 @@
+"""`hitl-bot serve` in Socket Mode as a process: the README's steps with no signing secret,
+an app token Slack refuses, and SIGTERM while it keeps trying."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bot.sandbox.slack import SlackEmulator
+from tests.demo.test_demo_process import valkeys
+from tests.scale.test_scale_out import _url_of
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture
+def data_dir() -> Iterator[Path]:
+    # Short and under /tmp: the Valkey socket path must fit in 107 bytes.
+    path = Path(tempfile.mkdtemp(prefix="hs", dir="/tmp")).resolve()
+    try:
+        yield path
+    finally:
+        for pid in valkeys(path):  # only after a failure: the test asserts there are none
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+async def test_sigterm_while_slack_refuses_the_app_token_stops_serve_and_its_valkey(
+    data_dir: Path,
+) -> None:
+    async with SlackEmulator(bot_token="xoxb-p", app_token="xapp-current") as emu:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("SLACK_", "HITL_", "REDIS_URL"))
+        }
+        # As the README's Socket Mode steps say: no SLACK_SIGNING_SECRET at all.
+        env |= {
+            "SLACK_BOT_TOKEN": "xoxb-p",
+            "SLACK_APP_TOKEN": "xapp-revoked",
+            "SLACK_API_URL": emu.api_url,
+            "HITL_DATA_DIR": str(data_dir),
+            "HITL_PORT": "0",
+        }
+        log = data_dir / "serve.log"
+        with log.open("wb") as out:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bot", "serve", env=env, stdout=out, stderr=out
+            )
+        try:
+            url = await _url_of(log)
+            text = log.read_text()
+            assert "Socket Mode" in text and "no HTTP Slack endpoint" in text, text
+            assert valkeys(data_dir), "serve should have started the embedded Valkey"
+            async with httpx.AsyncClient() as http:
+                deadline = time.monotonic() + 20
+                while True:
+                    health = await http.get(url + "/healthz")
+                    if health.status_code == 503 and "invalid_auth" in health.text:
+                        break
+                    assert time.monotonic() < deadline, health.text
+                    await asyncio.sleep(0.1)
+                assert (await http.post(url + "/slack/events", content=b"{}")).status_code == 404
+            proc.send_signal(signal.SIGTERM)
+            started = time.monotonic()
+            code = await asyncio.wait_for(proc.wait(), 10)
+            assert time.monotonic() - started < 5
+            assert code == 0, log.read_text()[-2000:]
+            assert valkeys(data_dir) == []
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
