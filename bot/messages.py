@@ -19,7 +19,10 @@ STALE_PAYLOAD = (
     "Open the latest message and decide again."
 )
 NOT_ELIGIBLE = "{actor} may not decide this request: {why}."
-WHY_REQUESTER = "the requester may not approve their own action"
+WHY_REQUESTER = (
+    "it was asked for by you (or for you), and nobody approves their own action; "
+    "who may decide: {approvers}"
+)
 WHY_NOT_APPROVER = "not among its approvers ({approvers})"
 REASON_REQUIRED = "A rejection needs a reason code, one of: {codes}."
 EDIT_NOT_ALLOWED = "The policy does not allow editing {tool} before approval."
@@ -28,8 +31,8 @@ NOT_ALLOWED = "Cannot {event} a request that is {state}."
 UNKNOWN_REQUEST = "No request with id {id}."
 UNKNOWN_QUESTION = "No question with id {id}."
 IDEMPOTENCY_CONFLICT = (
-    "Idempotency key {key} was already used for a different call (hash {existing}); "
-    "use a new key for a new call."
+    "Idempotency key {key} was already used for a different call, asker or risk "
+    "(hash {existing}); use a new key for a new call."
 )
 QUESTION_CLOSED = "This question is {state}; it no longer takes answers."
 BAD_BUTTON = "This button does not belong to a request I know; open the latest message."
@@ -119,6 +122,7 @@ EMPTY_VALUE = "empty"
 AND_MORE = "and {n} more"
 N_OF = "{n} of {total}"
 ANYONE_ELIGIBLE = "anyone"
+NOBODY = "nobody yet (it escalates when its deadline passes)"
 LEVEL_PAGER = ":pager: pager"
 LEVEL_ONCALL = "on-call {name}"
 LEVEL_CURRENT = "← now"
@@ -297,4 +301,13 @@ SOCKET_MODE_DOWN = "Slack Socket Mode is not connected: {reason}"
 SERVE_READY_HTTP = "hitl-bot serving on {url}; Slack events over HTTP at {url}/slack/events"
 SERVE_READY_SOCKET = (
     "hitl-bot serving on {url}; Slack events over Socket Mode from {api} (no HTTP Slack endpoint)"
+)
+CHANNEL_NOT_ALLOWED = (
+    "{channel} is not where the policy reviews {tier} requests ({allowed}); the policy alone "
+    "decides where a request is reviewed. Fix: leave channel out."
+)
+REQUESTER_FROM_TOKEN = (
+    "requester {given!r} is not this API token's identity ({identity}); the requester comes "
+    "from the credential. Fix: leave requester out, name the person you act for in "
+    "on_behalf_of, or give this agent its own token in HITL_API_TOKENS."
 )

@@ -74,6 +74,7 @@ class Gate:
         runs: RunStore | None = None,
         clock: Clock = wall_ms,
         requester: str = "agent",
+        on_behalf_of: str | None = None,
         channel: str | None = None,
         ask_timeout_ms: int = 30 * 60_000,
     ) -> None:
@@ -85,6 +86,9 @@ class Gate:
         self.redis = requests.redis
         self.clock = clock
         self.requester = requester
+        # the person who started the run: they count as requester, so they may not
+        # approve what they asked the agent to do (separation of duties)
+        self.on_behalf_of = on_behalf_of
         self.channel = channel
         self.ask_timeout_ms = ask_timeout_ms
 
@@ -111,6 +115,7 @@ class Gate:
                 tool=t.name,
                 args=args,
                 requester=self.requester,
+                on_behalf_of=self.on_behalf_of,
                 run_id=run_id,
                 channel=self.channel,
                 idempotency_key=idempotency_key(run_id, call.id),

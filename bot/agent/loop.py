@@ -116,7 +116,10 @@ class RunLoop:
             runs=self.runs,
             clock=self.clock,
             requester=self.agent.requester,
-            channel=run.channel,
+            on_behalf_of=run.requester or None,
+            # a run's cards go to its own thread and the policy's channels; the run's
+            # channel is not a review channel to route to
+            channel=None,
             ask_timeout_ms=self.config.ask_timeout_ms,
         )
         if resumed:

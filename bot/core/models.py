@@ -63,7 +63,8 @@ class ActionRequest(BaseModel):
     payload_hash: str
     original_hash: str | None = None  # set when edit-and-approve replaced the args
     run_id: str | None = None
-    requester: str
+    requester: str  # the agent or service that asked (from its credential, never its body)
+    on_behalf_of: str | None = None  # the person the agent acts for; may not approve either
     channel: str | None = None
     risk: RiskTier
     created_at: int
@@ -72,7 +73,8 @@ class ActionRequest(BaseModel):
     expires_at: int | None = None  # None only in a final state
     level: int = 0
     levels: tuple[Level, ...]
-    approvers: tuple[str, ...] = ("*",)  # user ids, group ids, or "*" for anyone
+    # user ids, group ids, channels ("#name", C…: their members), or "*" for anyone
+    approvers: tuple[str, ...] = ("*",)
     quorum: int = 1
     self_approval: bool = False
     allow_edit: bool = False
@@ -92,6 +94,12 @@ class ActionRequest(BaseModel):
             names.update(lvl.users)
             names.update(lvl.groups)
         return frozenset(names)
+
+    def is_requester(self, actor: str) -> bool:
+        """The agent that asked, or the person it asked for: neither approves it alone."""
+        return actor == self.requester or (
+            self.on_behalf_of is not None and actor == self.on_behalf_of
+        )
 
     @property
     def assignees(self) -> Level:

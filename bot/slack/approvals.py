@@ -29,7 +29,7 @@ from bot.errors import (
 )
 from bot.runtime import Runtime
 from bot.slack import render, views
-from bot.slack.groups import groups_of
+from bot.slack.groups import groups_of, needs_lookup
 from bot.store import keys
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,8 @@ def refusal_text(exc: HitlError) -> str:
         return render.refusal("already_resolved", by=exc.by, at=exc.at, how=exc.how)
     if isinstance(exc, Expired):
         return render.refusal("expired", detail=str(exc))
+    if isinstance(exc, NotEligible) and exc.actor:
+        return render.refusal("not_eligible", actor=exc.actor, allowed=exc.allowed, own=exc.own)
     if isinstance(exc, NotEligible):
         return render.refusal("not_eligible", detail=str(exc))
     if isinstance(exc, StalePayload):
@@ -56,11 +58,14 @@ class Approvals:
     ) -> None:
         """Apply a person's decision, resolving their groups and what they saw first."""
         h = await self.rt.redis.hmget(keys.request(request_id), "msg_view", "approvers", "levels")
-        view_hash, approvers, levels = h[0], h[1] or "", h[2] or ""
+        view_hash, approvers, levels = h[0], str(h[1] or ""), str(h[2] or "")
         groups: tuple[str, ...] = ()
-        if '"S' in approvers or '"S' in levels:  # only pay for Slack look-ups when they matter
+        # only pay for Slack look-ups when a group or channel could make this person eligible
+        if any(f'"{c}' in approvers + levels for c in "SCG#"):
             req = await self.rt.requests.get(request_id)
-            groups = await groups_of(self.rt.redis, client, user, req.eligible())
+            candidates = req.eligible()
+            if needs_lookup(candidates):
+                groups = await groups_of(self.rt.redis, client, user, candidates)
         d = decision.model_copy(
             update={"actor": user, "actor_groups": groups, "view_hash": view_hash or None}
         )

@@ -334,6 +334,11 @@ def refusal(kind: str, **details: Any) -> str:
             seen=f"`{esc.mrkdwn(str(d['seen'])[:12])}`",
             current=f"`{esc.mrkdwn(str(d['current'])[:12])}`",
         )
+    elif kind == "not_eligible" and "allowed" in d:
+        actor = esc.user(str(d["actor"])) if d.get("actor") else msg.REFUSAL_YOU
+        who = esc.join_fit([esc.principal(str(a)) for a in d["allowed"]], 1500) or msg.NOBODY
+        why = msg.WHY_REQUESTER if d.get("own") else msg.WHY_NOT_APPROVER
+        text = msg.NOT_ELIGIBLE.format(actor=actor, why=why.format(approvers=who))
     elif kind == "not_eligible" and "why" in d:
         actor = esc.user(str(d["actor"])) if "actor" in d else msg.REFUSAL_YOU
         text = msg.NOT_ELIGIBLE.format(actor=actor, why=esc.fit(str(d["why"]), 1000))

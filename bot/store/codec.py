@@ -28,6 +28,7 @@ def to_hash(req: ActionRequest) -> dict[str, str]:
         "original_hash": _s(req.original_hash),
         "run_id": _s(req.run_id),
         "requester": req.requester,
+        "obo": _s(req.on_behalf_of),
         "channel": _s(req.channel),
         "risk": req.risk.value,
         "created_at": str(req.created_at),
@@ -84,6 +85,7 @@ def from_hash(h: dict[str, str]) -> ActionRequest:
         original_hash=_opt(h.get("original_hash")),
         run_id=_opt(h.get("run_id")),
         requester=h["requester"],
+        on_behalf_of=_opt(h.get("obo")),
         channel=_opt(h.get("channel")),
         risk=h["risk"],  # type: ignore[arg-type]
         created_at=int(h["created_at"]),

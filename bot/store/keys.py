@@ -98,6 +98,11 @@ def steering(run_id: str) -> str:
     return f"{PREFIX}{{run:{run_id}}}:steer"
 
 
+def outside_run(run_id: str) -> str:
+    """Marks a run id an outside agent used (approvals, questions): it may be steered."""
+    return f"{PREFIX}{{run:{run_id}}}:outside"
+
+
 def thread(channel: str, thread_ts: str) -> str:
     """Which run a Slack thread is the home of."""
     return f"{PREFIX}thread:{channel}:{thread_ts}"

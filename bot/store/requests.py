@@ -65,6 +65,7 @@ class RequestStore:
         channel: str | None = None,
         idempotency_key: str | None = None,
         risk: RiskTier | None = None,
+        on_behalf_of: str | None = None,
     ) -> Created:
         now = self.clock()
         rid = id_for_key(idempotency_key) if idempotency_key else self.ids()
@@ -74,6 +75,7 @@ class RequestStore:
             tool=tool,
             args=args,
             requester=requester,
+            on_behalf_of=on_behalf_of,
             now=now,
             run_id=run_id,
             channel=channel,

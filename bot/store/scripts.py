@@ -71,9 +71,13 @@ local now, actor = tonumber(ARGV[1]), ARGV[2]
 local records = cjson.decode(ARGV[3])
 local h = cjson.decode(ARGV[4])
 if redis.call('EXISTS', R) == 1 then
-  local given = h.payload_hash
+  local given = h
   h = load(R)
-  if h.payload_hash == given or h.original_hash == given then return {'exists', flat(h)} end
+  -- the same key must mean the same call by the same asker at the same risk
+  local same = (h.payload_hash == given.payload_hash or h.original_hash == given.payload_hash)
+    and h.requester == given.requester and (h.obo or '') == given.obo
+    and h.risk == given.risk
+  if same then return {'exists', flat(h)} end
   return {'conflict', flat(h)}
 end
 for _, r in ipairs(records) do
@@ -152,7 +156,7 @@ if HUMAN[ev] then
   end
   if state ~= 'pending_review' then return resolved_or_invalid() end
   if now >= tonumber(h.expires_at) then return refuse('expired') end
-  local own = actor == h.requester
+  local own = actor == h.requester or (h.obo ~= nil and h.obo ~= '' and actor == h.obo)
   if own and ev ~= 'reject' and h.self_approval ~= '1' then return refuse('not_eligible') end
   local ok = own and ev == 'reject'  -- saying no to one's own request is always safe
   local names = {}

@@ -32,7 +32,11 @@ tiers:
     reviewers: {channels: ["#ops"]}
     escalation: [{oncall: finance, timeout: 10m}, {users: [U_LEAD]}]
   high: {review_timeout: 15m, reviewers: {users: [U_BOSS]}, approvers: [U_BOSS, S_FIN]}
-  critical: {review_timeout: 5m, reviewers: {channels: ["#ops"]}, approvals_required: 2}
+  critical:
+    review_timeout: 5m
+    reviewers: {channels: ["#ops"]}
+    approvals_required: 2
+    approvers: [S_OPS]
 tools:
   refund:
     tier: medium
@@ -91,7 +95,7 @@ def test_default_policy_high_risk_has_a_backup_after_the_first_escalation() -> N
         ({"amount": 5000}, RiskTier.HIGH),
         ({"amount": 1000}, RiskTier.MEDIUM),  # the rule says "> 1000"
         ({"amount": 5}, RiskTier.MEDIUM),  # a rule to low never lowers the tier
-        ({}, RiskTier.MEDIUM),  # no such argument: the rule does not apply
+        ({}, RiskTier.HIGH),  # no such argument: fail closed, the rule's tier applies
         ({"amount": "lots"}, RiskTier.HIGH),  # a value of the wrong type cannot prove safety
     ],
 )

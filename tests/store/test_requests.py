@@ -82,7 +82,7 @@ async def test_requester_cannot_approve_own_action(
     store: RequestStore, policy: Policy, redis: Redis
 ) -> None:
     req = (await store.create(policy, tool="refund", args={"amount": 1}, requester="U1")).request
-    with pytest.raises(NotEligible, match="requester"):
+    with pytest.raises(NotEligible, match="asked for by you"):
         await store.transition(req.id, approve(req.payload_hash, "U1"))
     assert (await store.get(req.id)).state == State.PENDING_REVIEW
     assert (await audit.entries(redis, req.id))[-1].kind == "refused"
@@ -228,7 +228,11 @@ async def test_list_pending_oldest_first(
     for i in range(5):
         clock.advance(1000)
         made.append(
-            (await store.create(policy, tool="refund", args={"i": i}, requester="U1")).request
+            (
+                await store.create(
+                    policy, tool="refund", args={"i": i, "amount": 1}, requester="U1"
+                )
+            ).request
         )
     await store.transition(made[2].id, approve(made[2].payload_hash, "U2"))
     pending = await store.list_pending()

@@ -17,7 +17,9 @@ from bot.store.requests import RequestStore
 async def test_waiter_wakes_on_decision(
     store: RequestStore, policy: Policy, redis_url: str
 ) -> None:
-    req = (await store.create(policy, tool="refund", args={"a": 1}, requester="U1")).request
+    req = (
+        await store.create(policy, tool="refund", args={"a": 1, "amount": 1}, requester="U1")
+    ).request
     waiter_client = Redis.from_url(redis_url, decode_responses=True)
     waiter = RequestStore(waiter_client)
     try:
@@ -36,7 +38,9 @@ async def test_waiter_wakes_on_decision(
 
 
 async def test_wait_after_decision_returns_at_once(store: RequestStore, policy: Policy) -> None:
-    req = (await store.create(policy, tool="refund", args={"a": 1}, requester="U1")).request
+    req = (
+        await store.create(policy, tool="refund", args={"a": 1, "amount": 1}, requester="U1")
+    ).request
     await store.transition(
         req.id, Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
     )
@@ -46,7 +50,9 @@ async def test_wait_after_decision_returns_at_once(store: RequestStore, policy: 
 
 
 async def test_wait_deadline_returns_still_pending(store: RequestStore, policy: Policy) -> None:
-    req = (await store.create(policy, tool="refund", args={"a": 1}, requester="U1")).request
+    req = (
+        await store.create(policy, tool="refund", args={"a": 1, "amount": 1}, requester="U1")
+    ).request
     t0 = time.monotonic()
     got = await store.wait(req.id, timeout_s=0.3)
     assert got.state == State.PENDING_REVIEW
