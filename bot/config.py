@@ -160,7 +160,7 @@ _IDENTITY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 
 
 def _parse_identities(raw: str) -> dict[str, str]:
-    """"name=token,name2=token2" -> {token: name}; a malformed pair raises ValueError
+    """Parse "name=token,name2=token2" into {token: name}; a malformed pair raises ValueError
     without echoing the token."""
     out: dict[str, str] = {}
     for i, pair in enumerate(p.strip() for p in raw.split(",") if p.strip()):
