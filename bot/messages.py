@@ -108,7 +108,18 @@ HEAD_PENDING = "{risk} risk — approval needed"
 HEAD_STATE = "{risk} risk — {state}"
 HEAD_ESCALATED = "⏫ Escalated: {risk} risk — approval needed"
 CALL_INTRO = "The agent wants to call {tool} with these arguments:"
-ARGS_TRUNCATED = "… truncated, see full payload"
+ARG_CUT_MARK = " … ✂ cut: {size:,} characters in all"  # inside the code, after the cut value
+ARG_CUT_LABEL = "{name} ({size:,} characters)"
+ARGS_CUT_NOTE = "✂ Cut to fit in Slack: {names}. *{view}* shows every argument in full."
+ARGS_NAMES_ONLY = (
+    "*{n:,} arguments*: too many to show their values here; *{view}* shows them in full. "
+    "Their names and sizes:"
+)
+HIDDEN_CHARS_WARNING = (
+    "⚠️ *Hidden characters.* This request contains invisible or direction-changing "
+    "characters (bidi controls, zero-width or other control characters). They are spelled "
+    "out as codes such as `\\u202e`, so read it exactly as shown here."
+)
 ARGS_UNREADABLE = (
     "(the arguments are nested too deeply to display; reject the call, "
     "or inspect it with hitl-bot show)"

@@ -31,6 +31,16 @@ def request(rid: str) -> str:
     return f"{_t(rid)}req:{rid}"
 
 
+def posts(rid: str) -> str:
+    """Hash of the escalation messages posted for a request, in the request's shard.
+
+    Field `LEVEL:user:U123` or `LEVEL:channel:#name` -> `CHANNEL TS` of the message
+    posted there (so every later notice can update it, and a retry never posts it
+    twice); `LEVEL:done` once every post and page of that level went out.
+    """
+    return f"{_t(rid)}posts:{rid}"
+
+
 def audit(rid: str) -> str:
     return f"{_t(rid)}audit:{rid}"
 

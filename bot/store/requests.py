@@ -14,7 +14,7 @@ from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.machine import apply
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTier
-from bot.core.payload import canonical_args, payload_hash
+from bot.core.payload import payload_hash, stored_args
 from bot.core.policy import Policy
 from bot.core.proposal import propose
 from bot.core.states import Event, State
@@ -134,7 +134,7 @@ class RequestStore:
             tool = await self.redis.hget(keys.request(rid), "tool")
             if tool is None:
                 raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
-            new_args, new_hash = canonical_args(d.new_args), payload_hash(str(tool), d.new_args)
+            new_args, new_hash = stored_args(d.new_args), payload_hash(str(tool), d.new_args)
         status, out = await self._transition(
             keys=keys.request_keys(rid), args=_argv(d, now, new_args, new_hash)
         )

@@ -167,7 +167,7 @@ async def test_twenty_kilobyte_argument_fits_and_stays_reachable(bot: Bot) -> No
     rid = await bot.propose("refund", {"amount": 3, "note": big})
     ch, ts = await bot.message_of(rid)  # the emulator refuses messages over Slack's limits
     msg = next(m for m in bot.emu.messages(ch) if m.ts == ts)
-    assert len(msg.blocks) <= 50 and "truncated" in all_text(msg.blocks)
+    assert len(msg.blocks) <= 50 and "✂ Cut to fit in Slack: `note`" in all_text(msg.blocks)
     assert "END-OF-NOTE" not in all_text(msg.blocks)
     await bot.emu.click("UALICE", render.ACTION_VIEW, channel=ch, ts=ts)
 

@@ -7,6 +7,7 @@ from redis.asyncio import Redis
 
 from bot.clock import FakeClock
 from bot.core.models import Decision
+from bot.core.payload import payload_hash
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import (
@@ -258,3 +259,24 @@ async def test_requester_may_withdraw_their_own_request_by_rejecting(
     )
     assert moved.request.state == State.CANCELLED
     assert moved.request.resolution is not None and moved.request.resolution.actor == "UREQ"
+
+
+async def test_arguments_keep_the_callers_order_and_the_hash_ignores_it(
+    store: RequestStore, policy: Policy
+) -> None:
+    # The card lists arguments in the order the caller gave; Redis must not sort them.
+    args = {"to": "C-9", "amount": 50, "note": {"z": 1, "a": 2}}
+    req = (await store.create(policy, tool="refund", args=args, requester="U1")).request
+    got = await store.get(req.id)
+    assert list(got.args) == ["to", "amount", "note"] and list(got.args["note"]) == ["z", "a"]
+    same = {"amount": 50, "note": {"a": 2, "z": 1}, "to": "C-9"}
+    assert payload_hash("refund", same) == got.payload_hash  # the hash ignores key order
+    edited = {"to": "C-9", "amount": 40}
+    moved = await store.transition(
+        req.id,
+        Decision(
+            event=Event.EDIT_AND_APPROVE, actor="U2", payload_hash=got.payload_hash, new_args=edited
+        ),
+    )
+    assert list(moved.request.args) == ["to", "amount"]
+    assert list((await store.get(req.id)).args) == ["to", "amount"]
