@@ -22,6 +22,7 @@ class Backend(Protocol):
         channel: str | None,
         idempotency_key: str | None,
         risk: RiskTier | None,
+        args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest: ...
 
     async def get(self, rid: str) -> ActionRequest: ...

@@ -39,6 +39,7 @@ class DirectBackend:
         channel: str | None,
         idempotency_key: str | None,
         risk: RiskTier | None,
+        args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest:
         made = await self.rt.requests.create(
             self.rt.policy,
@@ -49,6 +50,7 @@ class DirectBackend:
             channel=channel,
             idempotency_key=idempotency_key,
             risk=risk,
+            args_schema=args_schema,
         )
         return made.request
 

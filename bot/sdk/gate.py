@@ -187,8 +187,13 @@ class Gate:
         requester: str | None = None,
         channel: str | None = None,
         idempotency_key: str | None = None,
+        args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest:
-        """Create the request (or find it again by `idempotency_key`); do not wait."""
+        """Create the request (or find it again by `idempotency_key`); do not wait.
+
+        `args_schema`: the JSON Schema of the tool's arguments; recorded for the tool so
+        a person's edit that does not fit it is refused before it is approved.
+        """
         canonical_args(args)  # plain JSON only, in both modes (HTTP would coerce dates)
         body = checked(
             ApprovalIn,
@@ -199,6 +204,7 @@ class Gate:
             channel=channel or self.channel,
             idempotency_key=idempotency_key,
             risk=risk,
+            args_schema=args_schema,
         )
         b = await self.backend()
         return await b.create(
@@ -209,6 +215,7 @@ class Gate:
             channel=body.channel,
             idempotency_key=body.idempotency_key,
             risk=body.risk,
+            args_schema=body.args_schema,
         )
 
     async def decision(
@@ -265,6 +272,7 @@ class Gate:
         channel: str | None = None,
         idempotency_key: str | None = None,
         timeout: float | None = None,
+        args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest:
         """Submit and wait: the approved request (its `args` may have been edited)."""
         submitting = asyncio.ensure_future(
@@ -276,6 +284,7 @@ class Gate:
                 requester=requester,
                 channel=channel,
                 idempotency_key=idempotency_key,
+                args_schema=args_schema,
             )
         )
         try:

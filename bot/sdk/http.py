@@ -119,6 +119,7 @@ class HttpBackend:
         channel: str | None,
         idempotency_key: str | None,
         risk: RiskTier | None,
+        args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest:
         body = ApprovalIn(
             tool=tool,
@@ -128,6 +129,7 @@ class HttpBackend:
             channel=channel,
             idempotency_key=idempotency_key,
             risk=risk,
+            args_schema=args_schema,
         )
         return await self._request("POST", "/v1/approvals", body=body)
 
