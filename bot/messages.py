@@ -322,3 +322,17 @@ REQUESTER_FROM_TOKEN = (
     "from the credential. Fix: leave requester out, name the person you act for in "
     "on_behalf_of, or give this agent its own token in HITL_API_TOKENS."
 )
+
+# -- checking edited arguments (bot/core/schema.py) -------------------------------------
+# Shown in the Edit modal under the text box, so each stays short (Slack cuts at 150).
+ARGS_NOT_OBJECT = 'The arguments must be a JSON object, like {"amount": 10}.'
+ARGS_SCHEMA_PROBLEM = "{where}: {problem}"
+ARGS_ROOT = "arguments"
+ARGS_NEW_KEYS = "Not an argument of this call: {names}. Only edit the values."
+ARGS_MISSING_KEYS = "Missing arguments: {names}. Keep every argument; edit its value."
+ARGS_SCHEMA_BROKEN = "This tool's argument schema cannot be applied ({error}); nothing was changed."
+SCHEMA_INVALID = "args_schema is not a valid JSON Schema: {error}"
+SCHEMA_TOO_LARGE = "args_schema is {size} bytes as JSON; the limit is {limit}."
+SCHEMA_NOT_OBJECT_TYPE = 'args_schema must describe a JSON object (its "type" is "object").'
+EDIT_GONE = "This request no longer exists; nothing was changed."
+ARGS_DO_NOT_FIT = "The arguments of {tool} do not fit its args_schema: {problems}"

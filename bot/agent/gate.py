@@ -120,6 +120,8 @@ class Gate:
                 channel=self.channel,
                 idempotency_key=idempotency_key(run_id, call.id),
                 risk=t.risk,
+                # Recorded for the tool, so the Edit modal checks a person's edit against it.
+                args_schema=t.schema(),
             )
         except (InvalidArguments, PayloadError) as exc:
             return Outcome(msg.INVALID_ARGS.format(tool=call.name, problems=exc), "invalid")
@@ -259,7 +261,9 @@ class Gate:
         try:
             tool.validate(req.args)  # an edit came from a person: check it like model output
         except InvalidArguments as exc:
-            await self._cancel(req, "invalid_edit")
+            # The modal checks edits against the recorded schema; this catches a schema
+            # that was stale or missing. The audit and the model both get the reason.
+            await self._cancel(req, msg.BAD_EDIT_CODE, text=_clip(str(exc), 500))
             text = msg.BAD_EDIT.format(tool=tool.name, problems=exc)
             return Outcome(text, "cancelled", req.id)
         if await self._stopped(run_id):
@@ -366,9 +370,10 @@ class Gate:
             return Outcome(text, "manual_intervention", req.id)
         return explain(now)
 
-    async def _cancel(self, req: ActionRequest, reason: str) -> None:
+    async def _cancel(self, req: ActionRequest, reason: str, *, text: str | None = None) -> None:
+        cancel = Decision(event=Event.CANCEL, reason_code=reason, text=text)
         with contextlib.suppress(InvalidTransition):
-            await self.requests.transition(req.id, Decision(event=Event.CANCEL, reason_code=reason))
+            await self.requests.transition(req.id, cancel)
 
     # ask_human
 

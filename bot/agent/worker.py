@@ -40,7 +40,7 @@ from bot.core.policy import parse_duration
 from bot.errors import HitlError, NotFound
 from bot.logs import setup as setup_logging
 from bot.runtime import open_runtime
-from bot.store import keys
+from bot.store import keys, tools
 
 log = logging.getLogger(__name__)
 
@@ -261,6 +261,9 @@ class Worker:
             agent = self.agents.get(run.agent)
         except AgentNotFound as exc:
             return await self.runs.update(run_id, state=RunState.FAILED, error=str(exc))
+        # Registered before any of its calls reaches a person: the Edit modal checks edits
+        # against these schemas (each proposal records its tool's schema again, too).
+        await tools.record_all(self.redis, agent.tools.schemas())
         loop = RunLoop(agent, self.llm, self.stores, self.loop_config)
         return await loop.run(run_id)
 

@@ -37,6 +37,7 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
             channel=body.channel,
             idempotency_key=body.idempotency_key,
             risk=body.risk,
+            args_schema=body.args_schema,
         )
         if body.run_id:
             await mark_outside_run(rt, body.run_id)

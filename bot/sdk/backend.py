@@ -23,6 +23,7 @@ class Backend(Protocol):
         idempotency_key: str | None,
         risk: RiskTier | None,
         on_behalf_of: str | None = None,
+        args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest: ...
 
     async def get(self, rid: str) -> ActionRequest: ...

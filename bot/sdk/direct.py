@@ -40,6 +40,7 @@ class DirectBackend:
         idempotency_key: str | None,
         risk: RiskTier | None,
         on_behalf_of: str | None = None,
+        args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest:
         made = await self.rt.requests.create(
             self.rt.policy,
@@ -51,6 +52,7 @@ class DirectBackend:
             channel=channel,
             idempotency_key=idempotency_key,
             risk=risk,
+            args_schema=args_schema,
         )
         return made.request
 

@@ -120,6 +120,7 @@ class HttpBackend:
         idempotency_key: str | None,
         risk: RiskTier | None,
         on_behalf_of: str | None = None,
+        args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest:
         body = ApprovalIn(
             tool=tool,
@@ -130,6 +131,7 @@ class HttpBackend:
             channel=channel,
             idempotency_key=idempotency_key,
             risk=risk,
+            args_schema=args_schema,
         )
         return await self._request("POST", "/v1/approvals", body=body)
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bot.core.models import RiskTier, Run
+from bot.core.schema import schema_problem
 
 MAX_TEXT = 3000  # Slack's section text limit, and `Decision.text`'s
 
@@ -60,6 +61,21 @@ class ApprovalIn(_In):
     risk: RiskTier | None = Field(
         default=None, description="Raises the tier the policy gives; never lowers it."
     )
+    args_schema: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "JSON Schema of the tool's arguments (an object schema, at most 16 KiB). The args "
+            "must fit it; it is recorded for the tool, and a person's edit that does not fit "
+            "it is refused before it is approved."
+        ),
+    )
+
+    @field_validator("args_schema")
+    @classmethod
+    def _a_json_schema(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        if v is not None and (problem := schema_problem(v)) is not None:
+            raise ValueError(problem)
+        return v
 
 
 class ResultIn(_In):

@@ -30,7 +30,7 @@ from bot.errors import (
 from bot.runtime import Runtime
 from bot.slack import render, views
 from bot.slack.groups import groups_of, needs_lookup
-from bot.store import keys
+from bot.store import keys, tools
 
 log = logging.getLogger(__name__)
 
@@ -131,22 +131,34 @@ class Approvals:
         await ack()
 
     async def on_edit(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        """Approve the edited call, or refuse it inside the modal and change nothing.
+
+        The edit is checked before any transition: JSON, then the tool's recorded
+        schema (or, with none, the call's own argument names), so a refused edit leaves
+        the request's state, version, payload hash and audit exactly as they were.
+        """
         view = body["view"]
-        rid, phash = render.ButtonValue.decode(view.get("private_metadata", ""))
+        try:
+            rid, phash = render.ButtonValue.decode(view.get("private_metadata", ""))
+        except ValueError:
+            await _refuse(ack, msg.BAD_BUTTON)
+            return
         raw = views.parse_edit(view["state"]["values"])
         try:
             new_args = json.loads(raw)
         except json.JSONDecodeError as exc:
-            await ack(
-                response_action="errors",
-                errors={views.ARGS_BLOCK: _fit(msg.EDIT_BAD_JSON.format(error=exc))},
-            )
+            await _refuse(ack, msg.EDIT_BAD_JSON.format(error=exc))
             return
-        req = await self.rt.requests.get(rid)
-        schema = await self.rt.redis.hget(keys.TOOL_SCHEMAS, req.tool)
-        found = problems(json.loads(schema) if schema else {}, new_args)
+        try:
+            req = await self.rt.requests.get(rid)
+        except NotFound:
+            await _refuse(ack, msg.EDIT_GONE)
+            return
+        schema = await tools.schema_of(self.rt.redis, req.tool)
+        found = problems(schema, new_args, current=req.args)
         if found:
-            await ack(response_action="errors", errors={views.ARGS_BLOCK: _fit("; ".join(found))})
+            log.info("edit of %s refused in the modal: %s", rid, found)
+            await _refuse(ack, "; ".join(found))
             return
         try:
             await self.decide(
@@ -156,9 +168,14 @@ class Approvals:
                 Decision(event=Event.EDIT_AND_APPROVE, payload_hash=phash, new_args=new_args),
             )
         except (HitlError, InvalidTransition) as exc:
-            await ack(response_action="errors", errors={views.ARGS_BLOCK: _fit(refusal_text(exc))})
+            await _refuse(ack, refusal_text(exc))
             return
         await ack()
+
+
+async def _refuse(ack: AsyncAck, text: str) -> None:
+    """Keep the Edit modal open with `text` under the arguments box."""
+    await ack(response_action="errors", errors={views.ARGS_BLOCK: _fit(text)})
 
 
 def _fit(text: str) -> str:

@@ -132,4 +132,6 @@ def parse_due_member(member: str) -> tuple[str, str, int]:
     return kind, item_id, int(version)
 
 
-TOOL_SCHEMAS = f"{PREFIX}tools"  # hash: tool name -> JSON schema of its arguments
+# hash: tool name -> JSON schema of its arguments (bot/store/tools.py). A global key, no
+# shard tag: a read-mostly record per tool that no script touches, fine on Cluster.
+TOOL_SCHEMAS = f"{PREFIX}tools"

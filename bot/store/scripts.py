@@ -273,6 +273,9 @@ for _, r in ipairs(recs) do
   if HUMAN[ev] or ev == 'cancel' or r[1] == 'timeout' then
     e.reason_code, e.text, e.view_hash = upd.res_reason, upd.res_text, view
   end
+  -- A cancel after an approval keeps the approval as the resolution; its own why
+  -- (a refused edit, a lapsed claim) still belongs in the audit.
+  if ev == 'cancel' and upd.res_reason == nil then e.reason_code, e.text = reason, text end
   if r[1] == 'edit_and_approve' then e.original_hash = h.original_hash end
   if upd.detail then e.text = upd.detail end
   audit(A, h, e)
