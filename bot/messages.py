@@ -143,6 +143,7 @@ F_RUN = "Run"
 F_REQUEST = "request"
 F_REQUEST_ID = "Request"
 F_REQUESTER = "Requested by"
+F_ON_BEHALF_OF = "On behalf of"
 F_HASH = "Payload hash"
 F_FULL_HASH = "Payload hash (sha256)"
 F_EDITED_FROM = "Edited from hash"
@@ -252,7 +253,8 @@ PENDING_OVERDUE = "overdue by {d}"
 POLICY_HEAD = "📜 Approval policy"
 POLICY_REVIEW = "review within {d}"
 POLICY_APPROVALS = (
-    "{n} approval(s) from {who} · self-approval: {self} · edit before approval: {edit}"
+    "{n} approval(s) from {who}, and each escalation level's people once reached · "
+    "self-approval: {self} · edit before approval: {edit}"
 )
 POLICY_YES_NO = {True: "yes", False: "no"}
 POLICY_NO_REVIEW = "no review"
@@ -336,3 +338,12 @@ SCHEMA_TOO_LARGE = "args_schema is {size} bytes as JSON; the limit is {limit}."
 SCHEMA_NOT_OBJECT_TYPE = 'args_schema must describe a JSON object (its "type" is "object").'
 EDIT_GONE = "This request no longer exists; nothing was changed."
 ARGS_DO_NOT_FIT = "The arguments of {tool} do not fit its args_schema: {problems}"
+MAY_NOT_DIRECT = (
+    "Only the person who started run {run_id}, the people who may decide what it waits "
+    "on, and the policy's operators may steer or stop it. Nothing was changed; the "
+    "attempt is in the run's audit."
+)
+MAY_NOT_READ = (
+    "Only the requester of {id}, the people who may decide it, and the policy's "
+    "operators may read its audit trail."
+)

@@ -30,6 +30,7 @@ from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import Expired, HitlError, InvalidTransition, NotFound, PayloadError
 from bot.store import keys
+from bot.store.corrections import SUPERSEDED
 from bot.store.events import publish
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore, id_for_key
@@ -117,7 +118,9 @@ class Gate:
                 requester=self.requester,
                 on_behalf_of=self.on_behalf_of,
                 run_id=run_id,
-                channel=self.channel,
+                # a run's cards go to its thread and the policy's channels: the run's own
+                # channel is not a review route
+                channel=None,
                 idempotency_key=idempotency_key(run_id, call.id),
                 risk=t.risk,
                 # Recorded for the tool, so the Edit modal checks a person's edit against it.
@@ -247,6 +250,13 @@ class Gate:
         return self.runs is not None and (await self.runs.get(run_id)).stop_requested
 
     async def _explain(self, req: ActionRequest, run_id: str) -> Outcome:
+        res = req.resolution
+        if res is not None and res.event == Event.CANCEL and res.reason_code == SUPERSEDED:
+            # A person's correction withdrew this call: the model reads it now.
+            s = await self.steer(run_id, None)
+            if s is not None:
+                text = (msg.HARD_STOP if s.hard_stop else msg.STEERED).format(text=s.text)
+                return Outcome(text, "steered", req.id, stop=s.hard_stop)
         out = explain(req)
         if out.status in ("withdrawn", "lapsed") and await self._stopped(run_id):
             return stopped(req.id)  # stop_run keeps an earlier resolution; the flag tells

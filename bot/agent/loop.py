@@ -117,9 +117,7 @@ class RunLoop:
             clock=self.clock,
             requester=self.agent.requester,
             on_behalf_of=run.requester or None,
-            # a run's cards go to its own thread and the policy's channels; the run's
-            # channel is not a review channel to route to
-            channel=None,
+            channel=run.channel,  # where its questions go; never where approvals are reviewed
             ask_timeout_ms=self.config.ask_timeout_ms,
         )
         if resumed:

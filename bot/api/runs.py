@@ -18,6 +18,7 @@ from bot.core.models import RUN_FINAL, Steering
 from bot.errors import InvalidTransition, NotFound
 from bot.runtime import Runtime
 from bot.store import keys
+from bot.store.corrections import correct
 from bot.store.runs import RunStore, stop_run
 
 
@@ -86,7 +87,7 @@ def router(rt: Runtime, runs: RunStore) -> APIRouter:
                     state=run.state.value,
                     event="steer",
                 )
-        return await rt.steering.push(run_id, body.text, actor=actor)
+        return await correct(rt.steering, rt.requests, runs, run_id, body.text, actor=actor)
 
     @r.get(
         "/{run_id}/steering",

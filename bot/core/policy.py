@@ -231,25 +231,28 @@ class Policy(_Strict):
         missing = [t.value for t in TIER_ORDER if t not in self.tiers]
         if missing:
             raise ValueError(f"tiers {missing} are missing; fix: define all four tiers")
+        problems: list[str] = []
         for tier, tp in self.tiers.items():
+            if tp.on_exhausted == State.AUTO_APPROVED and tier != RiskTier.LOW:
+                problems.append(
+                    f"tiers.{tier.value}.on_exhausted: auto_approved is allowed for low risk "
+                    "only; fix: set it to auto_rejected"
+                )
             if tier in (RiskTier.HIGH, RiskTier.CRITICAL) and not tp.approvers:
-                raise ValueError(
+                problems.append(
                     f"tiers.{tier.value}.approvers: a {tier.value} tier must name who may "
                     "approve; fix: list Slack user ids (U123), user group ids (S123) or a "
                     'channel whose members may approve ("#leads"), e.g. approvers: '
                     '["S0FINANCE"] (or write "*" to allow anyone in the workspace)'
                 )
-            if tp.on_exhausted == State.AUTO_APPROVED and tier != RiskTier.LOW:
-                raise ValueError(
-                    f"tiers.{tier.value}.on_exhausted: auto_approved is allowed for low risk "
-                    "only; fix: set it to auto_rejected"
-                )
             for lvl in (tp.reviewers, *tp.escalation):
                 if lvl.oncall and lvl.oncall not in self.oncall:
-                    raise ValueError(
+                    problems.append(
                         f"tiers.{tier.value}: oncall rotation {lvl.oncall!r} is not defined; "
                         "fix: add it under 'oncall:'"
                     )
+        if problems:
+            raise ValueError("\n".join(problems))
         return self
 
     def check_schema(self, tool: str, schema: dict[str, Any]) -> None:

@@ -81,7 +81,8 @@ def number(v: float) -> str:
 def hidden_warning(req: ActionRequest) -> list[Block]:
     """A warning block when any text of the request holds a hidden character."""
     res = req.resolution
-    texts: list[Any] = [req.tool, req.args, req.requester, req.run_id, req.channel, req.detail]
+    texts: list[Any] = [req.tool, req.args, req.requester, req.on_behalf_of, req.run_id]
+    texts += [req.channel, req.detail]
     texts += [res.actor, res.reason_code, res.text] if res else []
     texts += [req.approvers, [a.actor for a in req.approvals], req.idempotency_key]
     texts += [(lv.users, lv.groups, lv.channels) for lv in req.levels]

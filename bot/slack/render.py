@@ -191,6 +191,8 @@ def _meta(req: ActionRequest, now_ms: int) -> list[str]:
         field(msg.F_REQUESTER, esc.user(esc.truncate(req.requester, 300))),
         field(msg.F_HASH, f"`{req.payload_hash[:12]}`"),
     ]
+    if req.on_behalf_of:
+        out.insert(2, field(msg.F_ON_BEHALF_OF, esc.user(esc.truncate(req.on_behalf_of, 300))))
     if req.original_hash:
         out.append(field(msg.F_EDITED_FROM, f"`{req.original_hash[:12]}`"))
     label = msg.DEADLINE_LABELS.get(req.state.value)

@@ -14,7 +14,9 @@ from bot.errors import HitlError
 from bot.runtime import Runtime
 from bot.slack import render, views
 from bot.slack.approvals import refusal_text
+from bot.slack.permissions import audit_refusal, may_direct
 from bot.store import keys
+from bot.store.corrections import correct
 from bot.store.runs import RunStore
 
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
@@ -32,7 +34,7 @@ class Threads:
         app.action(render.ACTION_ANSWER)(self.on_answer_button)
         app.view(render.VIEW_ANSWER)(self.on_answer_modal)
 
-    async def on_message(self, event: dict[str, Any]) -> None:
+    async def on_message(self, event: dict[str, Any], client: AsyncWebClient) -> None:
         # The bot's own posts, edits and joins are not people talking to the agent.
         if event.get("bot_id") or event.get("subtype"):
             return
@@ -58,7 +60,18 @@ class Threads:
                 return
             except HitlError:
                 pass  # answered already or closed: the reply is a correction instead
-        await self.rt.steering.push(run_id, text, actor=user, source=source)
+        if not await may_direct(self.rt, client, user, run):
+            await audit_refusal(self.rt, run_id, user=user, what="steer")
+            await client.chat_postEphemeral(
+                channel=channel,
+                user=user,
+                thread_ts=thread,
+                text=msg.MAY_NOT_DIRECT.format(run_id=run_id),
+            )
+            return
+        await correct(
+            self.rt.steering, self.rt.requests, self.runs, run_id, text, actor=user, source=source
+        )
 
     async def on_mention(self, event: dict[str, Any]) -> None:
         channel = event["channel"]

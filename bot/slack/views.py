@@ -313,7 +313,8 @@ def policy_blocks(policy: Policy, *, max_blocks: int) -> list[Block]:
 
 def _tier_text(tier: RiskTier, tp: TierPolicy) -> str:
     chain = [f"{i}. {_level(a, tp)}" for i, a in enumerate((tp.reviewers, *tp.escalation), 1)]
-    approvers = esc.join_fit([esc.principal(a) for a in tp.approvers], 400)
+    # the principals a request of this tier carries (what the machine checks)
+    approvers = esc.join_fit([esc.principal(a) for a in tp.deciders()], 400) or msg.NOBODY
     return "\n".join([
         f"*{msg.RISK_EMOJI[tier.value]} {tier.value.upper()}* · "
         + msg.POLICY_REVIEW.format(d=esc.duration(tp.review_timeout)),

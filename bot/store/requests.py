@@ -19,7 +19,7 @@ from bot.core.policy import Policy
 from bot.core.proposal import propose
 from bot.core.schema import call_problems, schema_problem
 from bot.core.states import Event, State
-from bot.errors import IdempotencyConflict, InvalidTransition, NotFound, PayloadError
+from bot.errors import ConfigError, IdempotencyConflict, InvalidTransition, NotFound, PayloadError
 from bot.store import keys, tools
 from bot.store.codec import from_hash, reply, to_hash
 from bot.store.scripts import CREATE, TRANSITION
@@ -80,6 +80,10 @@ class RequestStore:
                 raise PayloadError(problem)
             if found := call_problems(args_schema, json.loads(canonical_args(args))):
                 raise PayloadError(msg.ARGS_DO_NOT_FIT.format(tool=tool, problems="; ".join(found)))
+            try:  # a rule reading an argument this schema lacks is a typo: refuse, never skip
+                policy.check_schema(tool, args_schema)
+            except ConfigError as exc:
+                raise PayloadError(str(exc)) from None
             await tools.record(self.redis, tool, args_schema)
         now = self.clock()
         rid = id_for_key(idempotency_key) if idempotency_key else self.ids()

@@ -176,7 +176,7 @@ async def test_kill_9_while_waiting_then_another_worker_finishes_it_once(
         COUNT_FILE_ENV: str(count),
         "PYTHONPATH": str(ROOT),
     }
-    run = await stores.runs.start(agent=COUNTING, prompt="charge 42", requester="UKID")
+    run = await stores.runs.start(agent=COUNTING, prompt="charge 42", requester="UASKER")
     first = await _spawn("w1", env, log)
     second = None
     try:
