@@ -5,13 +5,19 @@ Driven from outside: the HTTP API of the real bot and clicks through the Slack e
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
+import time
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 
 from bot.core.states import State
 from bot.slack import render
-from tests.e2e.conftest import Agents, Bot, all_text, button_values, eventually
+from bot.store import audit
+from tests.e2e.conftest import SECRET, Agents, Bot, all_text, button_values, eventually
 
 AUTH = {"Authorization": "Bearer api-token"}
 
@@ -84,12 +90,19 @@ async def test_the_person_an_agent_acts_for_may_reject_but_never_approve(bot: Bo
 async def test_a_tier_without_approvers_is_decided_by_its_reviewer_channel_not_everyone(
     bot: Bot,
 ) -> None:
-    bot.emu.workspace.channels["CHITLAPPROVALS"].members = ["UBOT", "UCAROL"]
     rid = await bot.propose("post_note", {"text": "hello"})
     ch, ts = await bot.message_of(rid)
-    await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
-    told = [e.text for e in bot.emu.ephemerals("UALICE")]
-    assert any("not among its approvers" in t and "#hitl-approvals" in t for t in told), told
+    # Alice leaves the channel; her click (she still has the card open) is refused.
+    bot.emu.workspace.channels["CHITLAPPROVALS"].members = ["UBOT", "UCAROL"]
+    value = button_values(_card(bot, ch, ts).blocks)[render.ACTION_APPROVE]
+    got = await _signed_click(bot, "UALICE", value, ch)
+    assert got.status_code == 200, got.text
+
+    async def refused() -> Any:
+        trail = await audit.entries(bot.redis, rid)
+        return [e for e in trail if e.kind == "refused" and e.actor == "UALICE"]
+
+    assert (await eventually(refused))[0].reason_code == "not_eligible"
     assert (await bot.requests.get(rid)).state == State.PENDING_REVIEW
     await bot.emu.click("UCAROL", render.ACTION_APPROVE, channel=ch, ts=ts)
     assert (await bot.requests.get(rid)).state == State.APPROVED
@@ -158,10 +171,31 @@ async def test_only_the_initiator_approvers_and_operators_may_steer_or_stop(
 
 
 async def test_steering_an_unknown_run_is_404_and_writes_nothing(bot: Bot) -> None:
-    before = await bot.redis.dbsize()
     got = await _api(bot, "POST", "/v1/runs/run-nobody/steer", json={"text": "hi"})
     assert got.status_code == 404
-    assert await bot.redis.dbsize() == before
+    assert await bot.redis.keys("*run-nobody*") == []
+
+
+async def _signed_click(bot: Bot, user: str, value: str, channel: str) -> httpx.Response:
+    payload = {
+        "type": "block_actions",
+        "user": {"id": user},
+        "team": {"id": "T1"},
+        "actions": [{"action_id": render.ACTION_APPROVE, "value": value, "type": "button"}],
+        "channel": {"id": channel},
+        "container": {"type": "message"},
+        "trigger_id": "1.2.3",
+    }
+    body = urlencode({"payload": json.dumps(payload)})
+    ts = str(int(time.time()))
+    sig = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+    headers = {
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": f"v0={sig}",
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+    async with httpx.AsyncClient() as http:
+        return await http.post(bot.url + "/slack/events", content=body, headers=headers)
 
 
 async def _reply(bot: Bot, ch: str, home: str, needle: str) -> Any:
