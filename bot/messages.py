@@ -347,3 +347,7 @@ MAY_NOT_READ = (
     "Only the requester of {id}, the people who may decide it, and the policy's "
     "operators may read its audit trail."
 )
+REPLY_AMBIGUOUS = (
+    "{n} requests wait for a decision in this thread, so a reply cannot say which one: "
+    "use the buttons on the card you mean."
+)

@@ -122,6 +122,7 @@ class Decision(BaseModel):
     fence: int | None = None  # the version a timer was armed at; stale timers are no-ops
     detail: str | None = Field(default=None, max_length=3000)
     has_compensation: bool = False
+    via: str | None = None  # how a person decided, when not by button: "thread_reply:C…:ts"
 
 
 class AuditEntry(BaseModel):
@@ -140,6 +141,7 @@ class AuditEntry(BaseModel):
     text: str | None = None
     payload_hash: str | None = None
     view_hash: str | None = None
+    via: str | None = None
     version: int
     prev: str
     raw: str = Field(exclude=True, default="")

@@ -209,6 +209,31 @@ class Verdict(BaseModel):
     review: bool
 
 
+class ReplyWords(_Strict):
+    """Thread replies that decide like the buttons. An approve word must be the whole
+    reply; a reject word may be followed by ":" and a reason. Compared lower-case."""
+
+    approve: tuple[str, ...] = (
+        "approve", "approved", "lgtm", "yes", ":white_check_mark:", ":+1:",
+    )  # fmt: skip
+    reject: tuple[str, ...] = ("reject", "no", "deny", ":x:")
+
+    @field_validator("approve", "reject")
+    @classmethod
+    def _words(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        words = tuple(w.strip().lower() for w in value)
+        if not all(words) or any(":" in w.strip(":") for w in words):
+            raise ValueError("each word must be non-empty text without ':' inside; fix it")
+        return words
+
+    @model_validator(mode="after")
+    def _apart(self) -> ReplyWords:
+        both = set(self.approve) & set(self.reject)
+        if both:
+            raise ValueError(f"{sorted(both)} cannot both approve and reject; fix: keep one")
+        return self
+
+
 class Policy(_Strict):
     default_tier: RiskTier = RiskTier.MEDIUM
     claim_timeout: int = 10 * 60_000
@@ -219,6 +244,7 @@ class Policy(_Strict):
     # Who may stop, steer and read any run and any request's audit, besides the run's
     # initiator and the approvers of its requests.
     operators: tuple[str, ...] = ()
+    reply_words: ReplyWords = ReplyWords()
 
     _operators = field_validator("operators")(check_principals)
 

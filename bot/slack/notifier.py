@@ -23,6 +23,7 @@ from bot.core.states import State
 from bot.errors import NotFound
 from bot.runtime import Runtime
 from bot.slack import render
+from bot.slack.replies import remember_card
 from bot.store import keys
 from bot.store.events import EventBus, Notice
 from bot.store.runs import RunStore
@@ -175,6 +176,8 @@ class Notifier:
                 unfurl_links=False,
                 unfurl_media=False,
             )
+            # the thread a reply to this card lands in: the run's, or the card's own
+            await remember_card(self.rt.redis, resp["channel"], run_thread or resp["ts"], req.id)
             await self.rt.redis.hset(
                 keys.request(req.id),
                 mapping={

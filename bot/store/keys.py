@@ -113,6 +113,11 @@ def outside_run(run_id: str) -> str:
     return f"{PREFIX}{{run:{run_id}}}:outside"
 
 
+def thread_cards(channel: str, thread_ts: str) -> str:
+    """Set of request ids whose approval card sits in (or heads) this Slack thread."""
+    return f"{PREFIX}thread:{channel}:{thread_ts}:cards"
+
+
 def thread(channel: str, thread_ts: str) -> str:
     """Which run a Slack thread is the home of."""
     return f"{PREFIX}thread:{channel}:{thread_ts}"

@@ -259,4 +259,5 @@ def _argv(d: Decision, now: int, new_args: str, new_hash: str) -> list[str | int
         d.detail or "",
         "1" if d.has_compensation else "0",
         WAKE_TTL_S,
+        d.via or "",
     ]

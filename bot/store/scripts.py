@@ -99,7 +99,8 @@ return {'ok', flat(h)}
 
 # KEYS: req, audit, due, pending, all, wake, events
 # ARGV: now, event, actor, groups JSON, seen hash, view hash, reason code, text,
-#       new args, new hash, fence, detail, has compensation (1/0), wake ttl seconds
+#       new args, new hash, fence, detail, has compensation (1/0), wake ttl seconds,
+#       via (how a person decided: "" for a button, "thread_reply:CHANNEL:TS" for a reply)
 TRANSITION = (
     _TABLES
     + _COMMON
@@ -116,7 +117,7 @@ local function refuse(code)
   if HUMAN[ev] then
     audit(A, h, {at = now, actor = actor, kind = 'refused', event = ev, from = state,
                  to = state, reason_code = code, payload_hash = seen, view_hash = view,
-                 version = version})
+                 version = version, via = (ARGV[15] ~= '' and ARGV[15]) or nil})
     redis.call('HSET', R, 'audit_head', h.audit_head, 'audit_seq', h.audit_seq)
   end
   return {code, flat(h)}
@@ -277,6 +278,7 @@ for _, r in ipairs(recs) do
   -- (a refused edit, a lapsed claim) still belongs in the audit.
   if ev == 'cancel' and upd.res_reason == nil then e.reason_code, e.text = reason, text end
   if r[1] == 'edit_and_approve' then e.original_hash = h.original_hash end
+  if HUMAN[ev] and ARGV[15] ~= '' then e.via = ARGV[15] end
   if upd.detail then e.text = upd.detail end
   audit(A, h, e)
 end
