@@ -171,3 +171,29 @@ async def _waiting(bot: Bot, run_id: str, other_than: str | None = None) -> str 
     if not rid or rid.startswith("q") or rid == other_than:
         return None
     return rid if (await bot.requests.get(rid)).state == State.PENDING_REVIEW else None
+
+
+async def test_a_slack_retry_of_the_same_reply_acts_once(bot: Bot) -> None:
+    rid = await bot.propose("refund", {"amount": 5000})  # high: carol may not decide
+    ch, ts = await bot.message_of(rid)
+    channel = bot.emu.workspace.channels[ch]
+    reply = bot.emu.workspace.add_message(
+        Message(ch, bot.emu.ids.ts(), "approve", "UCAROL", thread_ts=ts, client_msg_id="m-1")
+    )
+    envelope = bot.emu.payloads.envelope(bot.emu.payloads.message_event(reply, channel))
+    for _ in range(2):  # Slack's retry: the same event_id again
+        assert (await bot.emu.deliverer.send_event(envelope)).ok
+    await bot.emu.post("UCAROL", ch, "deny", thread_ts=ts)  # a later, distinct reply
+
+    async def refused_twice() -> list[Any] | None:
+        trail = [e for e in await audit.entries(bot.redis, rid) if e.kind == "refused"]
+        return trail if len(trail) >= 2 else None
+
+    async def told_twice() -> bool:
+        return len(bot.emu.ephemerals("UCAROL")) >= 2
+
+    trail = await eventually(refused_twice)
+    await eventually(told_twice)
+    # the later reply's refusal is in, and the retry added nothing before it
+    assert [e.event for e in trail] == ["approve", "reject"]
+    assert len(bot.emu.ephemerals("UCAROL")) == 2
