@@ -16,7 +16,7 @@ import pytest
 from bot.sandbox.slack import SlackEmulator
 
 # the demo's short /tmp data dir (a Valkey socket path must fit in 107 bytes), killed if left
-from tests.demo.test_demo_process import data_dir, valkeys  # noqa: F401, F811
+from tests.demo.test_demo_process import data_dir, valkeys  # noqa: F401
 from tests.scale.test_scale_out import _url_of
 
 pytestmark = pytest.mark.timeout(90)
