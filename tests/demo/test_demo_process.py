@@ -194,6 +194,6 @@ def test_demo_runs_stops_cleanly_and_keeps_everything(data_dir: Path, tmp_path: 
     assert "3 requests, every audit chain intact." in hitl(data_dir, "audit", "verify")
     shown = json.loads(hitl(data_dir, "show", request_id, "--json"))
     assert (shown["tool"], shown["state"], shown["chain"]) == ("drop_claw", "completed", "intact")
-    approvals = [e for e in shown["audit"] if e["event"] == "approve"]
+    approvals = [e for e in shown["audit"] if e["event"] == "approve" and e["kind"] == "transition"]
     assert [e["actor"] for e in approvals] == ["UPARENT"]
     assert valkeys(data_dir) == []

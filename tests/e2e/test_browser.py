@@ -112,6 +112,10 @@ async def test_a_whole_run_from_the_page(bot: Bot, agents: Agents, tmp_path: Pat
         await page.press("#thread-composer", "Enter")
 
         approval = await eventually(lambda: _approval(bot, asked.ts), timeout=15)
+        # The kid asked, so a grown-up decides: the page switches to the parent.
+        await page.select_option("#act-as", "UPARENT")
+        await page.click("[data-testid=channel-general]")
+        await page.click(f"#replies-{dom_id(asked.ts)}")
         in_thread = page.locator(f"#thread-msg-{dom_id(approval.ts)}")
         await in_thread.locator(APPROVE).click()
         await thread.get_by_text("Got it! Here is your bear.", exact=False).first.wait_for()

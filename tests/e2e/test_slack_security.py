@@ -99,7 +99,7 @@ async def test_non_approver_and_requester_are_refused_and_audited(bot: Bot) -> N
     told = await eventually(lambda: _texts(bot, "UPARENT"))
     assert any("approvers" in t for t in told)
     told = await eventually(lambda: _texts(bot, "UCAROL"))
-    assert any("requester" in t for t in told)
+    assert any("asked for by you" in t for t in told)
     # Bob is in the SAPPROVERS user group (resolved through usergroups.users.list).
     await bot.emu.click("UBOB", render.ACTION_APPROVE, channel=ch, ts=ts)
 

@@ -80,8 +80,7 @@ async def test_the_person_an_agent_acts_for_may_reject_but_never_approve(bot: Bo
     rid = made.json()["id"]
     ch, ts = await bot.message_of(rid)
     await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
-    told = [e.text for e in bot.emu.ephemerals("UALICE")]
-    assert any("asked for by you" in t for t in told), told
+    await eventually(lambda: _told(bot, "UALICE", "asked for by you"))
     assert (await bot.requests.get(rid)).state == State.PENDING_REVIEW
     await bot.emu.click("UBOB", render.ACTION_APPROVE, channel=ch, ts=ts)
     assert (await bot.requests.get(rid)).state == State.APPROVED
@@ -115,8 +114,8 @@ async def test_a_kid_may_not_approve_what_she_asked_the_agent_for(bot: Bot, agen
     await bot.emu.post("UKID", ch, "yes", thread_ts=home)
     card = await eventually(lambda: _live_card(bot, ch, home), timeout=15)
     await bot.emu.click("UKID", render.ACTION_APPROVE, channel=ch, ts=card.ts)
-    told = [e.text for e in bot.emu.ephemerals("UKID")]
-    assert any("asked for by you" in t for t in told), told
+    told = await eventually(lambda: _told(bot, "UKID", "asked for by you"))
+    assert any("<@UPARENT>" in t or "anyone" in t for t in told), told
     rid = render.ButtonValue.decode(button_values(card.blocks)[render.ACTION_APPROVE])[0]
     assert (await bot.requests.get(rid)).state == State.PENDING_REVIEW
 
@@ -174,6 +173,11 @@ async def test_steering_an_unknown_run_is_404_and_writes_nothing(bot: Bot) -> No
     got = await _api(bot, "POST", "/v1/runs/run-nobody/steer", json={"text": "hi"})
     assert got.status_code == 404
     assert await bot.redis.keys("*run-nobody*") == []
+
+
+async def _told(bot: Bot, user: str, needle: str) -> list[str] | None:
+    texts = [e.text for e in bot.emu.ephemerals(user)]
+    return texts if any(needle in t for t in texts) else None
 
 
 async def _signed_click(bot: Bot, user: str, value: str, channel: str) -> httpx.Response:
