@@ -153,3 +153,38 @@ async def test_questions_expire(redis: Redis, clock: FakeClock, store: RequestSt
     clock.advance(1)
     assert (await sw.sweep_once()).fired == 1
     assert (await qs.get(q.id)).state == "expired"
+
+
+async def _approved(store: RequestStore, req_id: str, payload_hash: str) -> None:
+    await store.transition(
+        req_id, Decision(event=Event.APPROVE, actor="U2", payload_hash=payload_hash)
+    )
+
+
+async def test_every_request_timer_waits_for_its_deadline_to_the_millisecond(
+    store: RequestStore, policy: Policy, clock: FakeClock, redis: Redis
+) -> None:
+    # A sweeper that picks a timer even 1 ms early hands Lua a timer it must refuse; the
+    # sweeper then drops it as stale and the request would never time out at all.
+    review = (await store.create(policy, tool="refund", args={"n": 1}, requester="U1")).request
+    clock.advance(1000)  # distinct deadlines, so each is tested on its own
+    claim = (await store.create(policy, tool="refund", args={"n": 2}, requester="U1")).request
+    await _approved(store, claim.id, claim.payload_hash)
+    clock.advance(1000)
+    run = (await store.create(policy, tool="refund", args={"n": 3}, requester="U1")).request
+    await _approved(store, run.id, run.payload_hash)
+    await store.transition(run.id, Decision(event=Event.CLAIM, actor="worker"))
+    sw = sweeper(store, clock, redis)
+    armed = {rid: (await store.get(rid)) for rid in (review.id, claim.id, run.id)}
+    for rid, before in sorted(armed.items(), key=lambda kv: kv[1].expires_at or 0):
+        assert before.expires_at is not None
+        clock.advance(before.expires_at - 1 - clock.now)
+        await sw.sweep_once()
+        assert (await store.get(rid)).version == before.version, f"{before.state} fired early"
+        clock.advance(1)
+        await sw.sweep_once()
+        after = await store.get(rid)
+        assert after.version > before.version, f"{before.state} never fired at its deadline"
+    assert (await store.get(review.id)).level == 1
+    assert (await store.get(claim.id)).state == State.CANCELLED
+    assert (await store.get(run.id)).state == State.MANUAL_INTERVENTION
