@@ -41,6 +41,8 @@ def test_an_edited_middle_entry_is_named() -> None:
     lines[1] = lines[1].replace('"e2"', '"forged"')
     broken = verify(lines, head)
     assert broken is not None and broken.seq == 2
+    # The operator reads this line in `hitl-bot audit verify`'s output.
+    assert broken.why == "hash of this entry does not match the next link"
 
 
 def test_an_edited_last_entry_is_caught_by_the_head() -> None:
@@ -53,7 +55,8 @@ def test_an_edited_last_entry_is_caught_by_the_head() -> None:
 def test_a_deleted_last_entry_is_caught_by_the_head() -> None:
     lines, head = chain(3)
     broken = verify(lines[:-1], head)
-    assert broken is not None and "head" in broken.why
+    assert broken is not None
+    assert broken.why == "last entry does not match the head kept in the request"
 
 
 def test_a_truncated_chain_is_caught() -> None:
@@ -66,6 +69,7 @@ def test_deleting_every_entry_is_caught() -> None:
     _, head = chain(3)
     broken = verify([], head)
     assert broken is not None and broken.seq == 1
+    assert broken.why == "the audit list is empty but the request names a last entry"
 
 
 def test_a_deleted_middle_entry_is_caught() -> None:
@@ -104,4 +108,4 @@ def test_an_entry_that_is_not_json_is_named() -> None:
     lines, head = chain(3)
     lines[1] = "{not json"
     broken = verify(lines, head)
-    assert broken is not None and broken.seq == 2 and "JSON" in broken.why
+    assert broken is not None and broken.seq == 2 and broken.why == "entry is not valid JSON"
