@@ -60,6 +60,7 @@ EXAMPLES: dict[str, tuple[tuple[str, dict[str, Any]], list[dict[str, Any]], list
         ["expired"],
     ),
     "stale fence": (MEDIUM, [{**tick(REVIEW), "fence": "old"}], ["noop"]),
+    "unfenced timer at deadline": (MEDIUM, [{**tick(REVIEW), "fence": "none"}], ["pending_review"]),
     "level 1 timer then level 2 timer then exhausted": (
         MEDIUM,
         [
@@ -161,6 +162,11 @@ EXAMPLES: dict[str, tuple[tuple[str, dict[str, Any]], list[dict[str, Any]], list
         [APPROVE, CLAIMED, st("fail", "worker", comp=True), tick(EXEC - 1), tick(1)],
         ["approved", "executing", "rollback_pending", "noop", "manual_intervention"],
     ),
+    "failure without a compensating action": (
+        MEDIUM,
+        [APPROVE, CLAIMED, st("fail", "worker")],
+        ["approved", "executing", "manual_intervention"],
+    ),
     "rollback reported": (
         MEDIUM,
         [APPROVE, CLAIMED, st("fail", "worker", comp=True), st("rollback_ok", "worker")],
@@ -176,6 +182,7 @@ EXAMPLES: dict[str, tuple[tuple[str, dict[str, Any]], list[dict[str, Any]], list
         [st("cancel", "system", reason="run_stopped"), st("approve", "U3")],
         ["cancelled", "already_resolved"],
     ),
+    "cancel without a reason": (MEDIUM, [st("cancel", "system")], ["cancelled"]),
     "claim before approval": (MEDIUM, [CLAIMED], ["invalid"]),
 }
 
