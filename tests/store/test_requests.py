@@ -254,3 +254,14 @@ async def test_requester_may_withdraw_their_own_request_by_rejecting(
     )
     assert moved.request.state == State.CANCELLED
     assert moved.request.resolution is not None and moved.request.resolution.actor == "UREQ"
+
+
+async def test_a_created_request_keeps_its_run_and_channel(
+    store: RequestStore, policy: Policy
+) -> None:
+    # The notifier threads a request under its run, in its channel: both must survive storage.
+    made = await store.create(
+        policy, tool="refund", args={"n": 1}, requester="U1", run_id="run7", channel="C42"
+    )
+    got = await store.get(made.request.id)
+    assert (got.run_id, got.channel) == ("run7", "C42")
