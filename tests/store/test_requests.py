@@ -214,10 +214,12 @@ async def test_execution_lifecycle_and_single_claim(store: RequestStore, policy:
     assert done.request.state == State.ROLLED_BACK and done.request.expires_at is None
 
 
-async def test_unknown_request(store: RequestStore) -> None:
-    with pytest.raises(NotFound):
+async def test_unknown_request_is_named_in_the_error(store: RequestStore) -> None:
+    with pytest.raises(NotFound, match="No request with id nope"):
         await store.transition("nope", Decision(event=Event.CLAIM))
-    with pytest.raises(NotFound):
+    with pytest.raises(NotFound, match="No request with id nope"):
+        await store.transition("nope", Decision(event=Event.EDIT_AND_APPROVE, new_args={"a": 1}))
+    with pytest.raises(NotFound, match="No request with id nope"):
         await store.get("nope")
 
 
