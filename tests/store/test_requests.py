@@ -258,12 +258,31 @@ async def test_requester_may_withdraw_their_own_request_by_rejecting(
     assert moved.request.resolution is not None and moved.request.resolution.actor == "UREQ"
 
 
-async def test_a_created_request_keeps_its_run_and_channel(
-    store: RequestStore, policy: Policy
-) -> None:
-    # The notifier threads a request under its run, in its channel: both must survive storage.
+async def test_what_a_request_carries_survives_storage(store: RequestStore, policy: Policy) -> None:
+    # The notifier threads a request under its run, in its channel; the card shows who
+    # rejected and why; the API finds a retry by its key: all must come back as written.
     made = await store.create(
-        policy, tool="refund", args={"n": 1}, requester="U1", run_id="run7", channel="C42"
+        policy,
+        tool="refund",
+        args={"n": 1},
+        requester="U1",
+        run_id="run7",
+        channel="C42",
+        idempotency_key="key-1",
     )
-    got = await store.get(made.request.id)
-    assert (got.run_id, got.channel) == ("run7", "C42")
+    rid = made.request.id
+    await store.transition(
+        rid,
+        Decision(
+            event=Event.REJECT,
+            actor="U2",
+            payload_hash=made.request.payload_hash,
+            reason_code="too_risky",
+            text="not this week",
+            view_hash="v" * 64,
+        ),
+    )
+    got = await store.get(rid)
+    assert (got.run_id, got.channel, got.idempotency_key) == ("run7", "C42", "key-1")
+    assert got.resolution is not None
+    assert (got.resolution.text, got.resolution.view_hash) == ("not this week", "v" * 64)
