@@ -43,6 +43,10 @@ def decision(s: dict[str, Any], req: ActionRequest) -> Decision:
         fence=fence,
         has_compensation=s["comp"],
         detail="d",
+        text=s.get("text"),
+        # The card a person saw is kept with their decision. Only people send one: Lua keeps
+        # a view hash given with a cancel and the machine drops it, but no caller sends one.
+        view_hash="v" * 64 if s["event"] in HUMAN_EVENTS else None,
     )
 
 
@@ -57,7 +61,7 @@ def comparable(r: ActionRequest) -> tuple[Any, ...]:
         r.original_hash,
         r.args,
         tuple((a.actor, a.at) for a in r.approvals),
-        res and (res.actor, res.at, res.event, res.reason_code),
+        res and (res.actor, res.at, res.event, res.reason_code, res.text, res.view_hash),
     )
 
 

@@ -93,7 +93,7 @@ EXAMPLES: dict[str, tuple[tuple[str, dict[str, Any]], list[dict[str, Any]], list
         ],
         ["not_eligible", "not_eligible", "not_eligible", "approved"],
     ),
-    "level 0: named approver": (HIGH, [st("approve", "UBOSS")], ["approved"]),
+    "level 0: named approver": (HIGH, [st("approve", "UBOSS", text="fine")], ["approved"]),
     "level 1: its assignee may decide, level 2's may not": (
         HIGH,
         [tick(REVIEW), st("approve", "ULEAD"), st("approve", "UONCALL")],
@@ -122,7 +122,16 @@ EXAMPLES: dict[str, tuple[tuple[str, dict[str, Any]], list[dict[str, Any]], list
     "requester may approve where the tier allows it": (LOW, [st("approve", "U1")], ["approved"]),
     "stale payload": (MEDIUM, [st("approve", hash_ok=False)], ["stale_payload"]),
     "reject without a known reason": (MEDIUM, [st("reject", reason="bogus")], ["invalid"]),
-    "reject with a reason": (MEDIUM, [st("reject", reason="too_risky")], ["cancelled"]),
+    "reject with a reason": (
+        MEDIUM,
+        [st("reject", reason="too_risky", text="wrong customer")],
+        ["cancelled"],
+    ),
+    "an approver repeats after another's rejection": (
+        CRITICAL,
+        [APPROVE, st("reject", "U3", reason="policy"), APPROVE],
+        ["pending_review", "cancelled", "already_resolved"],
+    ),
     "edit where the tier forbids it": (LOW, [st("edit_and_approve", edit={"t": 1})], ["invalid"]),
     "edit without arguments": (MEDIUM, [st("edit_and_approve")], ["invalid"]),
     "edit and approve": (MEDIUM, [st("edit_and_approve", edit={"amount": 1})], ["approved"]),
@@ -179,7 +188,7 @@ EXAMPLES: dict[str, tuple[tuple[str, dict[str, Any]], list[dict[str, Any]], list
     ),
     "cancel with a reason, then a decision": (
         MEDIUM,
-        [st("cancel", "system", reason="run_stopped"), st("approve", "U3")],
+        [st("cancel", "system", reason="run_stopped", text="stopped"), st("approve", "U3")],
         ["cancelled", "already_resolved"],
     ),
     "cancel without a reason": (MEDIUM, [st("cancel", "system")], ["cancelled"]),
