@@ -345,3 +345,16 @@ def test_durations_may_be_seconds_or_text(written: object, ms: int) -> None:
 def test_a_duration_must_be_a_positive_time(written: object) -> None:
     with pytest.raises(ValueError, match="duration"):
         parse_duration(written)
+
+
+def test_the_canonical_payload_form_is_pinned() -> None:
+    # Hashes are stored with requests and audit entries: a changed canonical form would
+    # make every stored decision look as if it were made on another payload.
+    args = {"to": "Zoë", "amount": 5, "note": {"b": [1, 2.5], "a": None}}
+    assert canonical_args(args) == '{"amount":5,"note":{"a":null,"b":[1,2.5]},"to":"Zoë"}'
+    assert payload_hash("refund", args) == (
+        "464d8a520134d8cfc6847ae063f717c03dccf7bfccd2f19028a18c146b59defc"
+    )
+    assert payload_hash("réfund", {}) == (
+        "e3cc6b17b3b653e0dfc0475a111919765596a7d20c910251e3fa2497d91fd610"
+    )

@@ -60,6 +60,7 @@ def comparable(r: ActionRequest) -> tuple[Any, ...]:
         r.payload_hash,
         r.original_hash,
         r.args,
+        r.detail,
         tuple((a.actor, a.at) for a in r.approvals),
         res and (res.actor, res.at, res.event, res.reason_code, res.text, res.view_hash),
     )
