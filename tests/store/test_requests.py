@@ -6,7 +6,7 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.clock import FakeClock
-from bot.core.models import Decision
+from bot.core.models import Decision, RiskTier
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import (
@@ -286,3 +286,14 @@ async def test_what_a_request_carries_survives_storage(store: RequestStore, poli
     assert (got.run_id, got.channel, got.idempotency_key) == ("run7", "C42", "key-1")
     assert got.resolution is not None
     assert (got.resolution.text, got.resolution.view_hash) == ("not this week", "v" * 64)
+
+
+async def test_a_caller_may_raise_the_risk_of_a_request(
+    store: RequestStore, policy: Policy
+) -> None:
+    # The API's `risk` field: an agent that knows a call is riskier than its tool says.
+    made = await store.create(
+        policy, tool="refund", args={"n": 1}, requester="U1", risk=RiskTier.CRITICAL
+    )
+    assert (await store.get(made.request.id)).risk == RiskTier.CRITICAL
+    assert made.request.quorum == 2  # the critical tier's two approvals
