@@ -183,7 +183,8 @@ def policy_table(policy: Policy) -> Table:
             chain or "-",
             tp.on_exhausted,
             str(tp.approvals_required),
-            ", ".join(tp.approvers),
+            # the same principals the machine checks, plus each level's people once reached
+            (", ".join(tp.deciders()) or "-") + " + each level reached",
         )
     return t
 

@@ -8,6 +8,7 @@ variable and where to get it, instead of pydantic's generic "field required".
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Self
 
@@ -35,6 +36,10 @@ HOW_TO_SET: dict[str, str] = {
     "HITL_POLICY": "the path of a policy YAML file; unset: the built-in default policy",
     "HITL_API_TOKEN": (
         'a long random string, e.g. $(python -c "import secrets; print(secrets.token_urlsafe(32))")'
+    ),
+    "HITL_API_TOKENS": (
+        "one agent identity per token, comma-separated NAME=TOKEN pairs, e.g. "
+        "billing-agent=$TOKEN1,deploy-bot=$TOKEN2"
     ),
     "OPENAI_BASE_URL": "an OpenAI-compatible API base, e.g. https://api.openai.com/v1",
     "OPENAI_API_KEY": "the API key of the OPENAI_BASE_URL provider",
@@ -73,6 +78,7 @@ class Settings(BaseSettings):
     hitl_data_dir: Path = Field(default_factory=_default_data_dir)
     hitl_policy: Path | None = None
     hitl_api_token: SecretStr | None = None
+    hitl_api_tokens: SecretStr | None = None
     openai_base_url: str | None = None
     openai_api_key: SecretStr | None = None
     hitl_model: str | None = None
@@ -106,6 +112,22 @@ class Settings(BaseSettings):
                 )
             raise ConfigError("\n".join(problems)) from exc
 
+    @field_validator("hitl_api_tokens")
+    @classmethod
+    def _pairs(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            _parse_identities(value.get_secret_value())
+        return value
+
+    def api_identities(self) -> dict[str, str]:
+        """Bearer token -> the agent identity it stands for. HITL_API_TOKEN is "api"."""
+        found: dict[str, str] = {}
+        if self.hitl_api_token and self.hitl_api_token.get_secret_value():
+            found[self.hitl_api_token.get_secret_value()] = "api"
+        if self.hitl_api_tokens:
+            found.update(_parse_identities(self.hitl_api_tokens.get_secret_value()))
+        return found
+
     @property
     def socket_mode(self) -> bool:
         """True when SLACK_APP_TOKEN is set: Slack events arrive over Socket Mode, not HTTP."""
@@ -132,3 +154,23 @@ class Settings(BaseSettings):
                 "\n".join(MISSING.format(name=n, how=HOW_TO_SET.get(n, "")) for n in missing)
             )
         return self
+
+
+_IDENTITY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+
+
+def _parse_identities(raw: str) -> dict[str, str]:
+    """Parse "name=token,name2=token2" into {token: name}; a malformed pair raises ValueError
+    without echoing the token."""
+    out: dict[str, str] = {}
+    for i, pair in enumerate(p.strip() for p in raw.split(",") if p.strip()):
+        name, sep, token = pair.partition("=")
+        if not sep or not _IDENTITY.match(name.strip()) or len(token.strip()) < 16:
+            raise ValueError(
+                f"pair {i + 1} is not NAME=TOKEN (a name of letters, digits, _.:- and a "
+                "token of at least 16 characters)"
+            )
+        if token.strip() in out:
+            raise ValueError(f"pair {i + 1} repeats a token: each identity needs its own")
+        out[token.strip()] = name.strip()
+    return out

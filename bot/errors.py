@@ -10,6 +10,8 @@
     ├── PayloadError             tool arguments that are not plain JSON, or too large
     ├── NotFound                 no request, question or run with that id
     ├── IdempotencyConflict      an idempotency key reused with another payload
+    ├── Forbidden                the caller may not do this (route review elsewhere,
+    │                            speak as someone else, steer a run that is not theirs)
     └── StoreUnavailable         Redis/Valkey cannot be reached or started
 
 Callers catch `HitlError` to handle anything the bot meant to raise; anything
@@ -55,7 +57,25 @@ class StalePayload(InvalidTransition):
 
 
 class NotEligible(InvalidTransition):
-    """The person may not decide this request (not an approver, or its requester)."""
+    """The person may not decide this request (not an approver, or its requester).
+
+    `actor` is who tried, `allowed` who may decide now (principals), and `own` is True
+    when the refusal is because they asked for it (separation of duties)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        state: str = "",
+        event: str = "",
+        actor: str = "",
+        allowed: tuple[str, ...] = (),
+        own: bool = False,
+    ) -> None:
+        super().__init__(message, state=state, event=event)
+        self.actor = actor
+        self.allowed = allowed
+        self.own = own
 
 
 class PayloadError(HitlError):
@@ -64,6 +84,11 @@ class PayloadError(HitlError):
 
 class NotFound(HitlError):
     """No request, question or run with that id."""
+
+
+class Forbidden(HitlError):
+    """The caller may not do this: the policy, not the caller, decides who reviews and who
+    the caller is."""
 
 
 class IdempotencyConflict(HitlError):
@@ -85,6 +110,7 @@ WIRE: dict[type[HitlError], tuple[int, str]] = {
     InvalidTransition: (409, "invalid_transition"),
     Expired: (410, "expired"),
     NotEligible: (403, "not_eligible"),
+    Forbidden: (403, "forbidden"),
     PayloadError: (422, "payload_error"),
     StoreUnavailable: (503, "store_unavailable"),
     ConfigError: (500, "config_error"),

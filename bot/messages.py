@@ -19,7 +19,10 @@ STALE_PAYLOAD = (
     "Open the latest message and decide again."
 )
 NOT_ELIGIBLE = "{actor} may not decide this request: {why}."
-WHY_REQUESTER = "the requester may not approve their own action"
+WHY_REQUESTER = (
+    "it was asked for by you (or for you), and nobody approves their own action; "
+    "who may decide: {approvers}"
+)
 WHY_NOT_APPROVER = "not among its approvers ({approvers})"
 REASON_REQUIRED = "A rejection needs a reason code, one of: {codes}."
 EDIT_NOT_ALLOWED = "The policy does not allow editing {tool} before approval."
@@ -28,8 +31,8 @@ NOT_ALLOWED = "Cannot {event} a request that is {state}."
 UNKNOWN_REQUEST = "No request with id {id}."
 UNKNOWN_QUESTION = "No question with id {id}."
 IDEMPOTENCY_CONFLICT = (
-    "Idempotency key {key} was already used for a different call (hash {existing}); "
-    "use a new key for a new call."
+    "Idempotency key {key} was already used for a different call, asker or risk "
+    "(hash {existing}); use a new key for a new call."
 )
 QUESTION_CLOSED = "This question is {state}; it no longer takes answers."
 BAD_BUTTON = "This button does not belong to a request I know; open the latest message."
@@ -105,7 +108,18 @@ HEAD_PENDING = "{risk} risk — approval needed"
 HEAD_STATE = "{risk} risk — {state}"
 HEAD_ESCALATED = "⏫ Escalated: {risk} risk — approval needed"
 CALL_INTRO = "The agent wants to call {tool} with these arguments:"
-ARGS_TRUNCATED = "… truncated, see full payload"
+ARG_CUT_MARK = " … ✂ cut: {size:,} characters in all"  # inside the code, after the cut value
+ARG_CUT_LABEL = "{name} ({size:,} characters)"
+ARGS_CUT_NOTE = "✂ Cut to fit in Slack: {names}. *{view}* shows every argument in full."
+ARGS_NAMES_ONLY = (
+    "*{n:,} arguments*: too many to show their values here; *{view}* shows them in full. "
+    "Their names and sizes:"
+)
+HIDDEN_CHARS_WARNING = (
+    "⚠️ *Hidden characters.* This request contains invisible or direction-changing "
+    "characters (bidi controls, zero-width or other control characters). They are spelled "
+    "out as codes such as `\\u202e`, so read it exactly as shown here."
+)
 ARGS_UNREADABLE = (
     "(the arguments are nested too deeply to display; reject the call, "
     "or inspect it with hitl-bot show)"
@@ -119,6 +133,7 @@ EMPTY_VALUE = "empty"
 AND_MORE = "and {n} more"
 N_OF = "{n} of {total}"
 ANYONE_ELIGIBLE = "anyone"
+NOBODY = "nobody yet (it escalates when its deadline passes)"
 LEVEL_PAGER = ":pager: pager"
 LEVEL_ONCALL = "on-call {name}"
 LEVEL_CURRENT = "← now"
@@ -128,6 +143,7 @@ F_RUN = "Run"
 F_REQUEST = "request"
 F_REQUEST_ID = "Request"
 F_REQUESTER = "Requested by"
+F_ON_BEHALF_OF = "On behalf of"
 F_HASH = "Payload hash"
 F_FULL_HASH = "Payload hash (sha256)"
 F_EDITED_FROM = "Edited from hash"
@@ -237,7 +253,8 @@ PENDING_OVERDUE = "overdue by {d}"
 POLICY_HEAD = "📜 Approval policy"
 POLICY_REVIEW = "review within {d}"
 POLICY_APPROVALS = (
-    "{n} approval(s) from {who} · self-approval: {self} · edit before approval: {edit}"
+    "{n} approval(s) from {who}, and each escalation level's people once reached · "
+    "self-approval: {self} · edit before approval: {edit}"
 )
 POLICY_YES_NO = {True: "yes", False: "no"}
 POLICY_NO_REVIEW = "no review"
@@ -297,4 +314,40 @@ SOCKET_MODE_DOWN = "Slack Socket Mode is not connected: {reason}"
 SERVE_READY_HTTP = "hitl-bot serving on {url}; Slack events over HTTP at {url}/slack/events"
 SERVE_READY_SOCKET = (
     "hitl-bot serving on {url}; Slack events over Socket Mode from {api} (no HTTP Slack endpoint)"
+)
+CHANNEL_NOT_ALLOWED = (
+    "{channel} is not where the policy reviews {tier} requests ({allowed}); the policy alone "
+    "decides where a request is reviewed. Fix: leave channel out."
+)
+REQUESTER_FROM_TOKEN = (
+    "requester {given!r} is not this API token's identity ({identity}); the requester comes "
+    "from the credential. Fix: leave requester out, name the person you act for in "
+    "on_behalf_of, or give this agent its own token in HITL_API_TOKENS."
+)
+
+# -- checking edited arguments (bot/core/schema.py) -------------------------------------
+# Shown in the Edit modal under the text box, so each stays short (Slack cuts at 150).
+ARGS_NOT_OBJECT = 'The arguments must be a JSON object, like {"amount": 10}.'
+ARGS_SCHEMA_PROBLEM = "{where}: {problem}"
+ARGS_ROOT = "arguments"
+ARGS_NEW_KEYS = "Not an argument of this call: {names}. Only edit the values."
+ARGS_MISSING_KEYS = "Missing arguments: {names}. Keep every argument; edit its value."
+ARGS_SCHEMA_BROKEN = "This tool's argument schema cannot be applied ({error}); nothing was changed."
+SCHEMA_INVALID = "args_schema is not a valid JSON Schema: {error}"
+SCHEMA_TOO_LARGE = "args_schema is {size} bytes as JSON; the limit is {limit}."
+SCHEMA_NOT_OBJECT_TYPE = 'args_schema must describe a JSON object (its "type" is "object").'
+EDIT_GONE = "This request no longer exists; nothing was changed."
+ARGS_DO_NOT_FIT = "The arguments of {tool} do not fit its args_schema: {problems}"
+MAY_NOT_DIRECT = (
+    "Only the person who started run {run_id}, the people who may decide what it waits "
+    "on, and the policy's operators may steer or stop it. Nothing was changed; the "
+    "attempt is in the run's audit."
+)
+MAY_NOT_READ = (
+    "Only the requester of {id}, the people who may decide it, and the policy's "
+    "operators may read its audit trail."
+)
+REPLY_AMBIGUOUS = (
+    "{n} requests wait for a decision in this thread, so a reply cannot say which one: "
+    "use the buttons on the card you mean."
 )

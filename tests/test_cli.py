@@ -172,10 +172,11 @@ async def test_policy_check_names_file_field_and_fix(tmp_path: Path) -> None:
         "tiers:\n"
         + "".join(
             f"  {t}:\n    review_timeout: 5m\n    reviewers: {{channels: [x]}}\n"
+            + ("    approvers: [S_LEADS]\n" if t == "critical" else "")
             for t in ("low", "medium", "critical")
         )
         + "  high:\n    review_timeout: 5m\n    reviewers: {channels: [x]}\n"
-        "    on_exhausted: auto_approved\n"
+        "    on_exhausted: auto_approved\n    approvers: [S_LEADS]\n"
     )
     code, _, err = await cli("policy", "check", str(bad))
     assert code == 2

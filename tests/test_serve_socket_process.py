@@ -5,38 +5,25 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from bot.sandbox.slack import SlackEmulator
-from tests.demo.test_demo_process import valkeys
+
+# the demo's short /tmp data dir (a Valkey socket path must fit in 107 bytes), killed if left
+from tests.demo.test_demo_process import data_dir, valkeys  # noqa: F401
 from tests.scale.test_scale_out import _url_of
 
 pytestmark = pytest.mark.timeout(90)
 
 
-@pytest.fixture
-def data_dir() -> Iterator[Path]:
-    # Short and under /tmp: the Valkey socket path must fit in 107 bytes.
-    path = Path(tempfile.mkdtemp(prefix="hs", dir="/tmp")).resolve()
-    try:
-        yield path
-    finally:
-        for pid in valkeys(path):  # only after a failure: the test asserts there are none
-            os.kill(pid, signal.SIGKILL)
-        shutil.rmtree(path, ignore_errors=True)
-
-
 async def test_sigterm_while_slack_refuses_the_app_token_stops_serve_and_its_valkey(
-    data_dir: Path,
+    data_dir: Path,  # noqa: F811 (the fixture imported above)
 ) -> None:
     async with SlackEmulator(bot_token="xoxb-p", app_token="xapp-current") as emu:
         env = {

@@ -30,6 +30,7 @@ from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import Expired, HitlError, InvalidTransition, NotFound, PayloadError
 from bot.store import keys
+from bot.store.corrections import SUPERSEDED
 from bot.store.events import publish
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore, id_for_key
@@ -74,6 +75,7 @@ class Gate:
         runs: RunStore | None = None,
         clock: Clock = wall_ms,
         requester: str = "agent",
+        on_behalf_of: str | None = None,
         channel: str | None = None,
         ask_timeout_ms: int = 30 * 60_000,
     ) -> None:
@@ -85,6 +87,9 @@ class Gate:
         self.redis = requests.redis
         self.clock = clock
         self.requester = requester
+        # the person who started the run: they count as requester, so they may not
+        # approve what they asked the agent to do (separation of duties)
+        self.on_behalf_of = on_behalf_of
         self.channel = channel
         self.ask_timeout_ms = ask_timeout_ms
 
@@ -111,10 +116,15 @@ class Gate:
                 tool=t.name,
                 args=args,
                 requester=self.requester,
+                on_behalf_of=self.on_behalf_of,
                 run_id=run_id,
-                channel=self.channel,
+                # a run's cards go to its thread and the policy's channels: the run's own
+                # channel is not a review route
+                channel=None,
                 idempotency_key=idempotency_key(run_id, call.id),
                 risk=t.risk,
+                # Recorded for the tool, so the Edit modal checks a person's edit against it.
+                args_schema=t.schema(),
             )
         except (InvalidArguments, PayloadError) as exc:
             return Outcome(msg.INVALID_ARGS.format(tool=call.name, problems=exc), "invalid")
@@ -240,6 +250,13 @@ class Gate:
         return self.runs is not None and (await self.runs.get(run_id)).stop_requested
 
     async def _explain(self, req: ActionRequest, run_id: str) -> Outcome:
+        res = req.resolution
+        if res is not None and res.event == Event.CANCEL and res.reason_code == SUPERSEDED:
+            # A person's correction withdrew this call: the model reads it now.
+            s = await self.steer(run_id, None)
+            if s is not None:
+                text = (msg.HARD_STOP if s.hard_stop else msg.STEERED).format(text=s.text)
+                return Outcome(text, "steered", req.id, stop=s.hard_stop)
         out = explain(req)
         if out.status in ("withdrawn", "lapsed") and await self._stopped(run_id):
             return stopped(req.id)  # stop_run keeps an earlier resolution; the flag tells
@@ -254,7 +271,9 @@ class Gate:
         try:
             tool.validate(req.args)  # an edit came from a person: check it like model output
         except InvalidArguments as exc:
-            await self._cancel(req, "invalid_edit")
+            # The modal checks edits against the recorded schema; this catches a schema
+            # that was stale or missing. The audit and the model both get the reason.
+            await self._cancel(req, msg.BAD_EDIT_CODE, text=_clip(str(exc), 500))
             text = msg.BAD_EDIT.format(tool=tool.name, problems=exc)
             return Outcome(text, "cancelled", req.id)
         if await self._stopped(run_id):
@@ -361,9 +380,10 @@ class Gate:
             return Outcome(text, "manual_intervention", req.id)
         return explain(now)
 
-    async def _cancel(self, req: ActionRequest, reason: str) -> None:
+    async def _cancel(self, req: ActionRequest, reason: str, *, text: str | None = None) -> None:
+        cancel = Decision(event=Event.CANCEL, reason_code=reason, text=text)
         with contextlib.suppress(InvalidTransition):
-            await self.requests.transition(req.id, Decision(event=Event.CANCEL, reason_code=reason))
+            await self.requests.transition(req.id, cancel)
 
     # ask_human
 

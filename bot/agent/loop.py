@@ -116,7 +116,8 @@ class RunLoop:
             runs=self.runs,
             clock=self.clock,
             requester=self.agent.requester,
-            channel=run.channel,
+            on_behalf_of=run.requester or None,
+            channel=run.channel,  # where its questions go; never where approvals are reviewed
             ask_timeout_ms=self.config.ask_timeout_ms,
         )
         if resumed:

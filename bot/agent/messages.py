@@ -15,8 +15,8 @@ INVALID_ARGS = (
 UNKNOWN_TOOL = "Error: there is no tool named {tool}. The tools are: {names}."
 APPROVED = "Approved by {actor}. Result: {output}"
 EDITED = (
-    "Approved by {actor} with edited arguments {args} instead of the ones you proposed. "
-    "It ran with the edited arguments. Result: {output}"
+    "Approved by {actor} after a person edited the arguments: it ran with {args}, not with "
+    "the arguments you proposed. Result: {output}"
 )
 REJECTED = (
     "Rejected by {actor} (reason: {reason}){text}. The call did not run. Do not retry it "
@@ -27,15 +27,16 @@ AUTO_REJECTED = (
     "Do not retry it as it is."
 )
 STOPPED = "Cancelled: the run was stopped by a person. Do nothing more."
-WITHDRAWN = "Cancelled by {actor} before it ran ({reason}). The call did not run."
+WITHDRAWN = "Cancelled by {actor} before it ran (reason: {reason}){text}. The call did not run."
 CLAIM_EXPIRED = (
     "The approval lapsed before the call could start, so it did not run. Propose it again "
     "if it is still needed."
 )
 BAD_EDIT = (
-    "The person's edited arguments for {tool} are invalid ({problems}), so the call did not "
-    "run. Ask the person what they meant."
+    "Cancelled (reason: invalid_edit): a person approved {tool} with edited arguments that "
+    "it refuses ({problems}), so the call did not run. Ask the person what they meant."
 )
+BAD_EDIT_CODE = "invalid_edit"
 FAILED_ROLLED_BACK = (
     "The call failed ({error}). Its compensating action ran and undid it (rolled back)."
 )
@@ -48,6 +49,9 @@ OUTCOME_UNKNOWN = (
     "is unknown. A person has been asked to check it by hand. Do not retry it."
 )
 COMPLETED_EARLIER = "The call ran earlier. Result: {output}"
+COMPLETED_EARLIER_EDITED = (
+    "The call ran earlier, with arguments a person edited to {args}. Result: {output}"
+)
 ANSWERED = "{actor} answered: {answer}"
 NO_ANSWER = (
     "Nobody answered the question in time. Do not guess the answer; say what you needed "

@@ -5,6 +5,7 @@ Pure functions of the request: the gate decides what happens, these say it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from bot.agent import messages as msg
@@ -33,6 +34,10 @@ def explain(req: ActionRequest) -> Outcome:
     res = req.resolution
     detail = req.detail or ""
     if req.state == State.COMPLETED:
+        if req.original_hash:  # a person edited it: the model must not think its own call ran
+            args = json.dumps(req.args, ensure_ascii=False)
+            text = msg.COMPLETED_EARLIER_EDITED.format(args=args, output=detail)
+            return Outcome(text, "completed", req.id)
         return Outcome(msg.COMPLETED_EARLIER.format(output=detail), "completed", req.id)
     if req.state == State.ROLLED_BACK:
         return Outcome(msg.FAILED_ROLLED_BACK.format(error=detail), "rolled_back", req.id)
@@ -49,7 +54,10 @@ def explain(req: ActionRequest) -> Outcome:
     if res is not None and res.event == Event.CANCEL:
         if res.reason_code == "run_stopped":
             return stopped(req.id)
-        reason = res.reason_code or res.text or "no reason given"
-        return Outcome(msg.WITHDRAWN.format(actor=res.actor, reason=reason), "withdrawn", req.id)
+        reason = res.reason_code or "none given"
+        text = f": {res.text}" if res.text else ""
+        return Outcome(
+            msg.WITHDRAWN.format(actor=res.actor, reason=reason, text=text), "withdrawn", req.id
+        )
     # Cancelled after its approval: nobody claimed it in time, or a stop came in between.
     return Outcome(msg.CLAIM_EXPIRED, "lapsed", req.id)

@@ -97,13 +97,21 @@ class Tool:
     asks_person: bool = False  # the built-in ask_human: answered by a person, not run
     injected: frozenset[str] = field(default=frozenset())
 
-    def spec(self) -> dict[str, Any]:
-        """The entry in the `tools` list of a chat-completions request."""
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments the model gives (and a person may edit)."""
         schema = self.args_model.model_json_schema()
         schema.pop("title", None)
+        return schema
+
+    def spec(self) -> dict[str, Any]:
+        """The entry in the `tools` list of a chat-completions request."""
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": schema},
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.schema(),
+            },
         }
 
     def parse(self, raw: str) -> dict[str, Any]:
@@ -238,6 +246,10 @@ class ToolRegistry:
 
     def specs(self) -> list[dict[str, Any]]:
         return [t.spec() for t in self._tools.values()]
+
+    def schemas(self) -> dict[str, dict[str, Any]]:
+        """tool -> argument schema, for the tools a person may be asked to approve."""
+        return {t.name: t.schema() for t in self._tools.values() if not t.asks_person}
 
     def policy(self) -> dict[str, dict[str, Any]]:
         """The policy snippet these tools need: tool -> {tier, review, rules}."""

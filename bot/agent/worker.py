@@ -37,10 +37,10 @@ from bot.agent.loop import LoopConfig, RunLoop, Stores
 from bot.config import Settings
 from bot.core.models import RUN_FINAL, Run, RunState
 from bot.core.policy import parse_duration
-from bot.errors import HitlError, NotFound
+from bot.errors import ConfigError, HitlError, NotFound
 from bot.logs import setup as setup_logging
 from bot.runtime import open_runtime
-from bot.store import keys
+from bot.store import keys, tools
 
 log = logging.getLogger(__name__)
 
@@ -261,6 +261,15 @@ class Worker:
             agent = self.agents.get(run.agent)
         except AgentNotFound as exc:
             return await self.runs.update(run_id, state=RunState.FAILED, error=str(exc))
+        # Registered before any of its calls reaches a person: the Edit modal checks edits
+        # against these schemas (each proposal records its tool's schema again, too).
+        schemas = agent.tools.schemas()
+        try:  # a policy rule that reads an argument a tool lacks fails the run, loudly
+            for name, schema in schemas.items():
+                self.stores.policy.check_schema(name, dict(schema))
+        except ConfigError as exc:
+            return await self.runs.update(run_id, state=RunState.FAILED, error=str(exc))
+        await tools.record_all(self.redis, schemas)
         loop = RunLoop(agent, self.llm, self.stores, self.loop_config)
         return await loop.run(run_id)
 

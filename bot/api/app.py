@@ -114,14 +114,8 @@ def create_app(
         )
 
     app.add_middleware(BodyLimit, limit=max_body_bytes)
-    app.add_middleware(BearerAuth, token=_token(rt))
+    app.add_middleware(BearerAuth, tokens=rt.settings.api_identities())
     return app
-
-
-def _token(rt: Runtime) -> str | None:
-    secret = rt.settings.hitl_api_token
-    value = secret.get_secret_value() if secret is not None else ""
-    return value or None
 
 
 class _Asgi:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
+from bot.api.auth import caller, mark_outside_run
 from bot.api.errors import documented
 from bot.api.longpoll import hold
 from bot.api.schemas import ApprovalIn, CancelIn, ItemPath, ResultIn, Wait
 from bot.core.models import ActionRequest
 from bot.runtime import Runtime
 from bot.sdk import execution
-
-API_ACTOR = "api"  # who the audit names for claims and reports made over HTTP
 
 
 def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
@@ -24,20 +23,24 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         summary="Propose a tool call for review",
         responses={
             200: {"model": ActionRequest, "description": "Idempotent retry: the same request"},
-            **documented(409, 422),
+            **documented(403, 409, 422),
         },
     )
-    async def create(body: ApprovalIn, response: Response) -> ActionRequest:
+    async def create(body: ApprovalIn, request: Request, response: Response) -> ActionRequest:
         made = await rt.requests.create(
             rt.policy,
             tool=body.tool,
             args=body.args,
-            requester=body.requester or API_ACTOR,
+            requester=caller(request, body.requester),
+            on_behalf_of=body.on_behalf_of,
             run_id=body.run_id,
             channel=body.channel,
             idempotency_key=body.idempotency_key,
             risk=body.risk,
+            args_schema=body.args_schema,
         )
+        if body.run_id:
+            await mark_outside_run(rt, body.run_id)
         if not made.created:
             response.status_code = 200
         response.headers["Location"] = f"/v1/approvals/{made.request.id}"
@@ -61,8 +64,8 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         summary="approved -> executing, exactly once (for outside executors)",
         responses=documented(404, 409, 410),
     )
-    async def claim(request_id: ItemPath) -> ActionRequest:
-        return await execution.claim(rt.requests, request_id, actor=API_ACTOR)
+    async def claim(request_id: ItemPath, request: Request) -> ActionRequest:
+        return await execution.claim(rt.requests, request_id, actor=caller(request))
 
     @r.post(
         "/{request_id}/result",
@@ -70,14 +73,14 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         summary="Report how the execution (or its compensation) went",
         responses=documented(404, 409, 410, 422),
     )
-    async def result(request_id: ItemPath, body: ResultIn) -> ActionRequest:
+    async def result(request_id: ItemPath, body: ResultIn, request: Request) -> ActionRequest:
         return await execution.report(
             rt.requests,
             request_id,
             ok=body.ok,
             detail=body.detail,
             compensated=body.compensated,
-            actor=API_ACTOR,
+            actor=caller(request),
         )
 
     @r.post(
@@ -86,8 +89,11 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         summary="Withdraw a request that has not started (pending or approved)",
         responses=documented(404, 409, 422),
     )
-    async def cancel(request_id: ItemPath, body: CancelIn | None = None) -> ActionRequest:
+    async def cancel(
+        request_id: ItemPath, request: Request, body: CancelIn | None = None
+    ) -> ActionRequest:
         reason = (body or CancelIn()).reason
-        return await execution.withdraw(rt.requests, request_id, actor=API_ACTOR, reason=reason)
+        actor = caller(request)
+        return await execution.withdraw(rt.requests, request_id, actor=actor, reason=reason)
 
     return r

@@ -11,11 +11,16 @@ from __future__ import annotations
 import hmac
 
 from fastapi.security import HTTPBearer
+from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from bot import messages as bot_msg
 from bot.api import messages as msg
 from bot.api.errors import error_response
 from bot.config import HOW_TO_SET
+from bot.errors import Forbidden
+from bot.runtime import Runtime
+from bot.store import keys
 
 PREFIX = "/v1"
 
@@ -42,10 +47,39 @@ def _bearer(scope: Scope) -> str | None:
     return None
 
 
+DEFAULT_IDENTITY = "api"  # who a call made with HITL_API_TOKEN is, in the audit and on cards
+
+
+def identity_of(scope: Scope) -> str:
+    """The agent identity BearerAuth found for this call's token."""
+    state: dict[str, object] = scope.get("state") or {}
+    return str(state.get("identity") or DEFAULT_IDENTITY)
+
+
+def caller(request: Request, claimed: str | None = None) -> str:
+    """The caller's identity; a body that claims another one is refused, never believed."""
+    identity = identity_of(request.scope)
+    if claimed is not None and claimed != identity:
+        raise Forbidden(bot_msg.REQUESTER_FROM_TOKEN.format(given=claimed, identity=identity))
+    return identity
+
+
+OUTSIDE_RUN_TTL_S = 30 * 86_400
+
+
+async def mark_outside_run(rt: Runtime, run_id: str) -> None:
+    """Remember a run id an outside agent used, so a person can steer it later; steering
+    a run nobody ever used is a 404 that writes nothing."""
+    await rt.redis.set(keys.outside_run(run_id), "1", ex=OUTSIDE_RUN_TTL_S)
+
+
 class BearerAuth:
-    def __init__(self, app: ASGIApp, *, token: str | None) -> None:
+    """`tokens` maps each accepted bearer token to the agent identity it stands for."""
+
+    def __init__(self, app: ASGIApp, *, tokens: dict[str, str]) -> None:
         self.app = app
-        self.token = token.encode() if token else None
+        self.tokens = [(t.encode(), name) for t, name in tokens.items() if t]
+        self.token = b"" if self.tokens else None  # None: the API is off
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not _guarded(scope["path"]):
@@ -57,11 +91,16 @@ class BearerAuth:
             await response(scope, receive, send)
             return
         given = _bearer(scope)
-        if given is None or not hmac.compare_digest(given.encode(), self.token):
+        identity = None
+        for token, name in self.tokens:  # every one compared, in constant time each
+            if given is not None and hmac.compare_digest(given.encode(), token):
+                identity = name
+        if given is None or identity is None:
             detail = msg.TOKEN_MISSING if given is None else msg.TOKEN_WRONG
             response = error_response(
                 401, "unauthorized", detail, headers={"WWW-Authenticate": "Bearer"}
             )
             await response(scope, receive, send)
             return
+        scope.setdefault("state", {})["identity"] = identity
         await self.app(scope, receive, send)

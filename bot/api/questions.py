@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
+from bot.api.auth import mark_outside_run
 from bot.api.errors import documented
 from bot.api.longpoll import hold
 from bot.api.schemas import ItemPath, QuestionIn, Wait
@@ -23,12 +24,15 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         responses=documented(422),
     )
     async def ask(body: QuestionIn) -> Question:
-        return await rt.questions.ask(
+        asked = await rt.questions.ask(
             body.question,
             timeout_ms=max(1, int(body.timeout_seconds * 1000)),
             run_id=body.run_id,
             channel=body.channel,
         )
+        if body.run_id:
+            await mark_outside_run(rt, body.run_id)
+        return asked
 
     @r.get(
         "/{question_id}",

@@ -1,23 +1,25 @@
 """`/v1/runs`: start an agent run on the workers, read it, stop it, steer it.
 
 Steering also works for runs this server did not start (an outside agent
-gating its own tools under its own run id): only a run we know to be finished
-refuses corrections.
+gating its own tools under its own run id, known from the requests it made): a
+run we know to be finished refuses corrections, and a run id nobody used is 404.
+The caller is the API token's identity; a body may not claim another.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from bot.api import messages as msg
+from bot.api.auth import caller
 from bot.api.errors import documented
 from bot.api.schemas import RunIn, RunOut, RunPath, SteerIn
 from bot.core.models import RUN_FINAL, Steering
 from bot.errors import InvalidTransition, NotFound
 from bot.runtime import Runtime
+from bot.store import keys
+from bot.store.corrections import correct
 from bot.store.runs import RunStore, stop_run
-
-API_ACTOR = "api"
 
 
 def router(rt: Runtime, runs: RunStore) -> APIRouter:
@@ -34,13 +36,15 @@ def router(rt: Runtime, runs: RunStore) -> APIRouter:
         status_code=201,
         response_model=RunOut,
         summary="Start an agent run; the workers pick it up",
-        responses=documented(422),
+        responses=documented(403, 422),
     )
-    async def start(body: RunIn) -> RunOut:
+    async def start(body: RunIn, request: Request) -> RunOut:
+        identity = caller(request, body.requester)
         run = await runs.start(
             agent=body.agent,
             prompt=body.prompt,
-            requester=body.requester or API_ACTOR,
+            # the person the run is for counts as its requester: they may not approve
+            requester=body.on_behalf_of or identity,
             channel=body.channel,
         )
         return RunOut.of(run)
@@ -53,11 +57,11 @@ def router(rt: Runtime, runs: RunStore) -> APIRouter:
         "/{run_id}/stop",
         response_model=RunOut,
         summary="Hard stop: flag the run and withdraw what it waits on",
-        responses=documented(404, 422),
+        responses=documented(403, 404, 422),
     )
-    async def stop(run_id: RunPath) -> RunOut:
+    async def stop(run_id: RunPath, request: Request) -> RunOut:
         await known(run_id)
-        run = await stop_run(runs, rt.requests, rt.questions, run_id, actor=API_ACTOR)
+        run = await stop_run(runs, rt.requests, rt.questions, run_id, actor=caller(request))
         return RunOut.of(run)
 
     @r.post(
@@ -65,13 +69,17 @@ def router(rt: Runtime, runs: RunStore) -> APIRouter:
         status_code=201,
         response_model=Steering,
         summary="Queue a correction for the run's next tool call",
-        responses=documented(409, 422),
+        responses=documented(403, 404, 409, 422),
     )
-    async def steer(run_id: RunPath, body: SteerIn) -> Steering:
+    async def steer(run_id: RunPath, body: SteerIn, request: Request) -> Steering:
+        actor = caller(request, body.requester)
         try:
             run = await runs.get(run_id)
         except NotFound:
-            pass  # an outside agent's run: its steering queue is all there is
+            # An outside agent's run is known by the requests it made; an id nobody used
+            # is a 404 that writes nothing (no queue for a typo to fill).
+            if not await rt.redis.exists(keys.outside_run(run_id)):
+                raise NotFound(msg.UNKNOWN_RUN.format(id=run_id)) from None
         else:
             if run.state in RUN_FINAL:
                 raise InvalidTransition(
@@ -79,7 +87,7 @@ def router(rt: Runtime, runs: RunStore) -> APIRouter:
                     state=run.state.value,
                     event="steer",
                 )
-        return await rt.steering.push(run_id, body.text, actor=body.requester or API_ACTOR)
+        return await correct(rt.steering, rt.requests, runs, run_id, body.text, actor=actor)
 
     @r.get(
         "/{run_id}/steering",

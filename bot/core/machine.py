@@ -181,23 +181,31 @@ def _same_edit(req: ActionRequest, d: Decision) -> bool:
 
 
 def _check_eligible(req: ActionRequest, d: Decision) -> None:
-    if d.actor == req.requester and d.event == E.REJECT:
+    if req.is_requester(d.actor) and d.event == E.REJECT:
         return  # saying no to one's own request is always safe: it withdraws it
-    if d.actor == req.requester and not req.self_approval:
+    allowed = req.eligible()
+    shown = tuple(sorted(allowed))
+    if req.is_requester(d.actor) and not req.self_approval:
         raise NotEligible(
-            msg.NOT_ELIGIBLE.format(actor=d.actor, why=msg.WHY_REQUESTER),
+            msg.NOT_ELIGIBLE.format(
+                actor=d.actor, why=msg.WHY_REQUESTER.format(approvers=", ".join(shown))
+            ),
             state=req.state.value,
             event=d.event.value,
+            actor=d.actor,
+            allowed=shown,
+            own=True,
         )
-    allowed = req.eligible()
     if "*" in allowed or d.actor in allowed or allowed.intersection(d.actor_groups):
         return
     raise NotEligible(
         msg.NOT_ELIGIBLE.format(
-            actor=d.actor, why=msg.WHY_NOT_APPROVER.format(approvers=", ".join(sorted(allowed)))
+            actor=d.actor, why=msg.WHY_NOT_APPROVER.format(approvers=", ".join(shown))
         ),
         state=req.state.value,
         event=d.event.value,
+        actor=d.actor,
+        allowed=shown,
     )
 
 

@@ -63,7 +63,8 @@ class ActionRequest(BaseModel):
     payload_hash: str
     original_hash: str | None = None  # set when edit-and-approve replaced the args
     run_id: str | None = None
-    requester: str
+    requester: str  # the agent or service that asked (from its credential, never its body)
+    on_behalf_of: str | None = None  # the person the agent acts for; may not approve either
     channel: str | None = None
     risk: RiskTier
     created_at: int
@@ -72,7 +73,8 @@ class ActionRequest(BaseModel):
     expires_at: int | None = None  # None only in a final state
     level: int = 0
     levels: tuple[Level, ...]
-    approvers: tuple[str, ...] = ("*",)  # user ids, group ids, or "*" for anyone
+    # user ids, group ids, channels ("#name", C…: their members), or "*" for anyone
+    approvers: tuple[str, ...] = ("*",)
     quorum: int = 1
     self_approval: bool = False
     allow_edit: bool = False
@@ -92,6 +94,12 @@ class ActionRequest(BaseModel):
             names.update(lvl.users)
             names.update(lvl.groups)
         return frozenset(names)
+
+    def is_requester(self, actor: str) -> bool:
+        """The agent that asked, or the person it asked for: neither approves it alone."""
+        return actor == self.requester or (
+            self.on_behalf_of is not None and actor == self.on_behalf_of
+        )
 
     @property
     def assignees(self) -> Level:
@@ -114,6 +122,7 @@ class Decision(BaseModel):
     fence: int | None = None  # the version a timer was armed at; stale timers are no-ops
     detail: str | None = Field(default=None, max_length=3000)
     has_compensation: bool = False
+    via: str | None = None  # how a person decided, when not by button: "thread_reply:C…:ts"
 
 
 class AuditEntry(BaseModel):
@@ -132,6 +141,7 @@ class AuditEntry(BaseModel):
     text: str | None = None
     payload_hash: str | None = None
     view_hash: str | None = None
+    via: str | None = None
     version: int
     prev: str
     raw: str = Field(exclude=True, default="")

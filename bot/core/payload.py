@@ -28,6 +28,14 @@ def canonical_args(args: dict[str, Any]) -> str:
     return text
 
 
+def stored_args(args: dict[str, Any]) -> str:
+    """Arguments as the store keeps them: checked as `canonical_args` checks them, but
+    in the caller's key order, which is the order an approver reads them in. The hash
+    never depends on it: `payload_hash` sorts."""
+    canonical_args(args)
+    return json.dumps(args, separators=(",", ":"), ensure_ascii=False)
+
+
 def payload_hash(tool: str, args: dict[str, Any]) -> str:
     """sha256 of the canonical call; two calls hash alike only if tool and args are equal."""
     body = json.dumps(tool, ensure_ascii=False) + ":" + canonical_args(args)

@@ -86,21 +86,47 @@ class Assignees(_Strict):
         return self
 
 
+_PRINCIPAL = re.compile(r"^(\*|[UWSCG][A-Z0-9_]+|#[a-z0-9][a-z0-9_.-]*)$")
+PRINCIPAL_HELP = (
+    'a Slack user id (U123), a user group id (S123), a channel ("#name" or C123: its '
+    'members), or "*" for anyone in the workspace'
+)
+
+
+def check_principals(value: tuple[str, ...]) -> tuple[str, ...]:
+    for name in value:
+        if not _PRINCIPAL.match(name):
+            raise ValueError(f"{name!r} is not a principal; fix: write {PRINCIPAL_HELP}")
+    return value
+
+
 class TierPolicy(_Strict):
     review_timeout: int
     reviewers: Assignees
     escalation: tuple[Assignees, ...] = Field(default=(), max_length=10)
     on_exhausted: Literal[State.AUTO_REJECTED, State.AUTO_APPROVED] = State.AUTO_REJECTED
     approvals_required: int = Field(default=1, ge=1, le=10)
-    approvers: tuple[str, ...] = ("*",)
+    # Empty: the members of the reviewer channels plus the people of each level reached;
+    # never the whole workspace unless "*" is written here.
+    approvers: tuple[str, ...] = ()
     self_approval: bool = False
     allow_edit: bool = True
 
     _review_timeout = field_validator("review_timeout", mode="before")(parse_duration)
+    _approvers = field_validator("approvers")(check_principals)
+
+    def deciders(self) -> tuple[str, ...]:
+        """Who may decide at the first level: the `approvers` of a request of this tier."""
+        return self.approvers or self.reviewers.channels
 
 
 class Rule(_Strict):
-    """`if: "amount > 1000"` raises the tool's tier to `tier` when the argument matches."""
+    """`if: "amount > 1000"` raises the tool's tier to `tier` when the argument matches.
+
+    Fails closed: a call that lacks the argument, or whose value cannot be compared,
+    is raised to the rule's tier too, so a typo in a rule or a missing argument can
+    never leave a call at a lower tier than the rule meant.
+    """
 
     condition: str = Field(alias="if")
     tier: RiskTier
@@ -114,6 +140,7 @@ class Rule(_Strict):
         "==": operator.eq,
         " in ": lambda a, b: a in b,
     }
+    _PATH: ClassVar[re.Pattern[str]] = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
 
     @field_validator("condition")
     @classmethod
@@ -125,24 +152,49 @@ class Rule(_Strict):
     def split(cls, cond: str) -> tuple[str, str, Any]:
         for op in cls._OPS:
             path, sep, literal = cond.partition(op)
-            if sep and path.strip() and literal.strip():
-                return path.strip(), op, yaml.safe_load(literal)
+            if not sep:
+                continue
+            path, literal = path.strip(), literal.strip()
+            try:
+                expected = yaml.safe_load(literal) if literal else None
+            except yaml.YAMLError:
+                expected = None
+            if cls._PATH.match(path) and literal and _comparable(op, expected):
+                return path, op, expected
+            break
         raise ValueError(
             f"cannot read the rule {cond!r}; fix: write it as 'argument op value', "
-            "for example 'amount > 1000' (ops: > >= < <= == != in)"
+            "for example 'amount > 1000' or 'currency in [USD, EUR]' "
+            "(ops: > >= < <= == != in; one argument name, a dotted path for nested ones)"
         )
+
+    @property
+    def argument(self) -> str:
+        """The top-level argument the rule reads."""
+        return self.split(self.condition)[0].split(".")[0]
 
     def matches(self, args: dict[str, Any]) -> bool:
         path, op, expected = self.split(self.condition)
         value: Any = args
         for part in path.split("."):
             if not isinstance(value, dict) or part not in value:
-                return False
+                return True  # missing: the call cannot prove it is below the rule's tier
             value = value[part]
+        if isinstance(value, bool) and not isinstance(expected, bool) and op != "==":
+            return True  # true > 1000 would compare as 1 > 1000
         try:
             return bool(self._OPS[op](value, expected))
         except TypeError:
             return True  # an argument of the wrong type cannot prove the call is safe
+
+
+def _comparable(op: str, expected: Any) -> bool:
+    """A literal the operator can compare with: no '>> 1000', no 'amount > '."""
+    if op == " in ":
+        return isinstance(expected, list | str)
+    if op in (">", ">=", "<", "<="):
+        return isinstance(expected, int | float | str) and not isinstance(expected, bool)
+    return True
 
 
 class ToolPolicy(_Strict):
@@ -157,6 +209,31 @@ class Verdict(BaseModel):
     review: bool
 
 
+class ReplyWords(_Strict):
+    """Thread replies that decide like the buttons. An approve word must be the whole
+    reply; a reject word may be followed by ":" and a reason. Compared lower-case."""
+
+    approve: tuple[str, ...] = (
+        "approve", "approved", "lgtm", "yes", ":white_check_mark:", ":+1:",
+    )  # fmt: skip
+    reject: tuple[str, ...] = ("reject", "no", "deny", ":x:")
+
+    @field_validator("approve", "reject")
+    @classmethod
+    def _words(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        words = tuple(w.strip().lower() for w in value)
+        if not all(words) or any(":" in w.strip(":") for w in words):
+            raise ValueError("each word must be non-empty text without ':' inside; fix it")
+        return words
+
+    @model_validator(mode="after")
+    def _apart(self) -> ReplyWords:
+        both = set(self.approve) & set(self.reject)
+        if both:
+            raise ValueError(f"{sorted(both)} cannot both approve and reject; fix: keep one")
+        return self
+
+
 class Policy(_Strict):
     default_tier: RiskTier = RiskTier.MEDIUM
     claim_timeout: int = 10 * 60_000
@@ -164,6 +241,12 @@ class Policy(_Strict):
     tiers: dict[RiskTier, TierPolicy]
     tools: dict[str, ToolPolicy] = {}
     oncall: dict[str, Rotation] = {}
+    # Who may stop, steer and read any run and any request's audit, besides the run's
+    # initiator and the approvers of its requests.
+    operators: tuple[str, ...] = ()
+    reply_words: ReplyWords = ReplyWords()
+
+    _operators = field_validator("operators")(check_principals)
 
     _durations = field_validator("claim_timeout", "execution_timeout", mode="before")(
         parse_duration
@@ -174,19 +257,45 @@ class Policy(_Strict):
         missing = [t.value for t in TIER_ORDER if t not in self.tiers]
         if missing:
             raise ValueError(f"tiers {missing} are missing; fix: define all four tiers")
+        problems: list[str] = []
         for tier, tp in self.tiers.items():
             if tp.on_exhausted == State.AUTO_APPROVED and tier != RiskTier.LOW:
-                raise ValueError(
+                problems.append(
                     f"tiers.{tier.value}.on_exhausted: auto_approved is allowed for low risk "
                     "only; fix: set it to auto_rejected"
                 )
+            if tier in (RiskTier.HIGH, RiskTier.CRITICAL) and not tp.approvers:
+                problems.append(
+                    f"tiers.{tier.value}.approvers: a {tier.value} tier must name who may "
+                    "approve; fix: list Slack user ids (U123), user group ids (S123) or a "
+                    'channel whose members may approve ("#leads"), e.g. approvers: '
+                    '["S0FINANCE"] (or write "*" to allow anyone in the workspace)'
+                )
             for lvl in (tp.reviewers, *tp.escalation):
                 if lvl.oncall and lvl.oncall not in self.oncall:
-                    raise ValueError(
+                    problems.append(
                         f"tiers.{tier.value}: oncall rotation {lvl.oncall!r} is not defined; "
                         "fix: add it under 'oncall:'"
                     )
+        if problems:
+            raise ValueError("\n".join(problems))
         return self
+
+    def check_schema(self, tool: str, schema: dict[str, Any]) -> None:
+        """Refuse rules that read an argument the tool's JSON schema does not have: such a
+        rule would raise every call (fail closed) and is surely a typo."""
+        tp = self.tools.get(tool)
+        props = schema.get("properties")
+        if tp is None or not isinstance(props, dict):
+            return
+        for i, rule in enumerate(tp.rules):
+            if rule.argument not in props:
+                known = ", ".join(sorted(props)) or "none"
+                raise ConfigError(
+                    f"tools.{tool}.rules.{i}: the rule {rule.condition!r} reads "
+                    f"{rule.argument!r}, which {tool} does not take (its arguments: {known}); "
+                    "fix: correct the argument name in the rule"
+                )
 
     def classify(self, tool: str, args: dict[str, Any]) -> Verdict:
         """The tier a call runs at: its tool's tier, raised (never lowered) by matching rules."""
@@ -279,11 +388,13 @@ tiers:
     review_timeout: 15m
     reviewers: {channels: ["#hitl-approvals"]}
     escalation: [{channels: ["#hitl-oncall"]}, {channels: ["#hitl-leads"]}]
+    approvers: ["#hitl-leads"]   # replace with your approvers' user or group ids
     on_exhausted: auto_rejected
   critical:   # production config change: two people, then the pager
     review_timeout: 5m
     reviewers: {channels: ["#hitl-approvals"]}
     escalation: [{channels: ["#hitl-pager"]}]
+    approvers: ["#hitl-leads"]   # replace with your approvers' user or group ids
     on_exhausted: auto_rejected
     approvals_required: 2
 """

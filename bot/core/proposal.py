@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot import messages as msg
 from bot.core.models import ActionRequest, RiskTier
 from bot.core.payload import canonical_args, payload_hash
 from bot.core.policy import TIER_ORDER, Policy
 from bot.core.states import State
+from bot.errors import Forbidden
 
 
 def propose(
@@ -23,6 +25,7 @@ def propose(
     args: dict[str, Any],
     requester: str,
     now: int,
+    on_behalf_of: str | None = None,
     run_id: str | None = None,
     channel: str | None = None,
     idempotency_key: str | None = None,
@@ -40,6 +43,11 @@ def propose(
     needs_review = verdict.review or tier != verdict.tier
     tp = policy.tiers[tier]
     levels = policy.levels(tier, now)
+    review_channels = {ch for lvl in levels for ch in lvl.channels}
+    if channel is not None and channel not in review_channels:
+        # The gated side may not route its own review: only the policy says where.
+        shown = ", ".join(sorted(review_channels)) or "none"
+        raise Forbidden(msg.CHANNEL_NOT_ALLOWED.format(channel=channel, tier=tier, allowed=shown))
     req = ActionRequest(
         id=request_id,
         tool=tool,
@@ -47,13 +55,14 @@ def propose(
         payload_hash=payload_hash(tool, args),
         run_id=run_id,
         requester=requester,
+        on_behalf_of=on_behalf_of or None,
         channel=channel,
         risk=tier,
         created_at=now,
         state=State.PENDING_REVIEW,
         expires_at=now + levels[0].timeout_ms,
         levels=levels,
-        approvers=tp.approvers,
+        approvers=tp.deciders(),
         quorum=tp.approvals_required,
         self_approval=tp.self_approval,
         allow_edit=tp.allow_edit,

@@ -1,45 +1,93 @@
-"""A small JSON-Schema subset check for edited arguments, so a person's edit is
-refused in the modal (with the reason) instead of failing later in the tool.
+"""Checking a person's edited arguments before they are approved.
 
-Covers what pydantic emits for plain tool signatures: object properties,
-required, additionalProperties, and the basic types. Anything it does not know
-it lets through; the tool's own validation still runs before execution.
+A tool's JSON Schema (Draft 2020-12 unless the schema names another draft via
+`$schema`) is recorded when the tool is registered; an edit that does not fit it
+is refused in the Edit modal with the reasons, and nothing changes. With no
+schema recorded, an edit may change values only: it must stay a JSON object with
+exactly the argument names of the call it edits, since a new name could switch on
+behaviour nobody reviewed and a dropped one silently falls back to a default.
+
+Pure functions: no Redis, no Slack. The executor still validates the approved
+arguments itself (the worker's pydantic model, the SDK's signature): this check is
+there so the person learns in the modal, not the agent after the fact.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
-_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-    "null": (type(None),),
-}
+from jsonschema import exceptions as js_errors
+from jsonschema.protocols import Validator
+from jsonschema.validators import Draft202012Validator, validator_for
+
+from bot import messages as msg
+
+MAX_SCHEMA_BYTES = 16 * 1024  # a tool's argument schema; the whole call may be 64 KiB
+MAX_SHOWN = 4  # problems listed in the modal (its error line holds 150 characters)
 
 
-def problems(schema: dict[str, Any], args: object) -> list[str]:
-    """Human-readable reasons `args` does not fit `schema` (empty: it fits)."""
+def _validator(schema: Mapping[str, Any]) -> Validator:
+    cls = validator_for(schema, default=Draft202012Validator)
+    return cls(schema)
+
+
+def schema_problem(schema: object) -> str | None:
+    """Why `schema` cannot be a tool's argument schema; None when it can."""
+    if not isinstance(schema, dict):
+        return msg.SCHEMA_INVALID.format(error="it must be a JSON object")
+    try:
+        size = len(json.dumps(schema, allow_nan=False).encode())
+    except (TypeError, ValueError) as exc:
+        return msg.SCHEMA_INVALID.format(error=exc)
+    if size > MAX_SCHEMA_BYTES:
+        return msg.SCHEMA_TOO_LARGE.format(size=size, limit=MAX_SCHEMA_BYTES)
+    if schema.get("type", "object") != "object":
+        return msg.SCHEMA_NOT_OBJECT_TYPE
+    try:
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+    except js_errors.SchemaError as exc:
+        return msg.SCHEMA_INVALID.format(error=exc.message)
+    return None
+
+
+def problems(
+    schema: Mapping[str, Any] | None, args: object, *, current: Mapping[str, Any]
+) -> list[str]:
+    """Why `args` may not replace `current` (the call's arguments now); empty: it may.
+
+    `schema` None means no schema is known for the tool: then only the values may change.
+    """
     if not isinstance(args, dict):
-        return ['the arguments must be a JSON object, like {"amount": 10}']
-    out: list[str] = []
-    props: dict[str, Any] = schema.get("properties", {})
-    for name in schema.get("required", []):
-        if name not in args:
-            out.append(f"{name} is required")
-    if schema.get("additionalProperties") is False:
-        out += [f"{name} is not an argument of this tool" for name in args if name not in props]
-    for name, value in args.items():
-        want = props.get(name, {}).get("type")
-        if isinstance(want, str) and want in _TYPES and not _fits(value, want):
-            out.append(f"{name} must be {want}, got {type(value).__name__}")
+        return [msg.ARGS_NOT_OBJECT]
+    if schema is None:
+        return _same_names(args, current)
+    try:
+        errors = sorted(_validator(schema).iter_errors(args), key=_order)
+        return [_describe(e) for e in errors[:MAX_SHOWN]]
+    except Exception as exc:  # a broken schema or an unresolvable $ref: refuse, never pass
+        return [msg.ARGS_SCHEMA_BROKEN.format(error=type(exc).__name__)]
+
+
+def call_problems(schema: Mapping[str, Any], args: Mapping[str, Any]) -> list[str]:
+    """Why the proposed `args` do not fit the schema declared with them (empty: they do)."""
+    return problems(schema, dict(args), current=args)
+
+
+def _same_names(args: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    out = []
+    if new := sorted(set(args) - set(current)):
+        out.append(msg.ARGS_NEW_KEYS.format(names=", ".join(new)))
+    if missing := sorted(set(current) - set(args)):
+        out.append(msg.ARGS_MISSING_KEYS.format(names=", ".join(missing)))
     return out
 
 
-def _fits(value: object, want: str) -> bool:
-    if isinstance(value, bool) and want in ("integer", "number"):
-        return False  # JSON true is not a number, though Python's bool is an int
-    return isinstance(value, _TYPES[want])
+def _order(e: js_errors.ValidationError) -> tuple[str, str]:
+    return ".".join(str(p) for p in e.absolute_path), e.message
+
+
+def _describe(e: js_errors.ValidationError) -> str:
+    where = ".".join(str(p) for p in e.absolute_path) or msg.ARGS_ROOT
+    return msg.ARGS_SCHEMA_PROBLEM.format(where=where, problem=e.message)

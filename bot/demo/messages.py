@@ -39,23 +39,25 @@ TRY_CLAW = """[bold]Try it[/bold]
   1. Act as [bold]kid[/bold], open [bold]#general[/bold] and post:  @hitl-bot Get me the bear!
   2. Open the message's thread: move_claw runs without asking anyone (low risk, no review).
   3. The agent asks "Is this the one?": reply [bold]yes[/bold] in the thread.
-  4. drop_claw spends the last coin, so it waits for kid: click [bold]Approve[/bold] or
-     [bold]Reject[/bold] (a reason is required). Only kid may decide; try it as alice.
+  4. drop_claw spends the last coin, so it waits for a grown-up: kid asked, so kid's own
+     click is refused. Act as [bold]parent[/bold] and click [bold]Approve[/bold] or
+     [bold]Reject[/bold] (a reason is required).
   Steer: reply [bold]No, wait! The penguin![/bold] in the thread. It answers an open
-  question, or cancels the agent's next tool call, and the agent reads it instead.
-  Or wait: after {review} s drop_claw escalates to [bold]parent[/bold] (act as parent: a DM
-  from hitl-bot can approve it too), and {review} s later the policy default rejects it.
+  question, or withdraws the call waiting for approval, and the agent reads it instead.
+  Or wait: after {review} s drop_claw escalates to #hitl-oncall ([bold]bob[/bold]), and
+  {review} s later the policy default rejects it.
 """
 
 TRY_REFUNDS = """[bold]Try it[/bold]
-  1. Act as anyone, open [bold]#general[/bold] and post:
+  1. Act as [bold]carol[/bold], open [bold]#general[/bold] and post:
        @hitl-bot Refund order A1004 in full ($4,200), the TV arrived broken
   2. Open the message's thread: lookup_order runs without asking; the refund of 4,200 is
      above 1,000, so it is high risk and only @finance (alice, carol) may approve it.
-  3. Act as [bold]alice[/bold] and click [bold]Approve[/bold] (it asks you to confirm) or
+  3. Carol is in @finance but asked for it, so her own Approve is refused. Act as
+     [bold]alice[/bold] and click [bold]Approve[/bold] (it asks you to confirm) or
      [bold]Reject[/bold] (a reason is required).
-  Steer: reply [bold]No, wait: make it $1,100[/bold] in the thread, then reject the waiting
-  refund: the agent reads your correction and proposes the new amount.
+  Steer: reply [bold]No, wait: make it $1,100[/bold] in the thread: the waiting refund is
+  withdrawn, and the agent reads your correction and proposes the new amount.
   Or wait: after {review} s it escalates to #hitl-oncall (@oncall: bob), and {review} s later
   the policy default rejects it.
 """

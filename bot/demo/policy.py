@@ -21,8 +21,8 @@ ASK_TIMEOUT_MS = 3 * 60_000  # how long the agent's questions wait for an answer
 _REVIEW = f"{REVIEW_S}s"
 
 # approvers [] means only the people of the levels reached so far may decide: the
-# kid first, then the parent too once it escalated. That makes "act as kid" matter
-# and shows a refusal when somebody else clicks.
+# parent first, then the on-call group too once it escalated. The kid who asked the
+# agent counts as requester, so the kid's own click is refused (separation of duties).
 DEMO_POLICY: dict[str, Any] = {
     "default_tier": "medium",
     "tiers": {
@@ -33,8 +33,8 @@ DEMO_POLICY: dict[str, Any] = {
         },
         "medium": {
             "review_timeout": _REVIEW,
-            "reviewers": {"users": ["UKID"]},
-            "escalation": [{"users": ["UPARENT"]}],
+            "reviewers": {"users": ["UPARENT"]},
+            "escalation": [{"groups": ["SONCALL"], "channels": ["#hitl-oncall"]}],
             "on_exhausted": "auto_rejected",
             "approvers": [],
         },
@@ -43,7 +43,7 @@ DEMO_POLICY: dict[str, Any] = {
             "reviewers": {"groups": ["SFINANCE"]},
             "escalation": [{"groups": ["SONCALL"], "channels": ["#hitl-oncall"]}],
             "on_exhausted": "auto_rejected",
-            "approvers": [],
+            "approvers": ["SFINANCE"],
         },
         "critical": {
             "review_timeout": _REVIEW,
@@ -51,7 +51,7 @@ DEMO_POLICY: dict[str, Any] = {
             "escalation": [{"channels": ["#hitl-oncall"]}],
             "on_exhausted": "auto_rejected",
             "approvals_required": 2,
-            "approvers": [],
+            "approvers": ["SFINANCE"],
         },
     },
     "tools": {

@@ -87,6 +87,18 @@ def _apply(r: _Reading, name: str, args: dict[str, Any], result: str) -> None:
         r.drop_result = result
 
 
+def _after_drop(result: str) -> str:
+    """What to tell the kid, from what the drop's tool result says really happened."""
+    if "Grabbed" in result:
+        prize = _prize_in(result.split("Grabbed", 1)[1]) or "prize"
+        edited = " (a grown-up changed where I dropped it)" if "edited" in result else ""
+        return f"Got it! Here is your {prize}{edited}."
+    if "came up empty" in result:
+        return "Oh no, the claw came up empty. That was the last coin, sorry!"
+    # Cancelled, refused or failed: the coin was not spent; say why, never invent a result.
+    return f"I did not drop the claw: {result}"
+
+
 def _step(r: _Reading, target: str) -> Turn | None:
     tx, ty = PRIZES[target]
     if r.x != tx:
@@ -103,10 +115,7 @@ def claw_responder(messages: Sequence[Mapping[str, Any]]) -> Turn:
     if r.ending:
         return say(r.ending)
     if r.drop_result is not None:
-        if "Grabbed" in r.drop_result:
-            prize = _prize_in(r.drop_result.split("Grabbed", 1)[1]) or "prize"
-            return say(f"Got it! Here is your {prize}.")
-        return say("Oh no, the claw came up empty. That was the last coin, sorry!")
+        return say(_after_drop(r.drop_result))
     if r.target is None:
         if r.asked:
             return say("I still don't know which prize you want, so I won't drop the claw.")

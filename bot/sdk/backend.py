@@ -17,11 +17,13 @@ class Backend(Protocol):
         *,
         tool: str,
         args: dict[str, Any],
-        requester: str,
+        requester: str | None,
         run_id: str | None,
         channel: str | None,
         idempotency_key: str | None,
         risk: RiskTier | None,
+        on_behalf_of: str | None = None,
+        args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest: ...
 
     async def get(self, rid: str) -> ActionRequest: ...

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -28,9 +29,11 @@ from typing import Any, ParamSpec, TypeVar, cast
 
 from bot.core.models import ActionRequest, RiskTier
 from bot.core.payload import canonical_args, payload_hash
+from bot.core.schema import call_problems
 from bot.errors import HitlError, PayloadError
 from bot.sdk import messages as msg
 from bot.sdk.gate import Gate
+from bot.sdk.schema import derive
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -68,6 +71,7 @@ class _Guard:
         compensate: Callable[..., Any] | None,
         requester: str | None,
         channel: str | None,
+        args_schema: dict[str, Any] | None,
     ) -> None:
         self.gate = gate
         self.fn = fn
@@ -84,6 +88,8 @@ class _Guard:
         self.compensate = compensate
         self.requester = requester
         self.channel = channel
+        self.declared = args_schema is not None
+        self.schema = args_schema if self.declared else derive(self.tool, fn, self.hidden)
 
     # -- arguments -----------------------------------------------------------------
 
@@ -123,6 +129,20 @@ class _Guard:
         self.sig.bind(*pos, **kws)
         return tuple(pos), kws
 
+    def schema_for(self, call: _Call) -> dict[str, Any] | None:
+        """The schema to record with this call.
+
+        A derived schema can be stricter than Python (a hint of `str` called with an
+        int): then this call goes without one rather than failing where the undecorated
+        function would have run. A declared schema is the caller's word: it must fit.
+        """
+        if self.schema is None or self.declared:
+            return self.schema
+        if call_problems(self.schema, json.loads(canonical_args(call.args))):
+            log.warning(msg.SCHEMA_SKIPPED, self.tool)
+            return None
+        return self.schema
+
     # -- the gate's side (async, on whichever loop runs it) ------------------------
 
     async def obtain(self, call: _Call) -> tuple[ActionRequest, Invocation]:
@@ -136,6 +156,7 @@ class _Guard:
             channel=self.channel,
             idempotency_key=call.key,
             timeout=self.timeout,
+            args_schema=self.schema_for(call),
         )
         invocation = call.original
         if req.payload_hash != call.proposed_hash:  # a person edited the arguments
@@ -213,6 +234,7 @@ def require_approval(
     compensate: Callable[..., Any] | None = None,
     requester: str | None = None,
     channel: str | None = None,
+    args_schema: dict[str, Any] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Gate a sync or async function behind a person's approval.
 
@@ -226,6 +248,9 @@ def require_approval(
         same request again instead of asking twice (a retried tool call).
     compensate: called with the same arguments if the function raises; its
         outcome is reported as rolled_back or manual_intervention.
+    args_schema: the JSON Schema of the reviewed arguments (default: derived from
+        the signature's type hints where it can be); recorded for the tool, so a
+        person's edit that does not fit it is refused before it is approved.
     """
 
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:
@@ -241,6 +266,7 @@ def require_approval(
             compensate=compensate,
             requester=requester,
             channel=channel,
+            args_schema=args_schema,
         )
         if inspect.iscoroutinefunction(fn):
 

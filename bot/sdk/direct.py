@@ -34,21 +34,25 @@ class DirectBackend:
         *,
         tool: str,
         args: dict[str, Any],
-        requester: str,
+        requester: str | None,
         run_id: str | None,
         channel: str | None,
         idempotency_key: str | None,
         risk: RiskTier | None,
+        on_behalf_of: str | None = None,
+        args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest:
         made = await self.rt.requests.create(
             self.rt.policy,
             tool=tool,
             args=args,
-            requester=requester,
+            requester=requester or self.actor,
+            on_behalf_of=on_behalf_of,
             run_id=run_id,
             channel=channel,
             idempotency_key=idempotency_key,
             risk=risk,
+            args_schema=args_schema,
         )
         return made.request
 

@@ -187,8 +187,16 @@ class Gate:
         requester: str | None = None,
         channel: str | None = None,
         idempotency_key: str | None = None,
+        on_behalf_of: str | None = None,
+        args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest:
-        """Create the request (or find it again by `idempotency_key`); do not wait."""
+        """Create the request (or find it again by `idempotency_key`); do not wait.
+
+        Over HTTP the requester is the API token's identity: a `requester` other than
+        the default is sent, and the server refuses it unless it is that identity.
+        `args_schema`: the JSON Schema of the tool's arguments; recorded for the tool so
+        a person's edit that does not fit it is refused before it is approved.
+        """
         canonical_args(args)  # plain JSON only, in both modes (HTTP would coerce dates)
         body = checked(
             ApprovalIn,
@@ -196,19 +204,24 @@ class Gate:
             args=args,
             run_id=run_id,
             requester=requester or self.requester,
+            on_behalf_of=on_behalf_of,
             channel=channel or self.channel,
             idempotency_key=idempotency_key,
             risk=risk,
+            args_schema=args_schema,
         )
+        who = body.requester or self.requester
         b = await self.backend()
         return await b.create(
             tool=body.tool,
             args=args,
-            requester=body.requester or self.requester,
+            requester=None if self.mode == "http" and who == DEFAULT_REQUESTER else who,
+            on_behalf_of=body.on_behalf_of,
             run_id=body.run_id,
             channel=body.channel,
             idempotency_key=body.idempotency_key,
             risk=body.risk,
+            args_schema=body.args_schema,
         )
 
     async def decision(
@@ -265,6 +278,7 @@ class Gate:
         channel: str | None = None,
         idempotency_key: str | None = None,
         timeout: float | None = None,
+        args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest:
         """Submit and wait: the approved request (its `args` may have been edited)."""
         submitting = asyncio.ensure_future(
@@ -276,6 +290,7 @@ class Gate:
                 requester=requester,
                 channel=channel,
                 idempotency_key=idempotency_key,
+                args_schema=args_schema,
             )
         )
         try:

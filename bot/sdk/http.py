@@ -114,20 +114,24 @@ class HttpBackend:
         *,
         tool: str,
         args: dict[str, Any],
-        requester: str,
+        requester: str | None,
         run_id: str | None,
         channel: str | None,
         idempotency_key: str | None,
         risk: RiskTier | None,
+        on_behalf_of: str | None = None,
+        args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest:
         body = ApprovalIn(
             tool=tool,
             args=args,
-            requester=requester,
+            requester=requester,  # None: the server takes it from the token
+            on_behalf_of=on_behalf_of,
             run_id=run_id,
             channel=channel,
             idempotency_key=idempotency_key,
             risk=risk,
+            args_schema=args_schema,
         )
         return await self._request("POST", "/v1/approvals", body=body)
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bot.core.models import RiskTier, Run
+from bot.core.schema import schema_problem
 
 MAX_TEXT = 3000  # Slack's section text limit, and `Decision.text`'s
 
@@ -38,8 +39,21 @@ class ApprovalIn(_In):
         default_factory=dict, description="The tool's arguments: plain JSON, at most 64 KiB."
     )
     run_id: RunId | None = None
-    requester: Name | None = Field(default=None, description='Who asks; default "api".')
-    channel: Name | None = None
+    requester: Name | None = Field(
+        default=None,
+        description="Over HTTP the requester is the API token's identity; a different value "
+        "is refused (403). The SDK's direct mode names it here.",
+    )
+    on_behalf_of: Name | None = Field(
+        default=None,
+        description="The person the agent acts for (a Slack user id shows as a mention). "
+        "They count as requester: they may reject, never approve.",
+    )
+    channel: Name | None = Field(
+        default=None,
+        description="Only one of the policy's review channels for the request's tier (403 "
+        "otherwise); the policy alone decides where a request is reviewed.",
+    )
     idempotency_key: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
         default=None,
         description="Same key and same call: 200 and the same request; another call: 409.",
@@ -47,6 +61,21 @@ class ApprovalIn(_In):
     risk: RiskTier | None = Field(
         default=None, description="Raises the tier the policy gives; never lowers it."
     )
+    args_schema: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "JSON Schema of the tool's arguments (an object schema, at most 16 KiB). The args "
+            "must fit it; it is recorded for the tool, and a person's edit that does not fit "
+            "it is refused before it is approved."
+        ),
+    )
+
+    @field_validator("args_schema")
+    @classmethod
+    def _a_json_schema(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        if v is not None and (problem := schema_problem(v)) is not None:
+            raise ValueError(problem)
+        return v
 
 
 class ResultIn(_In):
@@ -83,12 +112,20 @@ class RunIn(_In):
     agent: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")]
     prompt: Annotated[str, Field(min_length=1, max_length=8000)]
     channel: Name | None = None
-    requester: Name | None = None
+    requester: Name | None = Field(
+        default=None, description="Must be the API token's identity if given (403 otherwise)."
+    )
+    on_behalf_of: Name | None = Field(
+        default=None,
+        description="The person who asked for the run: they may not approve its actions.",
+    )
 
 
 class SteerIn(_In):
     text: Annotated[str, Field(min_length=1, max_length=4000)]
-    requester: Name | None = Field(default=None, description='Who steers; default "api".')
+    requester: Name | None = Field(
+        default=None, description="Must be the API token's identity if given (403 otherwise)."
+    )
 
 
 class RunOut(Run):

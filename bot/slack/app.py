@@ -12,6 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.runtime import Runtime
 from bot.slack.approvals import Approvals
 from bot.slack.commands import Commands
+from bot.slack.replies import ReplyDecisions
 from bot.slack.threads import Threads
 from bot.store import keys
 from bot.store.runs import RunStore
@@ -51,7 +52,9 @@ def build_app(
         await next()
         return None
 
-    Approvals(rt).register(app)
-    Threads(rt, runs, default_agent=default_agent).register(app)
+    approvals = Approvals(rt)
+    approvals.register(app)
+    replies = ReplyDecisions(rt, approvals)
+    Threads(rt, runs, replies, default_agent=default_agent).register(app)
     Commands(rt, runs).register(app)
     return app

@@ -29,8 +29,8 @@ from bot.errors import (
 )
 from bot.runtime import Runtime
 from bot.slack import render, views
-from bot.slack.groups import groups_of
-from bot.store import keys
+from bot.slack.groups import groups_of, needs_lookup
+from bot.store import keys, tools
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,8 @@ def refusal_text(exc: HitlError) -> str:
         return render.refusal("already_resolved", by=exc.by, at=exc.at, how=exc.how)
     if isinstance(exc, Expired):
         return render.refusal("expired", detail=str(exc))
+    if isinstance(exc, NotEligible) and exc.actor:
+        return render.refusal("not_eligible", actor=exc.actor, allowed=exc.allowed, own=exc.own)
     if isinstance(exc, NotEligible):
         return render.refusal("not_eligible", detail=str(exc))
     if isinstance(exc, StalePayload):
@@ -56,11 +58,14 @@ class Approvals:
     ) -> None:
         """Apply a person's decision, resolving their groups and what they saw first."""
         h = await self.rt.redis.hmget(keys.request(request_id), "msg_view", "approvers", "levels")
-        view_hash, approvers, levels = h[0], h[1] or "", h[2] or ""
+        view_hash, approvers, levels = h[0], str(h[1] or ""), str(h[2] or "")
         groups: tuple[str, ...] = ()
-        if '"S' in approvers or '"S' in levels:  # only pay for Slack look-ups when they matter
+        # only pay for Slack look-ups when a group or channel could make this person eligible
+        if any(f'"{c}' in approvers + levels for c in "SCG#"):
             req = await self.rt.requests.get(request_id)
-            groups = await groups_of(self.rt.redis, client, user, req.eligible())
+            candidates = req.eligible()
+            if needs_lookup(candidates):
+                groups = await groups_of(self.rt.redis, client, user, candidates)
         d = decision.model_copy(
             update={"actor": user, "actor_groups": groups, "view_hash": view_hash or None}
         )
@@ -126,22 +131,34 @@ class Approvals:
         await ack()
 
     async def on_edit(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        """Approve the edited call, or refuse it inside the modal and change nothing.
+
+        The edit is checked before any transition: JSON, then the tool's recorded
+        schema (or, with none, the call's own argument names), so a refused edit leaves
+        the request's state, version, payload hash and audit exactly as they were.
+        """
         view = body["view"]
-        rid, phash = render.ButtonValue.decode(view.get("private_metadata", ""))
+        try:
+            rid, phash = render.ButtonValue.decode(view.get("private_metadata", ""))
+        except ValueError:
+            await _refuse(ack, msg.BAD_BUTTON)
+            return
         raw = views.parse_edit(view["state"]["values"])
         try:
             new_args = json.loads(raw)
         except json.JSONDecodeError as exc:
-            await ack(
-                response_action="errors",
-                errors={views.ARGS_BLOCK: _fit(msg.EDIT_BAD_JSON.format(error=exc))},
-            )
+            await _refuse(ack, msg.EDIT_BAD_JSON.format(error=exc))
             return
-        req = await self.rt.requests.get(rid)
-        schema = await self.rt.redis.hget(keys.TOOL_SCHEMAS, req.tool)
-        found = problems(json.loads(schema) if schema else {}, new_args)
+        try:
+            req = await self.rt.requests.get(rid)
+        except NotFound:
+            await _refuse(ack, msg.EDIT_GONE)
+            return
+        schema = await tools.schema_of(self.rt.redis, req.tool)
+        found = problems(schema, new_args, current=req.args)
         if found:
-            await ack(response_action="errors", errors={views.ARGS_BLOCK: _fit("; ".join(found))})
+            log.info("edit of %s refused in the modal: %s", rid, found)
+            await _refuse(ack, "; ".join(found))
             return
         try:
             await self.decide(
@@ -151,9 +168,14 @@ class Approvals:
                 Decision(event=Event.EDIT_AND_APPROVE, payload_hash=phash, new_args=new_args),
             )
         except (HitlError, InvalidTransition) as exc:
-            await ack(response_action="errors", errors={views.ARGS_BLOCK: _fit(refusal_text(exc))})
+            await _refuse(ack, refusal_text(exc))
             return
         await ack()
+
+
+async def _refuse(ack: AsyncAck, text: str) -> None:
+    """Keep the Edit modal open with `text` under the arguments box."""
+    await ack(response_action="errors", errors={views.ARGS_BLOCK: _fit(text)})
 
 
 def _fit(text: str) -> str:

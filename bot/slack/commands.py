@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -12,8 +13,12 @@ from bot.core.models import ActionRequest
 from bot.errors import HitlError
 from bot.runtime import Runtime
 from bot.slack import render, views
+from bot.slack.permissions import audit_refusal, may_direct, may_read
 from bot.store import audit
+from bot.store.corrections import correct
 from bot.store.runs import RunStore, stop_run
+
+log = logging.getLogger(__name__)
 
 
 def mine(reqs: list[ActionRequest], user: str) -> list[ActionRequest]:
@@ -37,11 +42,11 @@ class Commands:
         app.command("/hitl")(self.on_command)
         app.event("app_home_opened")(self.on_home)
 
-    async def on_command(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_command(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         user, channel = body.get("user_id", ""), body.get("channel_id")
         verb, _, rest = (body.get("text") or "").strip().partition(" ")
         try:
-            reply = await self._dispatch(verb.lower(), rest.strip(), user, channel)
+            reply = await self._dispatch(verb.lower(), rest.strip(), user, channel, client)
         except HitlError as exc:
             reply = render.Rendered(text=str(exc), blocks=[])
         if reply.blocks:
@@ -50,7 +55,7 @@ class Commands:
             await ack(text=reply.text)
 
     async def _dispatch(
-        self, verb: str, rest: str, user: str, channel: str | None
+        self, verb: str, rest: str, user: str, channel: str | None, client: AsyncWebClient
     ) -> render.Rendered:
         now = self.rt.clock()
         if verb == "pending":
@@ -59,12 +64,21 @@ class Commands:
         if verb == "policy":
             return render.policy_summary(self.rt.policy)
         if verb == "audit" and rest:
-            await self.rt.requests.get(rest)  # a clear "no request" before an empty trail
+            req = await self.rt.requests.get(rest)  # a clear "no request" before a trail
+            if not await may_read(self.rt, client, user, req):
+                log.info("refused", extra={"what": "audit", "actor": user, "request_id": rest})
+                return render.Rendered(text=msg.MAY_NOT_READ.format(id=rest), blocks=[])
             return render.audit_text(await audit.entries(self.rt.redis, rest))
         run_id, _, text = rest.partition(" ")
+        if verb in ("steer", "stop") and run_id and (verb == "stop" or text.strip()):
+            run = await self.runs.get(run_id)
+            if not await may_direct(self.rt, client, user, run):
+                await audit_refusal(self.rt, run_id, user=user, what=verb)
+                return render.Rendered(text=msg.MAY_NOT_DIRECT.format(run_id=run_id), blocks=[])
         if verb == "steer" and run_id and text.strip():
-            await self.runs.get(run_id)
-            await self.rt.steering.push(run_id, text.strip(), actor=user)
+            await correct(
+                self.rt.steering, self.rt.requests, self.runs, run_id, text.strip(), actor=user
+            )
             return render.Rendered(text=msg.STEER_QUEUED.format(run_id=run_id), blocks=[])
         if verb == "stop" and run_id:
             await stop_run(self.runs, self.rt.requests, self.rt.questions, run_id, actor=user)

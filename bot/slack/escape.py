@@ -10,6 +10,10 @@ Slack refuses a whole message when one part breaks a limit, so the block
 builders at the bottom cut text to fit by construction; the limits are the
 constants below. Lengths count Python characters, as `slack_sdk` does.
 
+Hidden characters (bidi controls, zero-width and other format or control
+characters) change what a person reads without changing what runs: `mrkdwn`,
+`code_text` and `plain` spell them as escapes (`invisible.visible`).
+
 The other way across the same boundary, `ButtonValue` checks what a click sends
 back before anything trusts it.
 """
@@ -25,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot import messages as msg
+from bot.slack.invisible import visible
 
 Block = dict[str, Any]
 
@@ -53,7 +58,8 @@ CODE_OVERHEAD = 8  # the two ``` fences plus a guard character at each end
 ELLIPSIS = "…"
 ZWSP = "\u200b"  # zero-width space: breaks a run of backticks without showing
 
-_PARTIAL_ENTITY = re.compile(r"&[a-z]{0,3}$")
+# An entity (`&amp;`) or a hidden character's escape (`\u202e`) cut short at the end.
+_PARTIAL_ENTITY = re.compile(r"&[a-z]{0,3}$|\\u[0-9a-f]{0,3}$")
 _OPEN_TAG = re.compile(r"<[^<>]*$")
 _TICK_RUN = re.compile(r"`(?=`)")
 _USER = re.compile(r"[UW][A-Z0-9]{2,}")
@@ -65,14 +71,20 @@ _CHANNEL = re.compile(r"[CG][A-Z0-9]{2,}")
 
 
 def mrkdwn(text: str) -> str:
-    """`text` with `&`, `<` and `>` escaped, so any mrkdwn field shows it literally."""
+    """`text` with `&`, `<` and `>` escaped and hidden characters spelled out, so any
+    mrkdwn field shows it literally and in the order it was written."""
+    return _entities(visible(text))
+
+
+def _entities(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def truncate(text: str, limit: int, marker: str = ELLIPSIS) -> str:
     """`text` if it fits in `limit` characters, else its start plus `marker`, `limit` at most.
 
-    Never cuts an entity (`&amp;`, `&lt;`, `&gt;`) in half, so it is safe on escaped text.
+    Never cuts an entity (`&amp;`, `&lt;`, `&gt;`) or a `\\u202e` escape in half, so it
+    is safe on escaped text.
     """
     if len(text) <= limit:
         return text
@@ -82,7 +94,7 @@ def truncate(text: str, limit: int, marker: str = ELLIPSIS) -> str:
 
 
 def head(text: str, n: int) -> str:
-    """The first `n` characters at most, backed off so no entity is cut in half."""
+    """The first `n` characters at most, backed off so no entity or escape is cut in half."""
     cut = text[:n]
     m = _PARTIAL_ENTITY.search(cut)
     return cut[: m.start()] if m else cut
@@ -115,8 +127,10 @@ def chunks(text: str, size: int) -> list[str]:
 
 
 def code_text(raw: str) -> str:
-    """Raw text escaped for a ``` block, its backtick runs broken so they cannot close it."""
-    return mrkdwn(_TICK_RUN.sub("`" + ZWSP, raw))
+    """Raw text escaped for a ``` block, its backtick runs broken so they cannot close it.
+
+    Hidden characters are spelled out first, so the zero-width spaces added here stay."""
+    return _entities(_TICK_RUN.sub("`" + ZWSP, visible(raw)))
 
 
 def code_block(piece: str) -> str:
@@ -163,19 +177,13 @@ def code(raw: str | None, limit: int = 200) -> str:
 
 
 def pretty_json(value: Any, *, indent: int | None = 2) -> str:
-    """JSON a person reads (sorted keys, unicode as is); never raises, whatever the value."""
+    """JSON a person reads: keys in the order the caller gave them, unicode as is (hidden
+    characters are spelled out later, by `code_text` or `mrkdwn`); never raises."""
     seps = (", ", ": ") if indent is None else None
-    for sort in (True, False):
-        try:
-            return json.dumps(
-                value, indent=indent, separators=seps, ensure_ascii=False, sort_keys=sort,
-                default=repr,
-            )  # fmt: skip
-        except TypeError:
-            continue  # keys that do not sort (a non-JSON caller): keep their order
-        except (RecursionError, ValueError):
-            break
-    return msg.ARGS_UNREADABLE
+    try:
+        return json.dumps(value, indent=indent, separators=seps, ensure_ascii=False, default=repr)
+    except (TypeError, RecursionError, ValueError):
+        return msg.ARGS_UNREADABLE
 
 
 def pack(lines: Sequence[str], limit: int = SECTION_TEXT) -> list[str]:
@@ -269,7 +277,9 @@ def duration(ms: int) -> str:
 
 
 def plain(text: str, limit: int = SECTION_TEXT) -> Block:
-    """A plain_text object: Slack parses no markup in it, so it needs no escaping."""
+    """A plain_text object: Slack parses no markup in it, so it needs no escaping but
+    the spelling out of hidden characters."""
+    text = visible(text)
     shown = truncate(text, limit) if text.strip() else "-"
     return {"type": "plain_text", "text": shown, "emoji": True}
 

@@ -1,25 +1,90 @@
-"""Which Slack user groups a person belongs to, for approver checks on `S…` ids."""
+"""Which Slack user groups and channels a person belongs to, for approver checks.
+
+An approver principal may be a user group (`S…`, via `usergroups.users.list`) or a
+channel (`C…`/`G…` or `#name`, via `conversations.members`): its members may decide.
+Memberships are cached briefly in Redis; a name is resolved to an id with
+`conversations.list`. A look-up that fails counts as "not a member": fail closed.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 
 from redis.asyncio import Redis
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.store.keys import PREFIX
 
 CACHE_S = 300  # membership changes rarely; a click must not wait on Slack every time
+PAGE = 1000
+log = logging.getLogger(__name__)
+
+
+def is_group(name: str) -> bool:
+    return name.startswith("S")
+
+
+def is_channel(name: str) -> bool:
+    return name.startswith(("#", "C", "G"))
+
+
+def needs_lookup(principals: Iterable[str]) -> bool:
+    return any(is_group(p) or is_channel(p) for p in principals)
+
+
+async def _cached(redis: Redis, key: str) -> set[str] | None:
+    raw = await redis.get(key)
+    return None if raw is None else set(json.loads(raw))
 
 
 async def members(redis: Redis, client: AsyncWebClient, group: str) -> set[str]:
     key = f"{PREFIX}slack:group:{group}"
-    cached = await redis.get(key)
-    if cached is not None:
-        return set(json.loads(cached))
+    if (found := await _cached(redis, key)) is not None:
+        return found
     resp = await client.usergroups_users_list(usergroup=group)
     users = [str(u) for u in resp.get("users") or []]
+    await redis.set(key, json.dumps(users), ex=CACHE_S)
+    return set(users)
+
+
+async def channel_id(redis: Redis, client: AsyncWebClient, ref: str) -> str | None:
+    """`#name` -> its id (`C…`); an id is returned as it is."""
+    if not ref.startswith("#"):
+        return ref
+    key = f"{PREFIX}slack:channel-id:{ref[1:]}"
+    if (cached := await redis.get(key)) is not None:
+        return str(cached) or None
+    cursor, found = "", ""
+    while True:
+        resp = await client.conversations_list(
+            types="public_channel,private_channel", limit=PAGE, cursor=cursor or None
+        )
+        for ch in resp.get("channels") or []:
+            if ch.get("name") == ref[1:]:
+                found = str(ch.get("id") or "")
+        cursor = (resp.get("response_metadata") or {}).get("next_cursor") or ""
+        if found or not cursor:
+            break
+    await redis.set(key, found, ex=CACHE_S)
+    return found or None
+
+
+async def channel_members(redis: Redis, client: AsyncWebClient, ref: str) -> set[str]:
+    key = f"{PREFIX}slack:channel:{ref}"
+    if (found := await _cached(redis, key)) is not None:
+        return found
+    users: list[str] = []
+    cid = await channel_id(redis, client, ref)
+    cursor = ""
+    while cid:
+        resp = await client.conversations_members(channel=cid, limit=PAGE, cursor=cursor or None)
+        users += [str(u) for u in resp.get("members") or []]
+        cursor = (resp.get("response_metadata") or {}).get("next_cursor") or ""
+        if not cursor:
+            break
     await redis.set(key, json.dumps(users), ex=CACHE_S)
     return set(users)
 
@@ -27,9 +92,21 @@ async def members(redis: Redis, client: AsyncWebClient, group: str) -> set[str]:
 async def groups_of(
     redis: Redis, client: AsyncWebClient, user: str, candidates: Iterable[str]
 ) -> tuple[str, ...]:
-    """The candidate group ids (`S…`) that `user` is a member of."""
+    """The candidate groups (`S…`) and channels (`C…`, `#name`) that `user` is a member of."""
     found = []
-    for group in candidates:
-        if group.startswith("S") and user in await members(redis, client, group):
-            found.append(group)
+    for principal in candidates:
+        try:
+            if is_group(principal):
+                inside = await members(redis, client, principal)
+            elif is_channel(principal):
+                inside = await channel_members(redis, client, principal)
+            else:
+                continue
+            if user in inside:
+                found.append(principal)
+        except SlackApiError as exc:
+            log.warning(
+                "membership look-up failed",
+                extra={"principal": principal, "error": exc.response.get("error")},
+            )
     return tuple(found)

@@ -23,6 +23,7 @@ from bot.core.states import State
 from bot.errors import NotFound
 from bot.runtime import Runtime
 from bot.slack import render
+from bot.slack.replies import remember_card
 from bot.store import keys
 from bot.store.events import EventBus, Notice
 from bot.store.runs import RunStore
@@ -175,6 +176,8 @@ class Notifier:
                 unfurl_links=False,
                 unfurl_media=False,
             )
+            # the thread a reply to this card lands in: the run's, or the card's own
+            await remember_card(self.rt.redis, resp["channel"], run_thread or resp["ts"], req.id)
             await self.rt.redis.hset(
                 keys.request(req.id),
                 mapping={
@@ -184,36 +187,77 @@ class Notifier:
                 },
             )
             return
+        posted: set[str] = set()
         if n.event == "timeout" and n.state == State.PENDING_REVIEW.value:
             # First: telling the next level matters more than tidying the old message.
-            await self._escalate(req, channel, run_thread or ts)
+            posted = await self._escalate(req, channel, run_thread or ts)
         if channel and ts:
             msg = render.approval_message(req, now_ms=self.rt.clock())
             await self.client.chat_update(channel=channel, ts=ts, text=msg.text, blocks=msg.blocks)
             await self.rt.redis.hset(
                 keys.request(req.id), "msg_view", render.blocks_hash(msg.blocks)
             )
+        # Every escalation DM and channel post shows the request too: none keeps stale
+        # buttons or an old level once something happened. Before the thread line, so a
+        # failure here retries the whole notice without saying the line twice.
+        await self._refresh_posts(req, skip=posted)
+        if channel and ts:
             # The line says what this event did, not where the request is by now.
             then = req.model_copy(update={"state": State(n.state)}) if n.state else req
             await self._say(channel, run_thread or ts, render.status_line(then, n.event))
 
-    async def _escalate(self, req: ActionRequest, channel: str | None, thread: str | None) -> None:
-        done = f"{keys.PREFIX}slack:escalated:{req.id}:{req.level}"
-        if await self.rt.redis.exists(done):
-            return  # a retry of this event after the escalation went out
+    async def _escalate(
+        self, req: ActionRequest, channel: str | None, thread: str | None
+    ) -> set[str]:
+        """Tell the level the request just reached; the slots of the messages posted now.
+
+        Each message is recorded as soon as Slack took it, so a retry of this notice
+        (a later post or the page failed) posts only what is still missing.
+        """
+        key = keys.posts(req.id)
+        done = cast(dict[str, str], await self.rt.redis.hgetall(key))
+        if f"{req.level}:done" in done or req.state != State.PENDING_REVIEW:
+            return set()  # a retry after it all went out, or decided before we got here
         level = req.assignees
         msg = render.escalation_message(req, now_ms=self.rt.clock())
-        for user in level.users:
-            dm = await self.client.conversations_open(users=user)
-            await self.client.chat_postMessage(
-                channel=dm["channel"]["id"], text=msg.text, blocks=msg.blocks
+        posted: set[str] = set()
+        targets = [(f"{req.level}:user:{u}", u, True) for u in level.users]
+        targets += [(f"{req.level}:channel:{c}", c, False) for c in level.channels if c != channel]
+        for slot, where, is_user in targets:
+            if slot in done:
+                continue
+            if is_user:
+                dm = await self.client.conversations_open(users=where)
+                where = dm["channel"]["id"]
+            resp = await self.client.chat_postMessage(
+                channel=where, text=msg.text, blocks=msg.blocks, unfurl_links=False
             )
-        for ch in level.channels:
-            if ch != channel:
-                await self.client.chat_postMessage(channel=ch, text=msg.text, blocks=msg.blocks)
+            await self.rt.redis.hset(key, slot, f"{resp['channel']} {resp['ts']}")
+            posted.add(slot)
         if level.pager_url:
             await self._page(level.pager_url, req)
-        await self.rt.redis.set(done, "1", ex=7 * 86_400)
+        await self.rt.redis.hset(key, f"{req.level}:done", "1")
+        return posted
+
+    async def _refresh_posts(self, req: ActionRequest, skip: set[str]) -> None:
+        """Bring every escalation message of `req` to its current state (no buttons once
+        decided). Idempotent: a retried notice updates them to the same blocks."""
+        posts = cast(dict[str, str], await self.rt.redis.hgetall(keys.posts(req.id)))
+        msg = render.escalation_message(req, now_ms=self.rt.clock())
+        for slot, ref in sorted(posts.items()):
+            channel, _, ts = ref.partition(" ")
+            if slot in skip or not ts:
+                continue
+            try:
+                await self.client.chat_update(
+                    channel=channel, ts=ts, text=msg.text, blocks=msg.blocks
+                )
+            except SlackApiError as exc:
+                status = exc.response.status_code
+                if status == 429 or status >= 500:
+                    raise  # the outbox retries the notice
+                # Gone for good (deleted, a reset workspace): the others still get updated.
+                log.warning("escalation message %s of %s not updated: %s", slot, req.id, exc)
 
     async def _page(self, url: str, req: ActionRequest) -> None:
         body = {

@@ -28,6 +28,9 @@ from bot.core.policy import TIER_ORDER, Policy
 from bot.core.states import FINAL, Event
 from bot.core.states import State as S
 from bot.slack import escape as esc
+from bot.slack.call import DECISION_KEYS as DECISION_KEYS  # part of this module's API
+from bot.slack.call import call_blocks as call_blocks
+from bot.slack.call import decision_fields
 from bot.slack.escape import Block, field, section
 from bot.slack.escape import ButtonValue as ButtonValue  # part of this module's API
 
@@ -47,9 +50,6 @@ ARGS_BLOCK, ARGS_ACTION = "hitl_edit_args", "hitl_edit_args_input"
 ANSWER_BLOCK, ANSWER_TEXT_ACTION = "hitl_answer_text", "hitl_answer_text_input"
 
 HIGH_RISK = frozenset({Risk.HIGH, Risk.CRITICAL})
-# Top-level arguments a reviewer decides on, pulled out of the JSON as fields (in this order).
-DECISION_KEYS: tuple[str, ...] = ("amount", "currency", "recipient", "to", "cc", "customer")
-DECISION_KEYS += ("email", "account", "target", "resource", "path", "environment", "count")
 
 
 @dataclass(frozen=True)
@@ -88,48 +88,6 @@ def level_who(lvl: Level, limit: int = 1000) -> str:
 
 def waiting_for(req: ActionRequest, limit: int = 1000) -> str:
     return level_who(req.assignees, limit) if req.levels else msg.ANYONE_ELIGIBLE
-
-
-def decision_fields(args: dict[str, Any]) -> list[tuple[str, str]]:
-    """(key, value as text) for the top-level arguments a reviewer decides on."""
-    by_lower = {k.lower(): k for k in args if isinstance(k, str)}
-    out: list[tuple[str, str]] = []
-    for key in DECISION_KEYS:
-        if key not in by_lower or (key == "currency" and "amount" in by_lower):
-            continue
-        text = _scalar(args[by_lower[key]])
-        currency = args.get(by_lower.get("currency", ""))
-        if key == "amount" and isinstance(currency, str):
-            text = f"{text} {currency}"
-        out.append((by_lower[key], text))
-    return out[: esc.SECTION_FIELDS]
-
-
-def _scalar(v: Any) -> str:
-    if isinstance(v, str):
-        return v
-    if isinstance(v, bool) or v is None:
-        return json.dumps(v)
-    if isinstance(v, int | float):
-        return format(v, ",")  # 1,000,000 vs 10,000,000: a missed zero is what review is for
-    return esc.truncate(esc.pretty_json(v, indent=None), 400)
-
-
-def call_blocks(req: ActionRequest, *, args_limit: int = esc.SECTION_TEXT) -> list[Block]:
-    """The exact call: the tool, the decision fields, and every argument as JSON in code."""
-    fields = [field(esc.mrkdwn(k), esc.inline_code(v, 400)) for k, v in decision_fields(req.args)]
-    intro = msg.CALL_INTRO.format(tool=esc.inline_code(req.tool, 300))
-    body = esc.code_text(esc.pretty_json(req.args))
-    more = "\n_" + msg.ARGS_TRUNCATED + "_"
-    if len(body) <= args_limit - esc.CODE_OVERHEAD:
-        args = esc.code_block(body)
-    else:
-        args = esc.code_block(esc.chunks(body, args_limit - esc.CODE_OVERHEAD - len(more))[0])
-        args += more
-    return [
-        section(intro, fields=fields, block_id="hitl_call"),
-        section(args, block_id="hitl_args"),
-    ]
 
 
 # (state, resolution) pairs where "Rejected by X at T" already says the state.
@@ -233,6 +191,8 @@ def _meta(req: ActionRequest, now_ms: int) -> list[str]:
         field(msg.F_REQUESTER, esc.user(esc.truncate(req.requester, 300))),
         field(msg.F_HASH, f"`{req.payload_hash[:12]}`"),
     ]
+    if req.on_behalf_of:
+        out.insert(2, field(msg.F_ON_BEHALF_OF, esc.user(esc.truncate(req.on_behalf_of, 300))))
     if req.original_hash:
         out.append(field(msg.F_EDITED_FROM, f"`{req.original_hash[:12]}`"))
     label = msg.DEADLINE_LABELS.get(req.state.value)
@@ -334,6 +294,11 @@ def refusal(kind: str, **details: Any) -> str:
             seen=f"`{esc.mrkdwn(str(d['seen'])[:12])}`",
             current=f"`{esc.mrkdwn(str(d['current'])[:12])}`",
         )
+    elif kind == "not_eligible" and "allowed" in d:
+        actor = esc.user(str(d["actor"])) if d.get("actor") else msg.REFUSAL_YOU
+        who = esc.join_fit([esc.principal(str(a)) for a in d["allowed"]], 1500) or msg.NOBODY
+        why = msg.WHY_REQUESTER if d.get("own") else msg.WHY_NOT_APPROVER
+        text = msg.NOT_ELIGIBLE.format(actor=actor, why=why.format(approvers=who))
     elif kind == "not_eligible" and "why" in d:
         actor = esc.user(str(d["actor"])) if "actor" in d else msg.REFUSAL_YOU
         text = msg.NOT_ELIGIBLE.format(actor=actor, why=esc.fit(str(d["why"]), 1000))

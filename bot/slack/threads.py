@@ -14,16 +14,22 @@ from bot.errors import HitlError
 from bot.runtime import Runtime
 from bot.slack import render, views
 from bot.slack.approvals import refusal_text
+from bot.slack.permissions import audit_refusal, may_direct
+from bot.slack.replies import ReplyDecisions
 from bot.store import keys
+from bot.store.corrections import correct
 from bot.store.runs import RunStore
 
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
 
 
 class Threads:
-    def __init__(self, rt: Runtime, runs: RunStore, *, default_agent: str) -> None:
+    def __init__(
+        self, rt: Runtime, runs: RunStore, replies: ReplyDecisions, *, default_agent: str
+    ) -> None:
         self.rt = rt
         self.runs = runs
+        self.replies = replies
         self.default_agent = default_agent
 
     def register(self, app: AsyncApp) -> None:
@@ -32,7 +38,9 @@ class Threads:
         app.action(render.ACTION_ANSWER)(self.on_answer_button)
         app.view(render.VIEW_ANSWER)(self.on_answer_modal)
 
-    async def on_message(self, event: dict[str, Any]) -> None:
+    async def on_message(
+        self, event: dict[str, Any], client: AsyncWebClient, context: dict[str, Any]
+    ) -> None:
         # The bot's own posts, edits and joins are not people talking to the agent.
         if event.get("bot_id") or event.get("subtype"):
             return
@@ -41,10 +49,14 @@ class Threads:
             return
         channel, user = event["channel"], event.get("user", "")
         run_id = await self.runs.by_thread(channel, thread)
-        if run_id is None:
+        run = await self.runs.get(run_id) if run_id else None
+        live = run is not None and run.state not in RUN_FINAL
+        waiting = run.waiting_on if run is not None and live else None
+        # "approve" / "reject: why" on a pending card decides like its buttons
+        bot_user = context.get("bot_user_id")
+        if await self.replies.handle(client, event, bot_user=bot_user, waiting_on=waiting):
             return
-        run = await self.runs.get(run_id)
-        if run.state in RUN_FINAL:
+        if run is None or run_id is None or not live:
             return
         text = _MENTION.sub("", event.get("text", "")).strip()
         if not text:
@@ -58,7 +70,18 @@ class Threads:
                 return
             except HitlError:
                 pass  # answered already or closed: the reply is a correction instead
-        await self.rt.steering.push(run_id, text, actor=user, source=source)
+        if not await may_direct(self.rt, client, user, run):
+            await audit_refusal(self.rt, run_id, user=user, what="steer")
+            await client.chat_postEphemeral(
+                channel=channel,
+                user=user,
+                thread_ts=thread,
+                text=msg.MAY_NOT_DIRECT.format(run_id=run_id),
+            )
+            return
+        await correct(
+            self.rt.steering, self.rt.requests, self.runs, run_id, text, actor=user, source=source
+        )
 
     async def on_mention(self, event: dict[str, Any]) -> None:
         channel = event["channel"]

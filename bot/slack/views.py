@@ -16,6 +16,7 @@ from bot.core.policy import TIER_ORDER, Assignees, Policy, TierPolicy
 from bot.core.states import ReasonCode
 from bot.core.states import State as S
 from bot.slack import escape as esc
+from bot.slack.call import call_blocks, hidden_warning
 from bot.slack.escape import Block, ButtonValue, field, section
 from bot.slack.render import (
     ACTION_VIEW,
@@ -32,7 +33,6 @@ from bot.slack.render import (
     VIEW_PAYLOAD,
     VIEW_REJECT,
     approvals_text,
-    call_blocks,
     level_who,
     outcome_text,
     risk_word,
@@ -212,6 +212,7 @@ def payload_modal(req: ActionRequest) -> View:
         facts.append(field(msg.DEADLINE_LABELS[req.state.value], esc.date(req.expires_at)))
     blocks = [
         esc.header(f"{req.risk.value.upper()} · {req.tool}", "hitl_payload_head"),
+        *hidden_warning(req),
         section(f"*{esc.code(req.tool, 300)}*", fields=facts, block_id="hitl_payload_facts"),
     ]
     chain = [f"*{msg.F_CHAIN_FULL}*"]
@@ -312,7 +313,8 @@ def policy_blocks(policy: Policy, *, max_blocks: int) -> list[Block]:
 
 def _tier_text(tier: RiskTier, tp: TierPolicy) -> str:
     chain = [f"{i}. {_level(a, tp)}" for i, a in enumerate((tp.reviewers, *tp.escalation), 1)]
-    approvers = esc.join_fit([esc.principal(a) for a in tp.approvers], 400)
+    # the principals a request of this tier carries (what the machine checks)
+    approvers = esc.join_fit([esc.principal(a) for a in tp.deciders()], 400) or msg.NOBODY
     return "\n".join([
         f"*{msg.RISK_EMOJI[tier.value]} {tier.value.upper()}* · "
         + msg.POLICY_REVIEW.format(d=esc.duration(tp.review_timeout)),

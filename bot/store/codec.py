@@ -1,8 +1,9 @@
 """ActionRequest <-> the flat Redis hash the Lua scripts read and write.
 
 Only this module knows the field names; the scripts use the same names.
-Structured fields are JSON; the arguments are stored as canonical JSON and
-never decoded by Lua, so Lua's number formatting cannot alter a payload.
+Structured fields are JSON; the arguments are stored as compact JSON in the
+caller's key order (what the approver reads; the hash is of the sorted form)
+and never decoded by Lua, so Lua's number formatting cannot alter a payload.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from typing import Any
 
 from bot.core.models import ActionRequest, Approval, Level, Resolution
-from bot.core.payload import canonical_args
+from bot.core.payload import stored_args
 
 
 def _s(v: object) -> str:
@@ -23,11 +24,12 @@ def to_hash(req: ActionRequest) -> dict[str, str]:
     return {
         "id": req.id,
         "tool": req.tool,
-        "args": canonical_args(req.args),
+        "args": stored_args(req.args),
         "payload_hash": req.payload_hash,
         "original_hash": _s(req.original_hash),
         "run_id": _s(req.run_id),
         "requester": req.requester,
+        "obo": _s(req.on_behalf_of),
         "channel": _s(req.channel),
         "risk": req.risk.value,
         "created_at": str(req.created_at),
@@ -84,6 +86,7 @@ def from_hash(h: dict[str, str]) -> ActionRequest:
         original_hash=_opt(h.get("original_hash")),
         run_id=_opt(h.get("run_id")),
         requester=h["requester"],
+        on_behalf_of=_opt(h.get("obo")),
         channel=_opt(h.get("channel")),
         risk=h["risk"],  # type: ignore[arg-type]
         created_at=int(h["created_at"]),

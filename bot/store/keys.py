@@ -31,6 +31,16 @@ def request(rid: str) -> str:
     return f"{_t(rid)}req:{rid}"
 
 
+def posts(rid: str) -> str:
+    """Hash of the escalation messages posted for a request, in the request's shard.
+
+    Field `LEVEL:user:U123` or `LEVEL:channel:#name` -> `CHANNEL TS` of the message
+    posted there (so every later notice can update it, and a retry never posts it
+    twice); `LEVEL:done` once every post and page of that level went out.
+    """
+    return f"{_t(rid)}posts:{rid}"
+
+
 def audit(rid: str) -> str:
     return f"{_t(rid)}audit:{rid}"
 
@@ -98,6 +108,16 @@ def steering(run_id: str) -> str:
     return f"{PREFIX}{{run:{run_id}}}:steer"
 
 
+def outside_run(run_id: str) -> str:
+    """Marks a run id an outside agent used (approvals, questions): it may be steered."""
+    return f"{PREFIX}{{run:{run_id}}}:outside"
+
+
+def thread_cards(channel: str, thread_ts: str) -> str:
+    """Set of request ids whose approval card sits in (or heads) this Slack thread."""
+    return f"{PREFIX}thread:{channel}:{thread_ts}:cards"
+
+
 def thread(channel: str, thread_ts: str) -> str:
     """Which run a Slack thread is the home of."""
     return f"{PREFIX}thread:{channel}:{thread_ts}"
@@ -117,4 +137,6 @@ def parse_due_member(member: str) -> tuple[str, str, int]:
     return kind, item_id, int(version)
 
 
-TOOL_SCHEMAS = f"{PREFIX}tools"  # hash: tool name -> JSON schema of its arguments
+# hash: tool name -> JSON schema of its arguments (bot/store/tools.py). A global key, no
+# shard tag: a read-mostly record per tool that no script touches, fine on Cluster.
+TOOL_SCHEMAS = f"{PREFIX}tools"

@@ -14,12 +14,13 @@ from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.machine import apply
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTier
-from bot.core.payload import canonical_args, payload_hash
+from bot.core.payload import canonical_args, payload_hash, stored_args
 from bot.core.policy import Policy
 from bot.core.proposal import propose
+from bot.core.schema import call_problems, schema_problem
 from bot.core.states import Event, State
-from bot.errors import IdempotencyConflict, InvalidTransition, NotFound
-from bot.store import keys
+from bot.errors import ConfigError, IdempotencyConflict, InvalidTransition, NotFound, PayloadError
+from bot.store import keys, tools
 from bot.store.codec import from_hash, reply, to_hash
 from bot.store.scripts import CREATE, TRANSITION
 from bot.store.waiting import wait_until
@@ -65,7 +66,25 @@ class RequestStore:
         channel: str | None = None,
         idempotency_key: str | None = None,
         risk: RiskTier | None = None,
+        on_behalf_of: str | None = None,
+        args_schema: dict[str, Any] | None = None,
     ) -> Created:
+        """Create the request (or find it again by `idempotency_key`).
+
+        `args_schema`: the JSON Schema of the tool's arguments. The proposed arguments
+        must fit it (PayloadError), and it is recorded for the tool before the request
+        exists, so the Edit modal can check a person's edit against it.
+        """
+        if args_schema is not None:
+            if (problem := schema_problem(args_schema)) is not None:
+                raise PayloadError(problem)
+            if found := call_problems(args_schema, json.loads(canonical_args(args))):
+                raise PayloadError(msg.ARGS_DO_NOT_FIT.format(tool=tool, problems="; ".join(found)))
+            try:  # a rule reading an argument this schema lacks is a typo: refuse, never skip
+                policy.check_schema(tool, args_schema)
+            except ConfigError as exc:
+                raise PayloadError(str(exc)) from None
+            await tools.record(self.redis, tool, args_schema)
         now = self.clock()
         rid = id_for_key(idempotency_key) if idempotency_key else self.ids()
         req, needs_review = propose(
@@ -74,6 +93,7 @@ class RequestStore:
             tool=tool,
             args=args,
             requester=requester,
+            on_behalf_of=on_behalf_of,
             now=now,
             run_id=run_id,
             channel=channel,
@@ -132,7 +152,7 @@ class RequestStore:
             tool = await self.redis.hget(keys.request(rid), "tool")
             if tool is None:
                 raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
-            new_args, new_hash = canonical_args(d.new_args), payload_hash(str(tool), d.new_args)
+            new_args, new_hash = stored_args(d.new_args), payload_hash(str(tool), d.new_args)
         status, out = await self._transition(
             keys=keys.request_keys(rid), args=_argv(d, now, new_args, new_hash)
         )
@@ -239,4 +259,5 @@ def _argv(d: Decision, now: int, new_args: str, new_hash: str) -> list[str | int
         d.detail or "",
         "1" if d.has_compensation else "0",
         WAKE_TTL_S,
+        d.via or "",
     ]

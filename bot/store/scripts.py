@@ -71,9 +71,13 @@ local now, actor = tonumber(ARGV[1]), ARGV[2]
 local records = cjson.decode(ARGV[3])
 local h = cjson.decode(ARGV[4])
 if redis.call('EXISTS', R) == 1 then
-  local given = h.payload_hash
+  local given = h
   h = load(R)
-  if h.payload_hash == given or h.original_hash == given then return {'exists', flat(h)} end
+  -- the same key must mean the same call by the same asker at the same risk
+  local same = (h.payload_hash == given.payload_hash or h.original_hash == given.payload_hash)
+    and h.requester == given.requester and (h.obo or '') == given.obo
+    and h.risk == given.risk
+  if same then return {'exists', flat(h)} end
   return {'conflict', flat(h)}
 end
 for _, r in ipairs(records) do
@@ -95,7 +99,8 @@ return {'ok', flat(h)}
 
 # KEYS: req, audit, due, pending, all, wake, events
 # ARGV: now, event, actor, groups JSON, seen hash, view hash, reason code, text,
-#       new args, new hash, fence, detail, has compensation (1/0), wake ttl seconds
+#       new args, new hash, fence, detail, has compensation (1/0), wake ttl seconds,
+#       via (how a person decided: "" for a button, "thread_reply:CHANNEL:TS" for a reply)
 TRANSITION = (
     _TABLES
     + _COMMON
@@ -112,7 +117,7 @@ local function refuse(code)
   if HUMAN[ev] then
     audit(A, h, {at = now, actor = actor, kind = 'refused', event = ev, from = state,
                  to = state, reason_code = code, payload_hash = seen, view_hash = view,
-                 version = version})
+                 version = version, via = (ARGV[15] ~= '' and ARGV[15]) or nil})
     redis.call('HSET', R, 'audit_head', h.audit_head, 'audit_seq', h.audit_seq)
   end
   return {code, flat(h)}
@@ -152,7 +157,7 @@ if HUMAN[ev] then
   end
   if state ~= 'pending_review' then return resolved_or_invalid() end
   if now >= tonumber(h.expires_at) then return refuse('expired') end
-  local own = actor == h.requester
+  local own = actor == h.requester or (h.obo ~= nil and h.obo ~= '' and actor == h.obo)
   if own and ev ~= 'reject' and h.self_approval ~= '1' then return refuse('not_eligible') end
   local ok = own and ev == 'reject'  -- saying no to one's own request is always safe
   local names = {}
@@ -269,7 +274,11 @@ for _, r in ipairs(recs) do
   if HUMAN[ev] or ev == 'cancel' or r[1] == 'timeout' then
     e.reason_code, e.text, e.view_hash = upd.res_reason, upd.res_text, view
   end
+  -- A cancel after an approval keeps the approval as the resolution; its own why
+  -- (a refused edit, a lapsed claim) still belongs in the audit.
+  if ev == 'cancel' and upd.res_reason == nil then e.reason_code, e.text = reason, text end
   if r[1] == 'edit_and_approve' then e.original_hash = h.original_hash end
+  if HUMAN[ev] and ARGV[15] ~= '' then e.via = ARGV[15] end
   if upd.detail then e.text = upd.detail end
   audit(A, h, e)
 end

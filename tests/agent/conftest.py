@@ -24,7 +24,7 @@ T = TypeVar("T")
 AGENT_POLICY = parse_policy(
     {
         "tiers": {
-            tier: {"review_timeout": "10m", "reviewers": {"users": ["UKID"]}}
+            tier: {"review_timeout": "10m", "reviewers": {"users": ["UKID"]}, "approvers": ["*"]}
             for tier in ("low", "medium", "high", "critical")
         },
     }
@@ -46,7 +46,7 @@ class Stores(AgentStores):
         return RunLoop(agent, llm, self if policy is None else replace(self, policy=policy), config)
 
     async def start(self, agent: str = "test", prompt: str = "go") -> Run:
-        return await self.runs.start(agent=agent, prompt=prompt, requester="UKID", channel="C1")
+        return await self.runs.start(agent=agent, prompt=prompt, requester="UASKER", channel="C1")
 
     async def decide(self, rid: str, event: Event = Event.APPROVE, **kw: Any) -> ActionRequest:
         req = await self.requests.get(rid)

@@ -115,7 +115,7 @@ async def test_nobody_answers_and_the_default_rejects(
     quick = parse_policy(
         {
             "tiers": {
-                t: {"review_timeout": "200ms", "reviewers": {"users": ["UKID"]}}
+                t: {"review_timeout": "200ms", "reviewers": {"users": ["UKID"]}, "approvers": ["*"]}
                 for t in ("low", "medium", "high", "critical")
             }
         }

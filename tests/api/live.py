@@ -28,11 +28,13 @@ from bot.store.requests import RequestStore
 from bot.store.steering import SteeringStore
 
 TOKEN = "test-token-5b1f0c"
+AGENT_TOKEN = "agent-7-token-8d2e4a9c"  # a second token, for the named identity "agent-7"
 
 
 def make_runtime(redis: Redis, policy: Policy, token: str | None = TOKEN) -> Runtime:
     settings = Settings(
         hitl_api_token=SecretStr(token) if token else None,
+        hitl_api_tokens=SecretStr(f"agent-7={AGENT_TOKEN}") if token else None,
         redis_url=SecretStr("redis://unused"),
     )
     return Runtime(

@@ -11,7 +11,7 @@ from bot.errors import AlreadyResolved
 from bot.runtime import Runtime
 from bot.store.requests import RequestStore
 
-REFUND = {"tool": "refund", "args": {"order": "A1", "amount": 40}, "requester": "agent-7"}
+REFUND = {"tool": "refund", "args": {"order": "A1", "amount": 40}, "on_behalf_of": "UKAREN"}
 
 
 async def _approved(client: httpx.AsyncClient, store: RequestStore, **extra: object) -> dict:
@@ -30,7 +30,9 @@ async def test_create_returns_the_request(client: httpx.AsyncClient) -> None:
     assert body["state"] == "pending_review"
     assert body["risk"] == "high"  # raised by the caller
     assert body["args"] == REFUND["args"]
-    assert body["requester"] == "agent-7" and body["run_id"] == "run-1"
+    # the requester is the token's identity; the body only names whom the agent acts for
+    assert body["requester"] == "api" and body["on_behalf_of"] == "UKAREN"
+    assert body["run_id"] == "run-1"
     assert len(body["payload_hash"]) == 64 and body["expires_at"] > body["created_at"]
     assert body["level"] == 0 and body["approvals"] == [] and body["resolution"] is None
     assert resp.headers["location"] == f"/v1/approvals/{body['id']}"
@@ -175,7 +177,7 @@ async def test_cancel_withdraws_and_a_late_approval_is_refused(
         ({"tool": "refund", "args": []}, "args"),
         ({"tool": "refund", "risk": "apocalyptic"}, "risk"),
         ({"tool": "refund", "idempotencyKey": "k"}, "idempotencyKey"),
-        ({"tool": "refund", "requester": "a\nb"}, "requester"),
+        ({"tool": "refund", "on_behalf_of": "a\nb"}, "on_behalf_of"),
     ],
 )
 async def test_invalid_bodies_are_422(client: httpx.AsyncClient, body: dict, field: str) -> None:

@@ -36,7 +36,7 @@ async def test_question_limits_and_unknown(client: httpx.AsyncClient) -> None:
 
 async def test_run_start_get_stop(client: httpx.AsyncClient, redis: Redis) -> None:
     resp = await client.post(
-        "/v1/runs", json={"agent": "claw", "prompt": "win the penguin", "requester": "U1"}
+        "/v1/runs", json={"agent": "claw", "prompt": "win the penguin", "on_behalf_of": "U1"}
     )
     assert resp.status_code == 201
     run = resp.json()
@@ -78,10 +78,8 @@ async def test_steer_then_pop_once(client: httpx.AsyncClient) -> None:
     rid = run["run_id"]
     empty = await client.get(f"/v1/runs/{rid}/steering")
     assert empty.status_code == 204 and empty.content == b""
-    pushed = await client.post(
-        f"/v1/runs/{rid}/steer", json={"text": "aim for the penguin", "requester": "U7"}
-    )
-    assert pushed.status_code == 201 and pushed.json()["actor"] == "U7"
+    pushed = await client.post(f"/v1/runs/{rid}/steer", json={"text": "aim for the penguin"})
+    assert pushed.status_code == 201 and pushed.json()["actor"] == "api"  # the token's identity
     await client.post(f"/v1/runs/{rid}/steer", json={"text": "then stop"})
     first = await client.get(f"/v1/runs/{rid}/steering")
     second = await client.get(f"/v1/runs/{rid}/steering")
@@ -92,6 +90,11 @@ async def test_steer_then_pop_once(client: httpx.AsyncClient) -> None:
 
 
 async def test_steering_an_outside_agents_run(client: httpx.AsyncClient) -> None:
+    # The outside agent's run is known by a request it made under that run id.
+    made = await client.post(
+        "/v1/approvals", json={"tool": "refund", "args": {"amount": 1}, "run_id": "ext:thread-42"}
+    )
+    assert made.status_code == 201
     pushed = await client.post("/v1/runs/ext:thread-42/steer", json={"text": "slower"})
     assert pushed.status_code == 201
     assert (await client.get("/v1/runs/ext:thread-42/steering")).json()["text"] == "slower"

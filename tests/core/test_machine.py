@@ -203,7 +203,7 @@ def test_a_decision_on_a_changed_payload_is_stale(seen: str | None, event: Event
 
 
 def test_requester_may_not_approve_their_own_action_unless_allowed() -> None:
-    with pytest.raises(NotEligible, match="requester"):
+    with pytest.raises(NotEligible, match="asked for by you"):
         act(make(), E.APPROVE, "U_AGENT")
     assert act(make(self_approval=True), E.APPROVE, "U_AGENT").request.state == S.APPROVED
 

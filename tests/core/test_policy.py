@@ -32,7 +32,11 @@ tiers:
     reviewers: {channels: ["#ops"]}
     escalation: [{oncall: finance, timeout: 10m}, {users: [U_LEAD]}]
   high: {review_timeout: 15m, reviewers: {users: [U_BOSS]}, approvers: [U_BOSS, S_FIN]}
-  critical: {review_timeout: 5m, reviewers: {channels: ["#ops"]}, approvals_required: 2}
+  critical:
+    review_timeout: 5m
+    reviewers: {channels: ["#ops"]}
+    approvals_required: 2
+    approvers: [S_OPS]
 tools:
   refund:
     tier: medium
@@ -91,7 +95,7 @@ def test_default_policy_high_risk_has_a_backup_after_the_first_escalation() -> N
         ({"amount": 5000}, RiskTier.HIGH),
         ({"amount": 1000}, RiskTier.MEDIUM),  # the rule says "> 1000"
         ({"amount": 5}, RiskTier.MEDIUM),  # a rule to low never lowers the tier
-        ({}, RiskTier.MEDIUM),  # no such argument: the rule does not apply
+        ({}, RiskTier.HIGH),  # no such argument: fail closed, the rule's tier applies
         ({"amount": "lots"}, RiskTier.HIGH),  # a value of the wrong type cannot prove safety
     ],
 )
@@ -358,3 +362,53 @@ def test_the_canonical_payload_form_is_pinned() -> None:
     assert payload_hash("réfund", {}) == (
         "e3cc6b17b3b653e0dfc0475a111919765596a7d20c910251e3fa2497d91fd610"
     )
+
+
+# -- failing closed ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rule", ["amount >> 1000", "amount > ", "> 1000", "amount ~ 3"])
+def test_an_unreadable_rule_is_one_short_error_naming_file_tool_rule_and_fix(rule: str) -> None:
+    text = POLICY_YAML.replace('"amount > 1000"', f'"{rule}"')
+    with pytest.raises(ConfigError) as err:
+        policy_from(text)
+    message = str(err.value)
+    assert message.startswith("policy.yaml: tools.refund.rules.0")
+    assert "cannot read the rule" in message and "fix:" in message
+    assert len(message.splitlines()) == 1 and "Traceback" not in message
+
+
+def test_a_rule_whose_argument_is_missing_raises_the_call_to_the_rules_tier() -> None:
+    # "amout" is a typo: no call has it, so every refund is raised, never left lower.
+    policy = policy_from(POLICY_YAML.replace('"amount > 1000"', '"amout > 1000"'))
+    assert policy.classify("refund", {"amount": 5}).tier == RiskTier.HIGH
+    assert policy.classify("refund", {"amount": True}).tier == RiskTier.HIGH
+
+
+def test_a_rule_naming_an_argument_the_tools_schema_lacks_is_refused() -> None:
+    policy = policy_from(POLICY_YAML.replace('"amount > 1000"', '"amout > 1000"'))
+    schema = {"type": "object", "properties": {"amount": {"type": "number"}}}
+    with pytest.raises(ConfigError, match=r"tools\.refund\.rules\.0: .*'amout'.*its arguments: "):
+        policy.check_schema("refund", schema)
+    policy_from().check_schema("refund", schema)  # the right name passes
+
+
+@pytest.mark.parametrize("tier", ["high", "critical"])
+def test_high_and_critical_tiers_must_name_their_approvers(tier: str) -> None:
+    data = yaml.safe_load(POLICY_YAML)
+    data["tiers"][tier].pop("approvers", None)
+    with pytest.raises(ConfigError, match=rf"tiers\.{tier}\.approvers: .*must name who may"):
+        parse_policy(data)
+
+
+def test_no_approvers_means_the_reviewer_channels_never_the_workspace() -> None:
+    req, _ = propose_with(policy_from(), "refund", {"amount": 50})
+    assert req.approvers == ("#ops",) and "*" not in req.eligible()
+
+
+@pytest.mark.parametrize("name", ["@alice", "alice", "everyone", "U 1"])
+def test_an_approver_that_is_not_a_principal_is_refused(name: str) -> None:
+    data = yaml.safe_load(POLICY_YAML)
+    data["tiers"]["high"]["approvers"] = [name]
+    with pytest.raises(ConfigError, match="is not a principal; fix"):
+        parse_policy(data)

@@ -166,12 +166,18 @@ async def test_every_request_timer_waits_for_its_deadline_to_the_millisecond(
 ) -> None:
     # A sweeper that picks a timer even 1 ms early hands Lua a timer it must refuse; the
     # sweeper then drops it as stale and the request would never time out at all.
-    review = (await store.create(policy, tool="refund", args={"n": 1}, requester="U1")).request
+    review = (
+        await store.create(policy, tool="refund", args={"n": 1, "amount": 1}, requester="U1")
+    ).request
     clock.advance(1000)  # distinct deadlines, so each is tested on its own
-    claim = (await store.create(policy, tool="refund", args={"n": 2}, requester="U1")).request
+    claim = (
+        await store.create(policy, tool="refund", args={"n": 2, "amount": 1}, requester="U1")
+    ).request
     await _approved(store, claim.id, claim.payload_hash)
     clock.advance(1000)
-    run = (await store.create(policy, tool="refund", args={"n": 3}, requester="U1")).request
+    run = (
+        await store.create(policy, tool="refund", args={"n": 3, "amount": 1}, requester="U1")
+    ).request
     await _approved(store, run.id, run.payload_hash)
     await store.transition(run.id, Decision(event=Event.CLAIM, actor="worker"))
     sw = sweeper(store, clock, redis)

@@ -58,8 +58,8 @@ def test_the_demo_policy_gates_what_the_walkthrough_says() -> None:
     assert policy.classify("drop_claw", {"target": "bear"}).tier == RiskTier.MEDIUM
     assert policy.classify("issue_refund", {"amount": 4200}).tier == RiskTier.HIGH
     assert policy.classify("issue_refund", {"amount": 40}).tier == RiskTier.MEDIUM
-    kid, parent = policy.levels(RiskTier.MEDIUM, 0)
-    assert (kid.users, parent.users, kid.timeout_ms) == (("UKID",), ("UPARENT",), 45_000)
+    parent, oncall = policy.levels(RiskTier.MEDIUM, 0)
+    assert (parent.users, oncall.groups, parent.timeout_ms) == (("UPARENT",), ("SONCALL",), 45_000)
     assert policy.tiers[RiskTier.HIGH].escalation[0].channels == ("#hitl-oncall",)
 
 
@@ -165,6 +165,11 @@ async def test_a_4200_refund_waits_for_finance(
     await page.post("/_emu/click", json={"user": "UKID", **click})
     state = (await page.get("/_emu/state")).json()
     assert any("not among its approvers" in e["text"] for e in state["ephemerals"])
+    # Carol is in @finance, but she asked for this refund: she may not approve it.
+    await page.post("/_emu/click", json={"user": "UCAROL", **click})
+    state = (await page.get("/_emu/state")).json()
+    told = [e["text"] for e in state["ephemerals"] if e["user"] == "UCAROL"]
+    assert any("asked for by you" in t and "<!subteam^SFINANCE>" in t for t in told), told
     await page.post("/_emu/click", json={"user": "UALICE", **click})
     await eventually(lambda: reply("Done. Refunded 4200.00 USD on order A1004."), timeout=15)
     assert "Refund order A1004 in full ($4,200)" in printed.getvalue()

@@ -135,7 +135,8 @@ def approve_button(message: dict[str, Any]) -> str | None:
 
 
 def one_approval(page: httpx.Client) -> str:
-    """As kid: ask for the bear, answer "yes", approve the drop; the request id."""
+    """As kid: ask for the bear, answer "yes"; kid's own click is refused, parent approves;
+    the request id."""
     posted = page.post(
         "/_emu/post",
         json={"user": "UKID", "channel": "#general", "text": "<@UBOT> Get me the bear!"},
@@ -157,6 +158,10 @@ def one_approval(page: httpx.Client) -> str:
     # default is 5 s) that would cut the worker's wait short and delay the run by 30 s.
     time.sleep(PONDER_S)
     click = {"user": "UKID", "action_id": "hitl_approve", "channel": channel, "ts": approval["ts"]}
+    assert page.post("/_emu/click", json=click).json()["status"] == 200
+    told = [e["text"] for e in page.get("/_emu/state").json()["ephemerals"]]
+    assert any("asked for by you" in t and "<@UPARENT>" in t for t in told), told
+    click["user"] = "UPARENT"
     assert page.post("/_emu/click", json=click).json()["status"] == 200
     eventually(lambda: reply(lambda m: "Got it" in m["text"]), what="final reply")
     return str(approve_button(approval)).split(":")[0]
@@ -190,5 +195,5 @@ def test_demo_runs_stops_cleanly_and_keeps_everything(data_dir: Path, tmp_path: 
     shown = json.loads(hitl(data_dir, "show", request_id, "--json"))
     assert (shown["tool"], shown["state"], shown["chain"]) == ("drop_claw", "completed", "intact")
     approvals = [e for e in shown["audit"] if e["event"] == "approve"]
-    assert [e["actor"] for e in approvals] == ["UKID"]
+    assert [e["actor"] for e in approvals] == ["UPARENT"]
     assert valkeys(data_dir) == []

@@ -39,7 +39,8 @@ POLICY: dict[str, Any] = {
             "reviewers": {"channels": ["#hitl-approvals"]},
             "escalation": [{"users": ["UPARENT"], "channels": ["#hitl-oncall"]}],
             "approvals_required": 2 if tier == "critical" else 1,
-            "approvers": ["SAPPROVERS", "UKID"] if tier == "high" else ["*"],
+            # low names nobody: the members of #hitl-approvals decide (never the workspace)
+            "approvers": {"high": ["SAPPROVERS", "UKID"], "low": []}.get(tier, ["*"]),
         }
         for tier in ("low", "medium", "high", "critical")
     },
@@ -48,6 +49,7 @@ POLICY: dict[str, Any] = {
         "drop_claw": {"tier": "medium"},
         "refund": {"tier": "medium", "rules": [{"if": "amount > 1000", "tier": "high"}]},
         "deploy": {"tier": "critical"},
+        "post_note": {"tier": "low"},
     },
 }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -137,3 +138,28 @@ async def _approval(bot: Bot, home: str) -> Any:
         if render.ACTION_APPROVE in button_values(m.blocks) and "drop_claw" in all_text(m.blocks)
     ]
     return found[-1] if found else None
+
+
+async def test_the_edit_box_in_the_page_shows_the_current_arguments(
+    bot: Bot, tmp_path: Path
+) -> None:
+    rid = await bot.propose("refund", {"amount": 250, "to": "cust-42"})
+    _, ts = await bot.message_of(rid)
+
+    async with browser_page(bot.emu.base_url + "/", tmp_path, "UALICE") as page:
+        await page.click("[data-testid=channel-hitl-approvals]")
+        message = page.locator(f"#msg-{dom_id(ts)}")
+        await message.locator(f"[data-testid=button-{render.ACTION_EDIT}]").click()
+        box = page.locator(f"#modal [data-testid=input-{render.ARGS_ACTION}]")
+        await box.wait_for()
+        # The bot sends the arguments as the box's initial_value; Slack shows them there.
+        assert json.loads(await box.input_value()) == {"amount": 250, "to": "cust-42"}
+        await box.fill('{"amount": 25, "to": "cust-42"}')
+        await page.click("#modal-submit")
+        await page.locator("#modal").wait_for(state="hidden")
+
+    async def edited() -> Any:
+        req = await bot.requests.get(rid)
+        return req if req.state == State.APPROVED else None
+
+    assert (await eventually(edited)).args == {"amount": 25, "to": "cust-42"}

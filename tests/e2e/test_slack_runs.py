@@ -39,7 +39,7 @@ async def test_mention_question_answer_approval_and_prize(bot: Bot, agents: Agen
 
     approval = await _reply_with(bot, ch, home, "drop_claw")
     assert render.ACTION_APPROVE in button_values(approval.blocks)
-    await bot.emu.click("UKID", render.ACTION_APPROVE, channel=ch, ts=approval.ts)
+    await bot.emu.click("UPARENT", render.ACTION_APPROVE, channel=ch, ts=approval.ts)
 
     async def finished() -> Any:
         run = await bot.runs.get(run_id)
@@ -67,7 +67,7 @@ async def test_thread_reply_steers_the_next_tool_call(bot: Bot, agents: Agents) 
     await eventually(lambda: _with_buttons(bot, ch, home))
     approval = (await _with_buttons(bot, ch, home))[-1]
     assert "penguin" in all_text(approval.blocks)
-    await bot.emu.click("UKID", render.ACTION_APPROVE, channel=ch, ts=approval.ts)
+    await bot.emu.click("UPARENT", render.ACTION_APPROVE, channel=ch, ts=approval.ts)
 
     async def finished() -> Any:
         run = await bot.runs.get(run_id)

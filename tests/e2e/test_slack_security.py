@@ -101,7 +101,7 @@ async def test_non_approver_and_an_approver_who_is_the_requester_are_refused(bot
     told = await eventually(lambda: _texts(bot, "UPARENT"))
     assert any("approvers" in t for t in told)
     told = await eventually(lambda: _texts(bot, "UKID"))
-    assert any("requester" in t for t in told)
+    assert any("asked for by you" in t for t in told)
     # Bob is in the SAPPROVERS user group (resolved through usergroups.users.list).
     await bot.emu.click("UBOB", render.ACTION_APPROVE, channel=ch, ts=ts)
 
@@ -169,7 +169,7 @@ async def test_twenty_kilobyte_argument_fits_and_stays_reachable(bot: Bot) -> No
     rid = await bot.propose("refund", {"amount": 3, "note": big})
     ch, ts = await bot.message_of(rid)  # the emulator refuses messages over Slack's limits
     msg = next(m for m in bot.emu.messages(ch) if m.ts == ts)
-    assert len(msg.blocks) <= 50 and "truncated" in all_text(msg.blocks)
+    assert len(msg.blocks) <= 50 and "✂ Cut to fit in Slack: `note`" in all_text(msg.blocks)
     assert "END-OF-NOTE" not in all_text(msg.blocks)
     await bot.emu.click("UALICE", render.ACTION_VIEW, channel=ch, ts=ts)
 

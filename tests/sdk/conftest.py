@@ -17,7 +17,7 @@ from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy, parse_policy
 from bot.sdk import Gate
 from bot.store.requests import Moved, RequestStore
-from tests.api.live import TOKEN, LiveServer, live_server
+from tests.api.live import AGENT_TOKEN, LiveServer, live_server
 from tests.conftest import QUORUM_POLICY
 
 
@@ -40,7 +40,8 @@ async def gate(
         g = direct_gate(redis_url, policy)
     else:
         live: LiveServer = request.getfixturevalue("live")
-        g = Gate(api_url=live.url, api_token=TOKEN, requester="agent-7")
+        # over HTTP the requester is the token's identity: agent-7 has a token of its own
+        g = Gate(api_url=live.url, api_token=AGENT_TOKEN, requester="agent-7")
     try:
         yield g
     finally:

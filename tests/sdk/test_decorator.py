@@ -287,7 +287,8 @@ async def test_an_edit_that_does_not_fit_the_signature_is_withdrawn(
 ) -> None:
     ran: list[object] = []
 
-    @require_approval(gate, tool="refund")
+    # (not "refund": its policy rule reads `amount`, which this signature lacks)
+    @require_approval(gate, tool="reship")
     async def refund(order: str) -> None:
         ran.append(order)
 
@@ -303,7 +304,7 @@ async def test_sync_function_called_inside_a_running_loop(gate: Gate, reviewer: 
     """Blocking the test's loop is fine: the gate's I/O runs on its private loop."""
     calls: list[str] = []
 
-    @require_approval(gate, tool="refund")
+    @require_approval(gate, tool="reship")
     def refund(order: str) -> str:
         calls.append(order)
         return "done"
@@ -342,7 +343,8 @@ async def test_no_sweeper_past_the_deadline_times_out(
     gate = direct_gate(redis_url, quick, sweeper_grace_s=0.3)
     ran: list[str] = []
 
-    @require_approval(gate, tool="refund")
+    # (not "refund": its policy rule reads `amount`, which this signature lacks)
+    @require_approval(gate, tool="reship")
     async def refund(order: str) -> None:
         ran.append(order)
 

@@ -139,8 +139,8 @@ async def test_low_level_claim_and_report(gate: Gate, redis: Redis) -> None:
     from bot.core.models import Decision
     from bot.core.states import Event
 
-    req = await gate.submit("refund", {"order": "A4"}, idempotency_key="k-a4")
-    again = await gate.submit("refund", {"order": "A4"}, idempotency_key="k-a4")
+    req = await gate.submit("refund", {"order": "A4", "amount": 5}, idempotency_key="k-a4")
+    again = await gate.submit("refund", {"order": "A4", "amount": 5}, idempotency_key="k-a4")
     assert again.id == req.id
     store = RequestStore(redis, clock=wall_ms)
     await store.transition(

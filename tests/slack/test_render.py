@@ -143,7 +143,8 @@ def test_pending_message_shows_the_exact_call_and_who_decides() -> None:
     head = msg.blocks[0]["text"]["text"]
     assert head == ":large_orange_circle: HIGH risk — approval needed"
     everything = "\n".join(mrkdwn_texts(msg.blocks))
-    assert "```" + json.dumps(PAYMENT, indent=2, sort_keys=True) + "```" in everything
+    # The JSON as the caller ordered it (the hash is of the sorted form; the eye reads this)
+    assert "```" + json.dumps(PAYMENT, indent=2) + "```" in everything
     assert "*amount*\n`1,200 EUR`" in everything  # thousands separated: a missed zero shows
     assert "*to*\n`acct-9`" in everything
     assert "`run42`" in everything and "<@U0REQUESTER>" in everything
@@ -332,8 +333,12 @@ def test_huge_arguments_are_cut_with_a_visible_marker() -> None:
     msg = render.approval_message(make(args=args), now_ms=NOW)
     validate(msg)
     args_text = next(b for b in msg.blocks if b.get("block_id") == "hitl_args")["text"]["text"]
-    assert args_text.endswith("\n_… truncated, see full payload_")
+    assert '"body": "xxx' in args_text and "… ✂ cut: 20,002 characters in all" in args_text
     assert len(args_text) <= 3000 and args_text.count("```") == 2
+    note = next(b for b in msg.blocks if b.get("block_id") == "hitl_args_cut")
+    assert "`body` (20,002 characters)" in note["elements"][0]["text"]
+    everything = "\n".join(mrkdwn_texts(msg.blocks))
+    assert all(f'"k{i}": {i}' in everything for i in range(500))  # nothing else was cut
 
 
 def test_deeply_nested_and_unicode_arguments() -> None:

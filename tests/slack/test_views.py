@@ -127,7 +127,7 @@ def test_edit_modal_starts_from_the_exact_arguments() -> None:
     box = inputs(view)[views.ARGS_BLOCK]["element"]
     assert box["multiline"] is True and box["max_length"] == 3000
     assert json.loads(box["initial_value"]) == PAYMENT
-    assert box["initial_value"] == json.dumps(PAYMENT, indent=2, sort_keys=True)
+    assert box["initial_value"] == json.dumps(PAYMENT, indent=2)
     values = {views.ARGS_BLOCK: {render.ARGS_ACTION: {"value": box["initial_value"]}}}
     assert views.parse_edit(values) == box["initial_value"]
     assert views.parse_edit({}) == ""
@@ -179,11 +179,11 @@ def test_payload_modal_reaches_every_character_of_a_20kb_argument() -> None:
     args = {"to": "acct-9", "body": body, "cmd": "echo ```done```"}
     req = make(args=args)
     message = render.approval_message(req, now_ms=NOW)
-    assert "… truncated, see full payload" in "\n".join(mrkdwn_texts(message.blocks))
+    assert "✂ Cut to fit in Slack: `body`" in "\n".join(mrkdwn_texts(message.blocks))
     view = views.payload_modal(req)
     validate_view(view)
     assert view["callback_id"] == "hitl_payload_modal" and "submit" not in view
-    assert shown_arguments(view) == json.dumps(args, indent=2, sort_keys=True, ensure_ascii=False)
+    assert shown_arguments(view) == json.dumps(args, indent=2, ensure_ascii=False)
 
 
 def test_payload_modal_shows_hashes_state_levels_and_approvers() -> None:

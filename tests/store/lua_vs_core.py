@@ -73,6 +73,8 @@ def expected_audit(req: ActionRequest, d: Decision, step: Step) -> list[Audited]
     for r in step.records:
         carries = d.event in HUMAN_EVENTS or d.event == Event.CANCEL or r.event == Event.TIMEOUT
         reason = resolved.reason_code if carries and resolved is not None else None
+        if d.event == Event.CANCEL:
+            reason = d.reason_code  # a cancel's own why is audited even after an approval
         out.append(("transition", r.event.value, r.from_state.value, r.to_state.value, reason))
     return out
 

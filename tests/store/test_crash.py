@@ -49,7 +49,10 @@ async def test_acknowledged_transitions_survive_kill_9(data_dir: Path, policy: P
             n += 1
             try:
                 made = await store.create(
-                    policy, tool="refund", args={"w": worker, "n": n}, requester="UAGENT"
+                    policy,
+                    tool="refund",
+                    args={"w": worker, "n": n, "amount": 1},
+                    requester="UAGENT",
                 )
                 req = made.request
                 acked[req.id] = (req.version, req.state)

@@ -7,6 +7,7 @@ from redis.asyncio import Redis
 
 from bot.clock import FakeClock
 from bot.core.models import Decision, RiskTier
+from bot.core.payload import payload_hash
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import (
@@ -82,7 +83,7 @@ async def test_requester_cannot_approve_own_action(
     store: RequestStore, policy: Policy, redis: Redis
 ) -> None:
     req = (await store.create(policy, tool="refund", args={"amount": 1}, requester="U1")).request
-    with pytest.raises(NotEligible, match="requester"):
+    with pytest.raises(NotEligible, match="asked for by you"):
         await store.transition(req.id, approve(req.payload_hash, "U1"))
     assert (await store.get(req.id)).state == State.PENDING_REVIEW
     assert (await audit.entries(redis, req.id))[-1].kind == "refused"
@@ -230,7 +231,11 @@ async def test_list_pending_oldest_first(
     for i in range(5):
         clock.advance(1000)
         made.append(
-            (await store.create(policy, tool="refund", args={"i": i}, requester="U1")).request
+            (
+                await store.create(
+                    policy, tool="refund", args={"i": i, "amount": 1}, requester="U1"
+                )
+            ).request
         )
     await store.transition(made[2].id, approve(made[2].payload_hash, "U2"))
     pending = await store.list_pending()
@@ -259,15 +264,14 @@ async def test_requester_may_withdraw_their_own_request_by_rejecting(
 
 
 async def test_what_a_request_carries_survives_storage(store: RequestStore, policy: Policy) -> None:
-    # The notifier threads a request under its run, in its channel; the card shows who
+    # The notifier threads a request under its run; the card shows who
     # rejected and why; the API finds a retry by its key: all must come back as written.
     made = await store.create(
         policy,
         tool="refund",
-        args={"n": 1},
+        args={"n": 1, "amount": 1},
         requester="U1",
         run_id="run7",
-        channel="C42",
         idempotency_key="key-1",
     )
     rid = made.request.id
@@ -283,7 +287,7 @@ async def test_what_a_request_carries_survives_storage(store: RequestStore, poli
         ),
     )
     got = await store.get(rid)
-    assert (got.run_id, got.channel, got.idempotency_key) == ("run7", "C42", "key-1")
+    assert (got.run_id, got.idempotency_key) == ("run7", "key-1")
     assert got.resolution is not None
     assert (got.resolution.text, got.resolution.view_hash) == ("not this week", "v" * 64)
 
@@ -297,3 +301,24 @@ async def test_a_caller_may_raise_the_risk_of_a_request(
     )
     assert (await store.get(made.request.id)).risk == RiskTier.CRITICAL
     assert made.request.quorum == 2  # the critical tier's two approvals
+
+
+async def test_arguments_keep_the_callers_order_and_the_hash_ignores_it(
+    store: RequestStore, policy: Policy
+) -> None:
+    # The card lists arguments in the order the caller gave; Redis must not sort them.
+    args = {"to": "C-9", "amount": 50, "note": {"z": 1, "a": 2}}
+    req = (await store.create(policy, tool="refund", args=args, requester="U1")).request
+    got = await store.get(req.id)
+    assert list(got.args) == ["to", "amount", "note"] and list(got.args["note"]) == ["z", "a"]
+    same = {"amount": 50, "note": {"a": 2, "z": 1}, "to": "C-9"}
+    assert payload_hash("refund", same) == got.payload_hash  # the hash ignores key order
+    edited = {"to": "C-9", "amount": 40}
+    moved = await store.transition(
+        req.id,
+        Decision(
+            event=Event.EDIT_AND_APPROVE, actor="U2", payload_hash=got.payload_hash, new_args=edited
+        ),
+    )
+    assert list(moved.request.args) == ["to", "amount"]
+    assert list((await store.get(req.id)).args) == ["to", "amount"]

@@ -33,7 +33,9 @@ async def blocked_on_the_server(redis: Redis) -> None:
 async def test_waiter_wakes_on_decision(
     store: RequestStore, policy: Policy, redis: Redis, redis_url: str
 ) -> None:
-    req = (await store.create(policy, tool="refund", args={"a": 1}, requester="U1")).request
+    req = (
+        await store.create(policy, tool="refund", args={"a": 1, "amount": 1}, requester="U1")
+    ).request
     waiter_client = Redis.from_url(redis_url, decode_responses=True)
     waiter = RequestStore(waiter_client)
     try:
@@ -52,7 +54,9 @@ async def test_waiter_wakes_on_decision(
 async def test_wait_after_decision_returns_without_waiting(
     store: RequestStore, policy: Policy
 ) -> None:
-    req = (await store.create(policy, tool="refund", args={"a": 1}, requester="U1")).request
+    req = (
+        await store.create(policy, tool="refund", args={"a": 1, "amount": 1}, requester="U1")
+    ).request
     await store.transition(
         req.id, Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
     )
@@ -63,7 +67,9 @@ async def test_wait_after_decision_returns_without_waiting(
 async def test_wait_deadline_returns_still_pending(
     store: RequestStore, policy: Policy, redis: Redis, redis_url: str
 ) -> None:
-    req = (await store.create(policy, tool="refund", args={"a": 1}, requester="U1")).request
+    req = (
+        await store.create(policy, tool="refund", args={"a": 1, "amount": 1}, requester="U1")
+    ).request
     waiter_client = Redis.from_url(redis_url, decode_responses=True)
     try:
         task = asyncio.create_task(RequestStore(waiter_client).wait(req.id, timeout_s=0.3))

@@ -6,6 +6,8 @@ or raises ApiError with Slack's error code.
 
 from __future__ import annotations
 
+from typing import Any
+
 from bot.sandbox.slack.api_common import (
     ApiContext,
     Args,
@@ -212,6 +214,31 @@ def users_info(ctx: ApiContext, args: Args) -> JSON:
     return {"ok": True, "user": user.to_slack(ctx.ws.team_id)}
 
 
+def _cursor_page(args: Args, items: list[Any]) -> tuple[list[Any], JSON]:
+    limit = max(1, min(arg_int(args, "limit", 100), 1000))
+    start = arg_int(args, "cursor", 0)
+    more = start + limit < len(items)
+    return items[start : start + limit], {"next_cursor": str(start + limit) if more else ""}
+
+
+def conversations_list(ctx: ApiContext, args: Args) -> JSON:
+    kinds = {"public_channel": "channel", "private_channel": "group", "im": "im", "mpim": "mpim"}
+    wanted = {kinds[t] for t in arg_str(args, "types", "public_channel").split(",") if t in kinds}
+    found = [
+        c.to_slack(ctx.ws.bot.id)
+        for c in ctx.ws.channels.values()
+        if c.kind in wanted and (c.kind == "channel" or ctx.ws.bot.id in c.members)
+    ]
+    page, meta = _cursor_page(args, found)
+    return {"ok": True, "channels": page, "response_metadata": meta}
+
+
+def conversations_members(ctx: ApiContext, args: Args) -> JSON:
+    channel = _channel(ctx, args)
+    page, meta = _cursor_page(args, [u for u in channel.members if u != ctx.ws.bot.id])
+    return {"ok": True, "members": page, "response_metadata": meta}
+
+
 def usergroups_users_list(ctx: ApiContext, args: Args) -> JSON:
     group = ctx.ws.usergroups.get(arg_str(args, "usergroup"))
     if group is None:
@@ -260,6 +287,8 @@ METHODS: dict[str, Handler] = {
     "conversations.info": conversations_info,
     "conversations.replies": conversations_replies,
     "conversations.history": conversations_history,
+    "conversations.list": conversations_list,
+    "conversations.members": conversations_members,
     "users.info": users_info,
     "usergroups.users.list": usergroups_users_list,
     "reactions.add": reactions_add,

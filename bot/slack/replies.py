@@ -1,0 +1,107 @@
+"""Deciding by thread reply: "approve" or "reject: why" in a card's thread counts like a click.
+
+Same path as the buttons (`Approvals.decide`): the same eligibility, self-approval,
+quorum, deadline and first-wins rules, the same audit entry (with `via:
+thread_reply:CHANNEL:TS`) and the same card update. Two things are particular:
+
+- Which request: the pending one among the cards in that thread (the card's own
+  thread, or the run's thread its card was posted in). With several pending the bot
+  asks for the buttons; with none the reply is an answer or a correction as before.
+- What was seen: a decision is bound to the call as it stood when the reply was
+  posted. If someone edited the call after that, the reply is refused as stale.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import cast
+
+from redis.asyncio import Redis
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import messages as msg
+from bot.core.models import ActionRequest, Decision
+from bot.core.replies import read_reply
+from bot.core.states import State
+from bot.errors import HitlError
+from bot.runtime import Runtime
+from bot.slack.approvals import Approvals, refusal_text
+from bot.store import keys
+
+CARDS_TTL_S = 30 * 86_400
+log = logging.getLogger(__name__)
+
+
+async def remember_card(redis: Redis, channel: str, thread_ts: str, rid: str) -> None:
+    key = keys.thread_cards(channel, thread_ts)
+    pipe = redis.pipeline(transaction=True)
+    pipe.sadd(key, rid)
+    pipe.expire(key, CARDS_TTL_S)
+    await pipe.execute()
+
+
+def seen_hash(req: ActionRequest, reply_ms: int) -> str:
+    """The payload hash the card showed when the reply was posted."""
+    edited_at = req.approvals[0].at if req.original_hash and req.approvals else None
+    if edited_at is not None and edited_at > reply_ms and req.original_hash:
+        return req.original_hash  # edited after the reply: it decided on the old call
+    return req.payload_hash
+
+
+class ReplyDecisions:
+    def __init__(self, rt: Runtime, approvals: Approvals) -> None:
+        self.rt = rt
+        self.approvals = approvals
+
+    async def pending_in(self, channel: str, thread: str, waiting_on: str | None) -> list[str]:
+        ids = set(cast(set[str], await self.rt.redis.smembers(keys.thread_cards(channel, thread))))
+        if waiting_on and not waiting_on.startswith("q"):
+            ids.add(waiting_on)
+        pending = []
+        for rid in sorted(ids):
+            try:
+                if (await self.rt.requests.get(rid)).state == State.PENDING_REVIEW:
+                    pending.append(rid)
+            except HitlError:
+                continue
+        return pending
+
+    async def handle(
+        self,
+        client: AsyncWebClient,
+        event: dict[str, object],
+        *,
+        bot_user: str | None,
+        waiting_on: str | None,
+    ) -> bool:
+        """Apply the reply as a decision if it states one; True when it was taken as one
+        (decided, refused, or answered with a request to use the buttons)."""
+        words = self.rt.policy.reply_words
+        verdict = read_reply(str(event.get("text") or ""), words, bot_user=bot_user)
+        if verdict is None:
+            return False
+        channel, thread = str(event["channel"]), str(event["thread_ts"])
+        user, ts = str(event.get("user") or ""), str(event["ts"])
+        pending = await self.pending_in(channel, thread, waiting_on)
+        if not pending:
+            return False  # nothing to decide here: an answer or a correction, as before
+        if len(pending) > 1:
+            await client.chat_postMessage(
+                channel=channel, thread_ts=thread, text=msg.REPLY_AMBIGUOUS.format(n=len(pending))
+            )
+            return True
+        req = await self.rt.requests.get(pending[0])
+        decision = Decision(
+            event=verdict.event,
+            payload_hash=seen_hash(req, int(float(ts) * 1000)),
+            reason_code=verdict.reason_code,
+            text=verdict.text,
+            via=f"thread_reply:{channel}:{ts}",
+        )
+        try:
+            await self.approvals.decide(client, user, req.id, decision)
+        except HitlError as exc:
+            await client.chat_postEphemeral(
+                channel=channel, user=user, thread_ts=thread, text=refusal_text(exc)
+            )
+        return True
