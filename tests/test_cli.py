@@ -6,10 +6,13 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import pytest
 from redis.asyncio import Redis
 
+from bot.core.chain import GENESIS, line_hash
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event
@@ -48,19 +51,90 @@ async def _history(store: RequestStore, policy: Policy) -> list[str]:
     return ids
 
 
-async def test_audit_verify_finds_a_tampered_entry(
+async def test_audit_verify_finds_a_rewritten_approval(
     store: RequestStore, policy: Policy, redis: Redis, redis_url: str
 ) -> None:
     ids = await _history(store, policy)
     code, out, _ = await cli("audit", "verify", redis_url=redis_url)
     assert code == 0 and "3 requests" in out
-    # Someone rewrites who approved the second request.
+    # Someone rewrites who approved the second request (entry 2; entry 1 is its creation).
     key = keys.audit(ids[1])
-    forged = (await redis.lindex(key, 0) or "").replace('"actor":"U1"', '"actor":"U9"')
-    await redis.lset(key, 0, forged)
+    original = await redis.lindex(key, 1) or ""
+    forged = original.replace('"actor":"U2"', '"actor":"U9"')
+    assert forged != original
+    await redis.lset(key, 1, forged)
     code, _, err = await cli("audit", "verify", redis_url=redis_url)
     assert code == 1
-    assert f"request {ids[1]}: entry 1" in err
+    assert f"request {ids[1]}: entry 2" in err
+    assert ids[0] not in err and ids[2] not in err
+
+
+async def _relink(redis: Redis, rid: str, entries: list[dict[str, object]]) -> None:
+    """Rewrite a request's audit list with every link and the head recomputed."""
+    prev, lines = GENESIS, []
+    for e in entries:
+        line = json.dumps({**e, "prev": prev}, separators=(",", ":"))
+        lines.append(line)
+        prev = line_hash(line)
+    await redis.delete(keys.audit(rid))
+    await redis.rpush(keys.audit(rid), *lines)
+    await redis.hset(keys.request(rid), "audit_head", prev)
+
+
+async def _drop_last(redis: Redis, rid: str) -> None:
+    await redis.rpop(keys.audit(rid))
+
+
+async def _truncate(redis: Redis, rid: str) -> None:
+    await redis.ltrim(keys.audit(rid), 1, -1)  # the oldest entry (the creation) cut away
+
+
+async def _delete_all(redis: Redis, rid: str) -> None:
+    await redis.delete(keys.audit(rid))
+
+
+async def _swap(redis: Redis, rid: str) -> None:
+    first, second = await redis.lrange(keys.audit(rid), 0, 1)
+    await redis.lset(keys.audit(rid), 0, second)
+    await redis.lset(keys.audit(rid), 1, first)
+
+
+async def _wrong_head(redis: Redis, rid: str) -> None:
+    await redis.hset(keys.request(rid), "audit_head", "f" * 40)
+
+
+async def _seq_gap(redis: Redis, rid: str) -> None:
+    # A forger who re-chains the links and the head but keeps the numbers: 1, then 3.
+    entries = [json.loads(x) for x in await redis.lrange(keys.audit(rid), 0, -1)]
+    entries[1]["seq"] = 3
+    await _relink(redis, rid, entries)
+
+
+@pytest.mark.parametrize(
+    ("tamper", "entry"),
+    [
+        (_drop_last, 1),
+        (_truncate, 1),
+        (_delete_all, 1),
+        (_swap, 1),
+        (_wrong_head, 2),
+        (_seq_gap, 2),
+    ],
+    ids=["deleted-last", "truncated", "emptied", "reordered", "wrong-head", "seq-gap"],
+)
+async def test_audit_verify_fails_on_tampering(
+    store: RequestStore,
+    policy: Policy,
+    redis: Redis,
+    redis_url: str,
+    tamper: Callable[[Redis, str], Awaitable[None]],
+    entry: int,
+) -> None:
+    ids = await _history(store, policy)
+    await tamper(redis, ids[1])
+    code, _, err = await cli("audit", "verify", redis_url=redis_url)
+    assert code == 1, err
+    assert f"request {ids[1]}: entry {entry}:" in err
     assert ids[0] not in err and ids[2] not in err
 
 

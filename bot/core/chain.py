@@ -34,6 +34,9 @@ def verify(lines: list[str], head: str) -> Break | None:
         if entry.get("seq") != i:
             return Break(i, f"sequence number {entry.get('seq')} where {i} was expected")
         prev = line_hash(line)
-    if lines and prev != head:
+    if not lines and head:
+        # Deleting every entry leaves nothing to link, but the request still names its last one.
+        return Break(1, "the audit list is empty but the request names a last entry")
+    if prev != (head or GENESIS):
         return Break(len(lines), "last entry does not match the head kept in the request")
     return None

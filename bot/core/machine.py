@@ -257,7 +257,7 @@ def _human(req: ActionRequest, d: Decision, now: int) -> Step:
         draft.move(d.event, S.PENDING_REVIEW)
         return draft.finish(req.expires_at - now if req.expires_at is not None else None)
     draft.updates["resolution"] = Resolution(
-        actor=d.actor, at=now, event=d.event, view_hash=d.view_hash
+        actor=d.actor, at=now, event=d.event, text=d.text, view_hash=d.view_hash
     )
     draft.move(d.event, S.APPROVED)
     return draft.finish(req.claim_timeout_ms)

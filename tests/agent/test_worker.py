@@ -26,6 +26,7 @@ from tests.agent.fixtures import COUNT_FILE_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTING = "tests.agent.fixtures:counting_agent"
+IDLE_MS = 1000
 
 
 def charging(effects: list[str]) -> Agent:
@@ -110,11 +111,34 @@ async def test_a_live_worker_keeps_its_run_however_long_it_waits(
     effects: list[str] = []
     model = await scripted([call("charge", amount=2), say("ok", expect=after_tool("Approved"))])
     agent = charging(effects)
-    await workers(model, agent, "A", min_idle_ms=300, heartbeat_ms=80)
+    # A beats twenty times per idle limit, so only a stall of a whole second could look dead.
+    await workers(model, agent, "A", min_idle_ms=IDLE_MS, heartbeat_ms=50)
     run = await stores.start(agent="charging")
     rid = await stores.waiting_on(run.id)
-    await workers(model, agent, "B", min_idle_ms=300, heartbeat_ms=80)
-    await asyncio.sleep(1.0)  # more than three times the idle limit
+    b, _ = await workers(model, agent, "B", min_idle_ms=IDLE_MS, heartbeat_ms=50)
+    scans = 0
+    reclaim = b._reclaim
+
+    async def counted(count: int) -> list[tuple[str, str]]:
+        nonlocal scans
+        scans += 1
+        return await reclaim(count)
+
+    b._reclaim = counted  # type: ignore[method-assign]
+    ((entry_id, _),) = await stores.redis.xrange(keys.RUN_QUEUE)
+    born_ms = int(entry_id.split("-")[0])
+
+    async def age_ms() -> int:
+        sec, usec = await stores.redis.time()
+        return sec * 1000 + usec // 1000 - born_ms
+
+    async def scanned() -> int:
+        return scans
+
+    # The run outlives the idle limit twice over, and B looks for dead claims after that.
+    await eventually(age_ms, lambda age: age > 2 * IDLE_MS, timeout_s=30)
+    seen = scans
+    await eventually(scanned, lambda n: n >= seen + 3, timeout_s=30)
     assert await owner(stores) == "A"
     await stores.decide(rid)
     await eventually(lambda: stores.runs.get(run.id), lambda r: r.state in RUN_DONE)

@@ -1,9 +1,14 @@
-"""GET ?wait= over a real socket: it holds, and wakes on the decision within ~100 ms."""
+"""GET ?wait= over a real socket: it holds, and wakes on the decision.
+
+Each poll asks for the longest wait the server allows (60 s), and each test first
+sees the server blocked in XREAD: a poll that returns `approved` was woken by the
+decision, since the wait could only have ended in `pending_review`. How fast it
+wakes is measured by bench/click_latency.py, not asserted here.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import time
 
 import httpx
 import pytest
@@ -29,69 +34,86 @@ def questions(redis: Redis) -> QuestionStore:
     return QuestionStore(redis)
 
 
-async def test_long_poll_wakes_on_the_decision(live: LiveServer, store: RequestStore) -> None:
-    async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=30) as c:
-        made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 1}})).json()
-        t0 = time.monotonic()
-        poll = asyncio.create_task(c.get(f"/v1/approvals/{made['id']}", params={"wait": 20}))
-        await asyncio.sleep(0.3)
-        assert not poll.done()  # held open, not answered with the pending request
-        decided = time.monotonic()
-        await store.transition(  # as the Slack side would
-            made["id"],
-            Decision(event=Event.APPROVE, actor="UBOSS", payload_hash=made["payload_hash"]),
-        )
-        resp = await asyncio.wait_for(poll, 5)
-        woke = time.monotonic()
-    assert resp.status_code == 200 and resp.json()["state"] == "approved"
-    assert woke - decided < 0.1, f"woke {1000 * (woke - decided):.0f} ms after the decision"
-    assert woke - t0 >= 0.3
-
-
-async def test_long_poll_returns_pending_when_the_wait_ends(live: LiveServer) -> None:
-    async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=30) as c:
-        made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 2}})).json()
-        t0 = time.monotonic()
-        resp = await c.get(f"/v1/approvals/{made['id']}", params={"wait": 0.4})
-    assert resp.json()["state"] == "pending_review"
-    assert 0.35 < time.monotonic() - t0 < 2
-
-
-async def test_many_long_polls_hold_no_threads(live: LiveServer, store: RequestStore) -> None:
-    """100 concurrent waiters on one server: all wake; none needs a worker thread."""
-    async with httpx.AsyncClient(
-        base_url=live.url, headers=AUTH, timeout=30, limits=httpx.Limits(max_connections=200)
-    ) as c:
-        made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 3}})).json()
-        polls = [
-            asyncio.create_task(c.get(f"/v1/approvals/{made['id']}", params={"wait": 20}))
-            for _ in range(100)
-        ]
-        await asyncio.sleep(0.5)
-        await store.transition(
-            made["id"],
-            Decision(event=Event.APPROVE, actor="UBOSS", payload_hash=made["payload_hash"]),
-        )
-        done = await asyncio.wait_for(asyncio.gather(*polls), 5)
-    assert {r.json()["state"] for r in done} == {"approved"}
-
-
-async def test_question_long_poll_wakes_on_the_answer(
-    live: LiveServer, questions: QuestionStore
-) -> None:
-    async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=30) as c:
-        q = (await c.post("/v1/questions", json={"question": "Which order?"})).json()
-        poll = asyncio.create_task(c.get(f"/v1/questions/{q['id']}", params={"wait": 20}))
-        await asyncio.sleep(0.2)
-        assert not poll.done()
-        await questions.answer(q["id"], actor="UKID", answer="A1")
-        resp = await asyncio.wait_for(poll, 2)
-    body = resp.json()
-    assert body["state"] == "answered" and body["answer"] == "A1" and body["answered_by"] == "UKID"
+LONGEST = 60  # LiveServer's max_wait_s
+HTTP_TIMEOUT = 90  # past the longest wait, so a poll is never cut short by the client
 
 
 async def _blocked_clients(redis: Redis) -> int:
     return sum("b" in c.get("flags", "") for c in await redis.client_list())
+
+
+async def _until_blocked(redis: Redis, count: int) -> None:
+    """Until `count` clients are parked in a blocking read on the server."""
+    async with asyncio.timeout(30):
+        while await _blocked_clients(redis) < count:
+            await asyncio.sleep(0.01)
+
+
+async def test_long_poll_wakes_on_the_decision(
+    live: LiveServer, store: RequestStore, redis: Redis
+) -> None:
+    async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=HTTP_TIMEOUT) as c:
+        made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 1}})).json()
+        before = await _blocked_clients(redis)
+        poll = asyncio.create_task(c.get(f"/v1/approvals/{made['id']}", params={"wait": LONGEST}))
+        await _until_blocked(redis, before + 1)
+        assert not poll.done()  # held open, not answered with the pending request
+        await store.transition(  # as the Slack side would
+            made["id"],
+            Decision(event=Event.APPROVE, actor="UBOSS", payload_hash=made["payload_hash"]),
+        )
+        resp = await poll
+    assert resp.status_code == 200 and resp.json()["state"] == "approved"
+
+
+async def test_long_poll_returns_pending_when_the_wait_ends(live: LiveServer, redis: Redis) -> None:
+    async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=HTTP_TIMEOUT) as c:
+        made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 2}})).json()
+        before = await _blocked_clients(redis)
+        poll = asyncio.create_task(c.get(f"/v1/approvals/{made['id']}", params={"wait": 0.4}))
+        await _until_blocked(redis, before + 1)  # it held the request rather than answer at once
+        resp = await poll
+    assert resp.status_code == 200 and resp.json()["state"] == "pending_review"
+
+
+async def test_many_long_polls_hold_no_threads(
+    live: LiveServer, store: RequestStore, redis: Redis
+) -> None:
+    """100 concurrent waiters on one server: all wake; none needs a worker thread."""
+    async with httpx.AsyncClient(
+        base_url=live.url,
+        headers=AUTH,
+        timeout=HTTP_TIMEOUT,
+        limits=httpx.Limits(max_connections=200),
+    ) as c:
+        made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 3}})).json()
+        before = await _blocked_clients(redis)
+        polls = [
+            asyncio.create_task(c.get(f"/v1/approvals/{made['id']}", params={"wait": LONGEST}))
+            for _ in range(100)
+        ]
+        await _until_blocked(redis, before + 100)
+        await store.transition(
+            made["id"],
+            Decision(event=Event.APPROVE, actor="UBOSS", payload_hash=made["payload_hash"]),
+        )
+        done = await asyncio.gather(*polls)
+    assert {r.json()["state"] for r in done} == {"approved"}
+
+
+async def test_question_long_poll_wakes_on_the_answer(
+    live: LiveServer, questions: QuestionStore, redis: Redis
+) -> None:
+    async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=HTTP_TIMEOUT) as c:
+        q = (await c.post("/v1/questions", json={"question": "Which order?"})).json()
+        before = await _blocked_clients(redis)
+        poll = asyncio.create_task(c.get(f"/v1/questions/{q['id']}", params={"wait": LONGEST}))
+        await _until_blocked(redis, before + 1)
+        assert not poll.done()
+        await questions.answer(q["id"], actor="UKID", answer="A1")
+        resp = await poll
+    body = resp.json()
+    assert body["state"] == "answered" and body["answer"] == "A1" and body["answered_by"] == "UKID"
 
 
 async def test_a_client_that_hangs_up_frees_the_wait(live: LiveServer, redis: Redis) -> None:
@@ -99,16 +121,14 @@ async def test_a_client_that_hangs_up_frees_the_wait(live: LiveServer, redis: Re
         made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 4}})).json()
     before = await _blocked_clients(redis)
     poller = httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=30)
-    poll = asyncio.create_task(poller.get(f"/v1/approvals/{made['id']}", params={"wait": 30}))
-    await asyncio.sleep(0.3)
-    assert await _blocked_clients(redis) == before + 1  # the server blocks in XREAD
+    poll = asyncio.create_task(poller.get(f"/v1/approvals/{made['id']}", params={"wait": LONGEST}))
+    await _until_blocked(redis, before + 1)  # the server blocks in XREAD
     poll.cancel()
     await poller.aclose()  # the client hangs up
-    for _ in range(50):
-        if await _blocked_clients(redis) == before:
-            break
-        await asyncio.sleep(0.02)
-    assert await _blocked_clients(redis) == before
+    # Freed by the hang-up: the wait itself would hold its connection for 60 s.
+    async with asyncio.timeout(LONGEST / 2):
+        while await _blocked_clients(redis) != before:
+            await asyncio.sleep(0.02)
 
 
 async def test_a_wait_longer_than_the_redis_socket_timeout(
@@ -129,7 +149,7 @@ async def test_a_wait_longer_than_the_redis_socket_timeout(
                 made["id"],
                 Decision(event=Event.APPROVE, actor="UBOSS", payload_hash=made["payload_hash"]),
             )
-            resp = await asyncio.wait_for(poll, 3)
+            resp = await poll  # `approved`, not the `pending_review` of a wait that ran out
     finally:
         await short.aclose()
     assert resp.status_code == 200 and resp.json()["state"] == "approved"

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from bot.core.machine import apply
 from bot.core.models import ActionRequest, Decision, RiskTier
 from bot.core.payload import MAX_PAYLOAD_BYTES, canonical_args, payload_hash
-from bot.core.policy import DEFAULT_POLICY, Policy, load_policy, parse_policy
+from bot.core.policy import DEFAULT_POLICY, Policy, load_policy, parse_duration, parse_policy
 from bot.core.proposal import propose
 from bot.core.states import Event, State
 from bot.errors import ConfigError, PayloadError
@@ -335,6 +335,33 @@ def test_canonical_args_refuses_more_than_64_kib() -> None:
         canonical_args({"a": "x" * (MAX_PAYLOAD_BYTES - overhead + 1)})
     with pytest.raises(PayloadError):  # counted in bytes, not characters
         canonical_args({"a": "é" * (MAX_PAYLOAD_BYTES // 2)})
+
+
+@pytest.mark.parametrize(
+    ("written", "ms"),
+    [(90, 90_000), (0.5, 500), ("250ms", 250), ("90s", 90_000), ("30m", 1_800_000), (0.001, 1)],
+)
+def test_durations_may_be_seconds_or_text(written: object, ms: int) -> None:
+    assert parse_duration(written) == ms
+
+
+@pytest.mark.parametrize("written", [0, "0s", -5, True])
+def test_a_duration_must_be_a_positive_time(written: object) -> None:
+    with pytest.raises(ValueError, match="duration"):
+        parse_duration(written)
+
+
+def test_the_canonical_payload_form_is_pinned() -> None:
+    # Hashes are stored with requests and audit entries: a changed canonical form would
+    # make every stored decision look as if it were made on another payload.
+    args = {"to": "Zoë", "amount": 5, "note": {"b": [1, 2.5], "a": None}}
+    assert canonical_args(args) == '{"amount":5,"note":{"a":null,"b":[1,2.5]},"to":"Zoë"}'
+    assert payload_hash("refund", args) == (
+        "464d8a520134d8cfc6847ae063f717c03dccf7bfccd2f19028a18c146b59defc"
+    )
+    assert payload_hash("réfund", {}) == (
+        "e3cc6b17b3b653e0dfc0475a111919765596a7d20c910251e3fa2497d91fd610"
+    )
 
 
 # -- failing closed ----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from bot.deadlines.sweeper import Sweeper
 from bot.errors import Expired
 from bot.store import audit, keys
 from bot.store.questions import QuestionStore
-from bot.store.requests import RequestStore
+from bot.store.requests import Moved, RequestStore
 
 
 def sweeper(store: RequestStore, clock: FakeClock, redis: Redis) -> Sweeper:
@@ -153,3 +153,78 @@ async def test_questions_expire(redis: Redis, clock: FakeClock, store: RequestSt
     clock.advance(1)
     assert (await sw.sweep_once()).fired == 1
     assert (await qs.get(q.id)).state == "expired"
+
+
+async def _approved(store: RequestStore, req_id: str, payload_hash: str) -> None:
+    await store.transition(
+        req_id, Decision(event=Event.APPROVE, actor="U2", payload_hash=payload_hash)
+    )
+
+
+async def test_every_request_timer_waits_for_its_deadline_to_the_millisecond(
+    store: RequestStore, policy: Policy, clock: FakeClock, redis: Redis
+) -> None:
+    # A sweeper that picks a timer even 1 ms early hands Lua a timer it must refuse; the
+    # sweeper then drops it as stale and the request would never time out at all.
+    review = (
+        await store.create(policy, tool="refund", args={"n": 1, "amount": 1}, requester="U1")
+    ).request
+    clock.advance(1000)  # distinct deadlines, so each is tested on its own
+    claim = (
+        await store.create(policy, tool="refund", args={"n": 2, "amount": 1}, requester="U1")
+    ).request
+    await _approved(store, claim.id, claim.payload_hash)
+    clock.advance(1000)
+    run = (
+        await store.create(policy, tool="refund", args={"n": 3, "amount": 1}, requester="U1")
+    ).request
+    await _approved(store, run.id, run.payload_hash)
+    await store.transition(run.id, Decision(event=Event.CLAIM, actor="worker"))
+    sw = sweeper(store, clock, redis)
+    armed = {rid: (await store.get(rid)) for rid in (review.id, claim.id, run.id)}
+    for rid, before in sorted(armed.items(), key=lambda kv: kv[1].expires_at or 0):
+        assert before.expires_at is not None
+        clock.advance(before.expires_at - 1 - clock.now)
+        await sw.sweep_once()
+        assert (await store.get(rid)).version == before.version, f"{before.state} fired early"
+        clock.advance(1)
+        await sw.sweep_once()
+        after = await store.get(rid)
+        assert after.version > before.version, f"{before.state} never fired at its deadline"
+    assert (await store.get(review.id)).level == 1
+    assert (await store.get(claim.id)).state == State.CANCELLED
+    assert (await store.get(run.id)).state == State.MANUAL_INTERVENTION
+
+
+async def test_a_stale_timer_is_dropped_and_the_rest_of_the_batch_still_fires(
+    store: RequestStore, policy: Policy, clock: FakeClock, redis: Redis
+) -> None:
+    # Stale timers exist when a request moved on between a sweeper's read and its fire.
+    fired: list[str] = []
+
+    async def on_fired(moved: Moved) -> None:
+        fired.append(moved.request.id)
+
+    ids = [
+        (await store.create(policy, tool="refund", args={"n": n}, requester="U1")).request.id
+        for n in range(3)
+    ]
+    shard = keys.shard_of(ids[0])
+    stale = keys.due_member("req", ids[0], 99)
+    await redis.zadd(keys.due(shard), {stale: 1})  # the earliest entry of its shard
+    clock.advance(10 * 60_000)
+    sw = Sweeper(store, QuestionStore(redis, clock=clock), clock=clock, on_fired=on_fired)
+    stats = await sw.sweep_once()
+    assert (stats.fired, stats.noops) == (3, 1)
+    assert sorted(fired) == sorted(ids)
+    assert await redis.zscore(keys.due(shard), stale) is None
+
+
+async def test_every_due_question_fires_in_one_sweep(
+    redis: Redis, clock: FakeClock, store: RequestStore
+) -> None:
+    qs = QuestionStore(redis, clock=clock)
+    asked = [await qs.ask(f"question {n}?", timeout_ms=1000) for n in range(2)]
+    clock.advance(1000)
+    assert (await Sweeper(store, qs, clock=clock).sweep_once()).fired == 2
+    assert {(await qs.get(q.id)).state for q in asked} == {"expired"}

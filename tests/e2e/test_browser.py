@@ -1,6 +1,6 @@
 """A person in a real headless Chromium, on the emulator's page, with the real bot behind it.
 
-Skipped where /usr/bin/chromium is missing (Debian/Ubuntu: `apt-get install -y chromium`).
+Without /usr/bin/chromium they skip locally and fail under CI=true (tests/chromium.py).
 A failing test leaves a screenshot, failure.png, in its tmp_path.
 """
 
@@ -18,6 +18,7 @@ import pytest
 from bot.core.models import RunState
 from bot.core.states import State
 from bot.slack import render
+from tests import chromium
 from tests.e2e.conftest import Agents, Bot, all_text, button_values, eventually
 
 if TYPE_CHECKING:
@@ -36,12 +37,12 @@ ARGS = [
 ]
 APPROVE = f"[data-testid=button-{render.ACTION_APPROVE}]"
 
-pytestmark = [
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install -y chromium)"
-    ),
-    pytest.mark.timeout(60),
-]
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(autouse=True)
+def _needs_chromium() -> None:
+    chromium.require(str(CHROMIUM))
 
 
 def dom_id(ts: str) -> str:

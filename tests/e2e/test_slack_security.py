@@ -79,12 +79,13 @@ async def test_forged_and_replayed_requests_get_401_and_change_nothing(bot: Bot)
     assert len(decisions) == 1  # the three bad copies never reached the store
 
 
-async def test_non_approver_and_requester_are_refused_and_audited(bot: Bot) -> None:
-    # refund over 1000 is high risk: approvers are the SAPPROVERS group and UKID.
-    rid = await bot.propose("refund", {"amount": 4200, "to": "cust-9"}, requester="UCAROL")
+async def test_non_approver_and_an_approver_who_is_the_requester_are_refused(bot: Bot) -> None:
+    # refund over 1000 is high risk: approvers are the SAPPROVERS group and UKID. UKID asks,
+    # so only the self-approval guard stands between them and their own refund.
+    rid = await bot.propose("refund", {"amount": 4200, "to": "cust-9"}, requester="UKID")
     ch, ts = await bot.message_of(rid)
     await bot.emu.click("UPARENT", render.ACTION_APPROVE, channel=ch, ts=ts)  # not an approver
-    await bot.emu.click("UCAROL", render.ACTION_APPROVE, channel=ch, ts=ts)  # the requester
+    await bot.emu.click("UKID", render.ACTION_APPROVE, channel=ch, ts=ts)  # the requester
 
     async def refusals() -> list[Any]:
         trail = await audit.entries(bot.redis, rid)
@@ -94,11 +95,12 @@ async def test_non_approver_and_requester_are_refused_and_audited(bot: Bot) -> N
     refused = await eventually(refusals)
     assert {(e.actor, e.reason_code) for e in refused} == {
         ("UPARENT", "not_eligible"),
-        ("UCAROL", "not_eligible"),
+        ("UKID", "not_eligible"),
     }
+    assert (await bot.requests.get(rid)).state == State.PENDING_REVIEW
     told = await eventually(lambda: _texts(bot, "UPARENT"))
     assert any("approvers" in t for t in told)
-    told = await eventually(lambda: _texts(bot, "UCAROL"))
+    told = await eventually(lambda: _texts(bot, "UKID"))
     assert any("asked for by you" in t for t in told)
     # Bob is in the SAPPROVERS user group (resolved through usergroups.users.list).
     await bot.emu.click("UBOB", render.ACTION_APPROVE, channel=ch, ts=ts)

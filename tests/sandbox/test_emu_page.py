@@ -1,25 +1,28 @@
 """The page in a real headless Chromium: rendering, escaping, clicks, threads and modals.
 
-Skipped where no Chromium is installed (Debian: `apt-get install chromium`).
+Without Chromium they skip locally and fail under CI=true (tests/chromium.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import shutil
 
 import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 from starlette.responses import JSONResponse, Response
 
 from bot.sandbox.slack import SlackEmulator
+from tests import chromium
 from tests.sandbox.conftest import FakeBot, Received, actions, button
 from tests.sandbox.test_emu_modals import reject_view
 
-CHROMIUM = next(
-    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
-)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine")
+CHROMIUM = chromium.find()
+
+
+@pytest.fixture(autouse=True)
+def _needs_chromium() -> None:
+    chromium.require(CHROMIUM)
+
 
 CONFIRM = {
     "title": {"type": "plain_text", "text": "Approve?"},

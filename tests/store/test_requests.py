@@ -6,7 +6,7 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.clock import FakeClock
-from bot.core.models import Decision
+from bot.core.models import Decision, RiskTier
 from bot.core.payload import payload_hash
 from bot.core.policy import Policy
 from bot.core.states import Event, State
@@ -215,10 +215,12 @@ async def test_execution_lifecycle_and_single_claim(store: RequestStore, policy:
     assert done.request.state == State.ROLLED_BACK and done.request.expires_at is None
 
 
-async def test_unknown_request(store: RequestStore) -> None:
-    with pytest.raises(NotFound):
+async def test_unknown_request_is_named_in_the_error(store: RequestStore) -> None:
+    with pytest.raises(NotFound, match="No request with id nope"):
         await store.transition("nope", Decision(event=Event.CLAIM))
-    with pytest.raises(NotFound):
+    with pytest.raises(NotFound, match="No request with id nope"):
+        await store.transition("nope", Decision(event=Event.EDIT_AND_APPROVE, new_args={"a": 1}))
+    with pytest.raises(NotFound, match="No request with id nope"):
         await store.get("nope")
 
 
@@ -259,6 +261,46 @@ async def test_requester_may_withdraw_their_own_request_by_rejecting(
     )
     assert moved.request.state == State.CANCELLED
     assert moved.request.resolution is not None and moved.request.resolution.actor == "UREQ"
+
+
+async def test_what_a_request_carries_survives_storage(store: RequestStore, policy: Policy) -> None:
+    # The notifier threads a request under its run; the card shows who
+    # rejected and why; the API finds a retry by its key: all must come back as written.
+    made = await store.create(
+        policy,
+        tool="refund",
+        args={"n": 1, "amount": 1},
+        requester="U1",
+        run_id="run7",
+        idempotency_key="key-1",
+    )
+    rid = made.request.id
+    await store.transition(
+        rid,
+        Decision(
+            event=Event.REJECT,
+            actor="U2",
+            payload_hash=made.request.payload_hash,
+            reason_code="too_risky",
+            text="not this week",
+            view_hash="v" * 64,
+        ),
+    )
+    got = await store.get(rid)
+    assert (got.run_id, got.idempotency_key) == ("run7", "key-1")
+    assert got.resolution is not None
+    assert (got.resolution.text, got.resolution.view_hash) == ("not this week", "v" * 64)
+
+
+async def test_a_caller_may_raise_the_risk_of_a_request(
+    store: RequestStore, policy: Policy
+) -> None:
+    # The API's `risk` field: an agent that knows a call is riskier than its tool says.
+    made = await store.create(
+        policy, tool="refund", args={"n": 1}, requester="U1", risk=RiskTier.CRITICAL
+    )
+    assert (await store.get(made.request.id)).risk == RiskTier.CRITICAL
+    assert made.request.quorum == 2  # the critical tier's two approvals
 
 
 async def test_arguments_keep_the_callers_order_and_the_hash_ignores_it(
