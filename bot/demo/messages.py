@@ -39,9 +39,9 @@ TRY_CLAW = """[bold]Try it[/bold]
   1. Act as [bold]kid[/bold], open [bold]#general[/bold] and post:  @hitl-bot Get me the bear!
   2. Open the message's thread: move_claw runs without asking anyone (low risk, no review).
   3. The agent asks "Is this the one?": reply [bold]yes[/bold] in the thread.
-  4. drop_claw spends the last coin, so it waits for a grown-up: kid asked, so kid's own
-     click is refused. Act as [bold]parent[/bold] and click [bold]Approve[/bold] or
-     [bold]Reject[/bold] (a reason is required).
+  4. drop_claw spends the last coin, so it waits for a grown-up: kid asked, so kid's
+     own click is refused. Act as [bold]parent[/bold] and click [bold]Approve[/bold] or
+     [bold]Reject[/bold], or reply [bold]approve[/bold] or [bold]reject: why[/bold] in the thread.
   Steer: reply [bold]No, wait! The penguin![/bold] in the thread. It answers an open
   question, or withdraws the call waiting for approval, and the agent reads it instead.
   Or wait: after {review} s drop_claw escalates to #hitl-oncall ([bold]bob[/bold]), and
