@@ -11,6 +11,7 @@ from redis.exceptions import RedisError
 
 from bot.config import Settings
 from bot.errors import ConfigError, StoreUnavailable
+from bot.store.durability import warn_if_unsafe
 from bot.store.embedded import LOG_NAME, EmbeddedServer, ensure_server
 
 __all__ = ["connect", "redact_url"]
@@ -68,6 +69,8 @@ async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServ
                 url=url, error=exc, log=server.data_dir / LOG_NAME
             )
         raise StoreUnavailable(message) from exc
+    if server is None:
+        await warn_if_unsafe(client)
     return client, server
 
 
