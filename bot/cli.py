@@ -276,11 +276,20 @@ def worker(
         ),
     ] = None,
     concurrency: int = 16,
+    min_idle: Annotated[
+        str | None,
+        typer.Option(
+            help="Take over a crashed worker's runs after they sat idle this long "
+            "(default: HITL_TAKEOVER_AFTER, else 10s)"
+        ),
+    ] = None,
 ) -> None:
     """An agent worker: takes runs from the queue; run as many as you like."""
     from bot.agent.worker import main as worker_main
 
     args = ["--concurrency", str(concurrency)]
+    if min_idle:
+        args += ["--min-idle", min_idle]
     for spec in agent or []:
         args += ["--agent", spec]
     worker_main(args)

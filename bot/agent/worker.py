@@ -9,7 +9,10 @@ another worker takes the entry over (XAUTOCLAIM) and resumes the run from
 Redis. On SIGTERM a worker stops reading, lets a tool already running finish
 and report, and hands its entries over at once, unacknowledged.
 
-    python -m bot.agent.worker [--agent module:object]... [--concurrency 16] [--min-idle 30s]
+    python -m bot.agent.worker [--agent module:object]... [--concurrency 16] [--min-idle 10s]
+
+`--min-idle` defaults to HITL_TAKEOVER_AFTER, else 10 s: a live worker refreshes its
+entries every third of it, so a short takeover is safe and a crashed run resumes soon.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ log = logging.getLogger(__name__)
 
 GROUP = "workers"
 Entry = tuple[str, str]  # (stream entry id, run id)
+TAKEOVER_ENV = "HITL_TAKEOVER_AFTER"
+DEFAULT_TAKEOVER = "10s"
 
 
 def default_consumer() -> str:
@@ -57,7 +62,7 @@ class WorkerConfig:
     group: str = GROUP
     consumer: str = field(default_factory=default_consumer)
     concurrency: int = 16  # runs in flight at once; most of them wait on people
-    min_idle_ms: int = 30_000  # an entry idle this long belongs to a dead worker
+    min_idle_ms: int = 10_000  # an entry idle this long belongs to a dead worker
     heartbeat_ms: int | None = None  # default: a third of min_idle_ms
     block_ms: int = 1_000  # longest XREADGROUP block; also how fast a stop is noticed
     shutdown_grace_s: float = 30.0  # how long a running tool may take to finish on SIGTERM
@@ -375,7 +380,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="an agent this worker may run besides claw and refunds (repeatable)",
     )
     p.add_argument("--concurrency", type=int, default=16)
-    p.add_argument("--min-idle", default="30s", help="take over runs idle this long (30s)")
+    takeover = os.environ.get(TAKEOVER_ENV) or DEFAULT_TAKEOVER
+    p.add_argument(
+        "--min-idle",
+        default=takeover,
+        help=f"take over a crashed worker's runs idle this long ({TAKEOVER_ENV}, else 10s)",
+    )
     p.add_argument("--consumer", default=None, help="consumer name (default host-pid-random)")
     p.add_argument("--max-turns", type=int, default=None)
     p.add_argument("--compact-after-chars", type=int, default=24_000)

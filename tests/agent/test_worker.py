@@ -151,13 +151,14 @@ async def test_sigterm_hands_waiting_runs_over_at_once(
     effects: list[str] = []
     model = await scripted([call("charge", amount=2), say("ok", expect=after_tool("Approved"))])
     agent = charging(effects)
-    _, stop_a = await workers(model, agent, "A")  # the default 30 s idle limit
+    _, stop_a = await workers(model, agent, "A")  # the default idle limit (10 s)
     run = await stores.start(agent="charging")
     rid = await stores.waiting_on(run.id)
     stop_a.set()
     # Not acked (the run is not over) but marked idle, so the next worker takes it now.
     pending = lambda: stores.redis.xpending_range(keys.RUN_QUEUE, GROUP, "-", "+", 1)  # noqa: E731
-    (row,) = await eventually(pending, lambda rows: rows[0]["time_since_delivered"] >= 30_000)
+    limit = WorkerConfig().min_idle_ms
+    (row,) = await eventually(pending, lambda rows: rows[0]["time_since_delivered"] >= limit)
     assert row["consumer"] == "A"
     await workers(model, agent, "B")
     await eventually(lambda: owner(stores), lambda o: o == "B", timeout_s=3)
@@ -166,7 +167,9 @@ async def test_sigterm_hands_waiting_runs_over_at_once(
     assert done.state == RunState.FINISHED and effects == [rid] and len(model.requests) == 2
 
 
-async def _spawn(consumer: str, env: dict[str, str], log: Path) -> asyncio.subprocess.Process:
+async def _spawn(
+    consumer: str, env: dict[str, str], log: Path, *flags: str
+) -> asyncio.subprocess.Process:
     with log.open("ab") as out:
         return await asyncio.create_subprocess_exec(
             sys.executable,
@@ -174,8 +177,7 @@ async def _spawn(consumer: str, env: dict[str, str], log: Path) -> asyncio.subpr
             "bot.agent.worker",
             "--agent",
             COUNTING,
-            "--min-idle",
-            "1s",
+            *flags,
             "--consumer",
             consumer,
             env=env,
@@ -201,7 +203,7 @@ async def test_kill_9_while_waiting_then_another_worker_finishes_it_once(
         "PYTHONPATH": str(ROOT),
     }
     run = await stores.runs.start(agent=COUNTING, prompt="charge 42", requester="UASKER")
-    first = await _spawn("w1", env, log)
+    first = await _spawn("w1", env, log, "--min-idle", "1s")
     second = None
     try:
         rid = await stores.waiting_on(run.id, timeout_s=20)
@@ -209,8 +211,10 @@ async def test_kill_9_while_waiting_then_another_worker_finishes_it_once(
         first.kill()  # SIGKILL: no cleanup, no handing over
         assert await first.wait() == -signal.SIGKILL
 
-        second = await _spawn("w2", env, log)
-        await eventually(lambda: owner(stores), lambda o: o == "w2", timeout_s=20)
+        # The takeover time comes from the setting (HITL_TAKEOVER_AFTER) this time, not the
+        # flag: with it at 1 s the run is resumed well before the 10 s default would allow.
+        second = await _spawn("w2", env | {"HITL_TAKEOVER_AFTER": "1s"}, log)
+        await eventually(lambda: owner(stores), lambda o: o == "w2", timeout_s=8)
         assert (await stores.requests.get(rid)).state == State.PENDING_REVIEW
         assert count.read_text() == ""
         # The built-in policy's medium tier names no approvers: the members of its review
