@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
@@ -100,7 +101,7 @@ class Approvals:
             except (ValueError, NotFound):
                 await _ephemeral(client, body, render.refusal("invalid", detail=msg.BAD_BUTTON))
                 return
-            await client.views_open(trigger_id=body["trigger_id"], view=make_view(req))
+            await open_view(client, body, make_view(req))
 
         return handler
 
@@ -186,6 +187,30 @@ async def _ephemeral(client: AsyncWebClient, body: dict[str, Any], text: str) ->
     channel = (body.get("channel") or {}).get("id") or body.get("container", {}).get("channel_id")
     user = body["user"]["id"]
     if channel:
-        await client.chat_postEphemeral(channel=channel, user=user, text=text)
+        await tell(client, channel=channel, user=user, text=text)
     else:
         log.info("no channel to tell %s: %s", user, text)
+
+
+async def open_view(client: AsyncWebClient, body: dict[str, Any], view: dict[str, Any]) -> None:
+    """Open a modal after the ack; a refusal (an expired trigger) is logged, never raised,
+    for the same reason as `tell`."""
+    try:
+        await client.views_open(trigger_id=body["trigger_id"], view=view)
+    except SlackApiError as exc:
+        log.warning("could not open a modal", extra={"error": exc.response.get("error")})
+
+
+async def tell(
+    client: AsyncWebClient, *, channel: str, user: str, text: str, thread_ts: str | None = None
+) -> None:
+    """An ephemeral answer that never raises: the decision it explains is already
+    audited, and a listener that raises after its ack makes Bolt answer Slack 404
+    (it drops the ack), so Slack shows the person an error or retries the event."""
+    try:
+        await client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts)
+    except SlackApiError as exc:  # e.g. user_not_in_channel: they clicked a card they can't see
+        log.warning(
+            "could not tell a person why",
+            extra={"user": user, "channel": channel, "error": exc.response.get("error")},
+        )

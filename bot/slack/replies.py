@@ -25,7 +25,7 @@ from bot.core.replies import read_reply
 from bot.core.states import State
 from bot.errors import HitlError
 from bot.runtime import Runtime
-from bot.slack.approvals import Approvals, refusal_text
+from bot.slack.approvals import Approvals, refusal_text, tell
 from bot.store import keys
 
 CARDS_TTL_S = 30 * 86_400
@@ -101,7 +101,5 @@ class ReplyDecisions:
         try:
             await self.approvals.decide(client, user, req.id, decision)
         except HitlError as exc:
-            await client.chat_postEphemeral(
-                channel=channel, user=user, thread_ts=thread, text=refusal_text(exc)
-            )
+            await tell(client, channel=channel, user=user, thread_ts=thread, text=refusal_text(exc))
         return True

@@ -13,7 +13,7 @@ from bot.core.models import RUN_FINAL
 from bot.errors import HitlError
 from bot.runtime import Runtime
 from bot.slack import render, views
-from bot.slack.approvals import refusal_text
+from bot.slack.approvals import open_view, refusal_text, tell
 from bot.slack.permissions import audit_refusal, may_direct
 from bot.slack.replies import ReplyDecisions
 from bot.store import keys
@@ -72,12 +72,8 @@ class Threads:
                 pass  # answered already or closed: the reply is a correction instead
         if not await may_direct(self.rt, client, user, run):
             await audit_refusal(self.rt, run_id, user=user, what="steer")
-            await client.chat_postEphemeral(
-                channel=channel,
-                user=user,
-                thread_ts=thread,
-                text=msg.MAY_NOT_DIRECT.format(run_id=run_id),
-            )
+            refusal = msg.MAY_NOT_DIRECT.format(run_id=run_id)
+            await tell(client, channel=channel, user=user, thread_ts=thread, text=refusal)
             return
         await correct(
             self.rt.steering, self.rt.requests, self.runs, run_id, text, actor=user, source=source
@@ -107,7 +103,7 @@ class Threads:
             q = await self.rt.questions.get(qid)
         except HitlError:
             return
-        await client.views_open(trigger_id=body["trigger_id"], view=views.answer_modal(q))
+        await open_view(client, body, views.answer_modal(q))
 
     async def on_answer_modal(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         view = body["view"]
