@@ -18,7 +18,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigError
 
-__all__ = ["HOW_TO_SET", "Settings"]
+__all__ = ["DEFAULT_IDENTITY", "HOW_TO_SET", "Settings"]
 
 APP_NAME = "hitl-bot"
 
@@ -48,6 +48,7 @@ HOW_TO_SET: dict[str, str] = {
     "HITL_PORT": "the port `hitl-bot serve` listens on, default 3000",
 }
 
+DEFAULT_IDENTITY = "api"  # who a call made with HITL_API_TOKEN is, in the audit and on cards
 MISSING = "{name} is not set; fix: export {name}=... ({how})"
 INVALID = "{name} is invalid: {problem}; fix: export {name}=... ({how})"
 
@@ -123,7 +124,7 @@ class Settings(BaseSettings):
         """Bearer token -> the agent identity it stands for. HITL_API_TOKEN is "api"."""
         found: dict[str, str] = {}
         if self.hitl_api_token and self.hitl_api_token.get_secret_value():
-            found[self.hitl_api_token.get_secret_value()] = "api"
+            found[self.hitl_api_token.get_secret_value()] = DEFAULT_IDENTITY
         if self.hitl_api_tokens:
             found.update(_parse_identities(self.hitl_api_tokens.get_secret_value()))
         return found

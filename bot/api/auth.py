@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from bot import messages as bot_msg
 from bot.api import messages as msg
 from bot.api.errors import error_response
-from bot.config import HOW_TO_SET
+from bot.config import DEFAULT_IDENTITY, HOW_TO_SET
 from bot.errors import Forbidden
 from bot.runtime import Runtime
 from bot.store import keys
@@ -45,9 +45,6 @@ def _bearer(scope: Scope) -> str | None:
                 return token.strip()
             return None
     return None
-
-
-DEFAULT_IDENTITY = "api"  # who a call made with HITL_API_TOKEN is, in the audit and on cards
 
 
 def identity_of(scope: Scope) -> str:
@@ -78,14 +75,13 @@ class BearerAuth:
 
     def __init__(self, app: ASGIApp, *, tokens: dict[str, str]) -> None:
         self.app = app
-        self.tokens = [(t.encode(), name) for t, name in tokens.items() if t]
-        self.token = b"" if self.tokens else None  # None: the API is off
+        self.tokens = [(t.encode(), name) for t, name in tokens.items() if t]  # none: API off
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not _guarded(scope["path"]):
             await self.app(scope, receive, send)
             return
-        if self.token is None:
+        if not self.tokens:
             how = HOW_TO_SET["HITL_API_TOKEN"]
             response = error_response(503, "api_disabled", msg.API_DISABLED.format(how=how))
             await response(scope, receive, send)
