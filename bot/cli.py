@@ -115,6 +115,8 @@ def show(request_id: str, as_json: JsonOpt = False) -> None:
         f"expires {when(req.expires_at)}  audit chain {chain}",
         markup=False,
     )
+    if req.detail:
+        out.print(f"outcome: {req.detail}", markup=False, highlight=False)
     t = Table("#", "time (UTC)", "actor", "event", "from", "to", "reason")
     for line in lines:
         e = json.loads(line)
