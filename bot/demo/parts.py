@@ -16,6 +16,7 @@ from rich.console import Console
 from bot.config import Settings
 from bot.core.models import RUN_FINAL
 from bot.demo import messages as say
+from bot.logs import JsonFormatter
 from bot.runtime import Runtime
 from bot.sandbox.slack import SlackEmulator
 from bot.serve import ServeOptions, run_serve
@@ -59,7 +60,7 @@ def demo_logging(path: Path) -> Iterator[None]:
     root = logging.getLogger()
     to_file = logging.FileHandler(path, encoding="utf-8")
     to_file.setLevel(logging.INFO)
-    to_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    to_file.setFormatter(JsonFormatter())  # one JSON object a line, as every command writes
     to_term = logging.StreamHandler()
     to_term.setLevel(logging.ERROR)
     to_term.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
