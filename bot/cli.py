@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import signal
 import sys
 from collections.abc import Awaitable, Callable
@@ -18,6 +19,7 @@ from rich.table import Table
 from bot.core.models import ActionRequest
 from bot.core.policy import TIER_ORDER, Policy, load_policy, parse_duration
 from bot.errors import HitlError
+from bot.logs import setup as setup_logging
 from bot.messages import when
 from bot.runtime import Runtime, open_runtime
 from bot.store import audit
@@ -34,6 +36,10 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a t
 
 
 def _run(work: Callable[[Runtime], Awaitable[T]]) -> T:
+    # Warnings (an unsafe Redis, a slow store) go to stderr as JSON lines, as in `serve`;
+    # the command's own answer stays on stdout, for people and pipes.
+    setup_logging(logging.WARNING)
+
     async def main() -> T:
         async with open_runtime() as rt:
             return await work(rt)
@@ -253,7 +259,6 @@ def _until_signalled(work: Callable[[asyncio.Event], Awaitable[None]]) -> None:
 def serve() -> None:
     """The Slack endpoint, the /v1 API, /healthz and /metrics, the sweeper and notifier."""
     from bot.config import Settings
-    from bot.logs import setup as setup_logging
     from bot.serve import ready_line, run_serve
 
     setup_logging()
