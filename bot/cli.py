@@ -222,6 +222,12 @@ def demo(
         Path | None,
         typer.Option(help="Where the store keeps its data (default: HITL_DATA_DIR)."),
     ] = None,
+    socket_mode: Annotated[
+        bool,
+        typer.Option(
+            "--socket-mode", help="Events over Socket Mode (a WebSocket) instead of HTTP."
+        ),
+    ] = False,
 ) -> None:
     """Everything at once on this machine: the bot, a local Slack page, an agent, its store."""
     from bot.demo import AGENTS, DemoOptions, run_demo
@@ -231,7 +237,8 @@ def demo(
             f"{agent!r}: pick one of {', '.join(AGENTS)}", param_hint="--agent"
         )
     try:
-        code = run_demo(DemoOptions(agent=agent, port=port, data_dir=data_dir), out)
+        options = DemoOptions(agent=agent, port=port, data_dir=data_dir, socket_mode=socket_mode)
+        code = run_demo(options, out)
     except HitlError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         raise typer.Exit(2) from None

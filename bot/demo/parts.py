@@ -80,9 +80,12 @@ def demo_logging(path: Path) -> Iterator[None]:
         chatty.setLevel(before[1])
 
 
-async def start_emulator(secret: str, token: str, port: int, out: Console) -> SlackEmulator:
-    """The emulator on `port`, or on a free port (said so) when `port` cannot be had."""
-    emu = SlackEmulator(signing_secret=secret, bot_token=token)
+async def start_emulator(
+    secret: str, token: str, port: int, out: Console, *, app_token: str | None = None
+) -> SlackEmulator:
+    """The emulator on `port`, or on a free port (said so) when `port` cannot be had;
+    speaking Socket Mode when given an `app_token`."""
+    emu = SlackEmulator(signing_secret=secret, bot_token=token, app_token=app_token)
     try:
         await emu.start(HOST, port)
         return emu
@@ -92,7 +95,7 @@ async def start_emulator(secret: str, token: str, port: int, out: Console) -> Sl
             raise
         problem = errno.errorcode.get(exc.errno or 0, str(exc))
     # A failed start leaves the emulator holding its unstarted server: use a fresh one.
-    emu = SlackEmulator(signing_secret=secret, bot_token=token)
+    emu = SlackEmulator(signing_secret=secret, bot_token=token, app_token=app_token)
     await emu.start(HOST, 0)
     got = emu.base_url.rsplit(":", 1)[1]
     out.print(say.PORT_TAKEN.format(port=port, error=problem, got=got), soft_wrap=True)
