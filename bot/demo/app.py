@@ -51,6 +51,7 @@ from bot.sandbox.claw_script import claw_responder
 from bot.sandbox.model import ScriptedModel, Turn
 from bot.sandbox.refund_script import refund_responder
 from bot.sandbox.slack import SlackEmulator
+from bot.supervise import Supervisor
 
 AGENTS = ("claw", "refunds")
 LOG_NAME = "demo.log"
@@ -142,7 +143,8 @@ async def serve_demo(
             emu = await start_emulator(secret, token, options.port, out, app_token=app_token)
             stack.push_async_callback(emu.stop)
             settings = base.model_copy(update={"slack_api_url": emu.api_url})
-            bot_url, bot = await start_bot(settings, stop, options.agent)
+            tasks = Supervisor()  # one for bot and worker: /healthz reports them all
+            bot_url, bot = await start_bot(settings, stop, options.agent, tasks)
             stack.push_async_callback(stop_task, stop, bot)
             if options.socket_mode:  # the page works once the bot's socket is up
                 await emu.socket.wait_connected(timeout=START_TIMEOUT_S)
@@ -154,6 +156,7 @@ async def serve_demo(
                 agents=AgentCatalog(),
                 config=WorkerConfig(shutdown_grace_s=10.0),
                 loop_config=LoopConfig(ask_timeout_ms=ASK_TIMEOUT_MS),
+                tasks=tasks,
             )
             working = asyncio.create_task(worker.run(stop), name="worker")
             stack.push_async_callback(stop_task, stop, working)

@@ -21,6 +21,7 @@ from bot.runtime import Runtime
 from bot.sandbox.slack import SlackEmulator
 from bot.serve import ServeOptions, run_serve
 from bot.store import keys
+from bot.supervise import Supervisor
 
 HOST = "127.0.0.1"  # the emulator lets anyone act as anyone: never on a public address
 START_TIMEOUT_S = 20.0
@@ -103,7 +104,7 @@ async def start_emulator(
 
 
 async def start_bot(
-    settings: Settings, stop: asyncio.Event, agent: str
+    settings: Settings, stop: asyncio.Event, agent: str, tasks: Supervisor | None = None
 ) -> tuple[str, asyncio.Task[None]]:
     """run_serve in a task; its URL once it listens. Raises why it could not start."""
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -113,7 +114,13 @@ async def start_bot(
             ready.set_result(url)
 
     task = asyncio.create_task(
-        run_serve(settings, stop, options=ServeOptions(default_agent=agent), on_ready=on_ready),
+        run_serve(
+            settings,
+            stop,
+            options=ServeOptions(default_agent=agent),
+            on_ready=on_ready,
+            tasks=tasks,
+        ),
         name="bot",
     )
     waits: list[asyncio.Future[Any]] = [ready, task]
