@@ -194,3 +194,17 @@ async def test_while_valkey_is_down_serve_logs_a_few_lines_and_health_names_the_
         assert any("recovered" in r.getMessage() for r in lines)
     noisy = [r for r in caplog.records if r.levelno >= logging.WARNING and r.exc_info]
     assert len(noisy) <= 3 * len(SERVE_TASKS), [r.getMessage() for r in noisy]
+
+
+async def test_a_stop_while_valkey_is_down_ends_serve_though_its_tasks_wait_out_a_backoff(
+    valkey: ValkeyServer, tmp_path: Path
+) -> None:
+    url = f"redis://127.0.0.1:{valkey.port}/0"
+    tasks = Supervisor(backoff=Backoff(first_s=600, cap_s=600))  # ten minutes per retry
+    async with serving(url, tmp_path, tasks):  # its exit waits at most 15 s for the stop
+        valkey.terminate()
+
+        async def all_waiting() -> bool:
+            return all(tasks.tasks[t].restarts >= 1 for t in SERVE_TASKS)
+
+        await eventually(all_waiting)
