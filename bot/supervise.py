@@ -62,7 +62,6 @@ class TaskStatus:
     failures: int = 0  # in the current failing stretch; 0 while healthy
     failing_since: float | None = None  # monotonic seconds; None while healthy
     last_error: str = ""
-    started_at: float = 0.0  # when the current attempt began
 
     @property
     def up(self) -> bool:
@@ -126,7 +125,6 @@ class Supervisor:
             self._active.discard(status.name)
 
     async def _attempt(self, status: TaskStatus, factory: Factory) -> None:
-        status.started_at = self.now()
         attempt = asyncio.ensure_future(factory())
         try:
             if status.failing_since is not None:
