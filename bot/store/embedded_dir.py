@@ -12,6 +12,7 @@ import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 from bot.errors import StoreUnavailable
 
@@ -27,6 +28,7 @@ __all__ = [
     "read_pid",
     "send",
     "server_alive",
+    "socket_url",
     "start_lock",
     "try_lock",
 ]
@@ -138,6 +140,12 @@ def send(sock: Path, command: bytes, *, timeout: float) -> bytes:
                 break
             reply += chunk
         return reply
+
+
+def socket_url(data_dir: Path) -> str:
+    """The redis-py URL of the server for `data_dir`."""
+    # redis-py unquotes the path, so a data dir with spaces or '%' survives.
+    return "unix://" + quote(str(data_dir / SOCKET_NAME))
 
 
 def read_pid(data_dir: Path) -> int | None:
