@@ -14,7 +14,9 @@ direct mode, a CLI command) holds an `EmbeddedWatch`:
   start it again on the same socket, config and append-only file (every
   acknowledged write was fsynced, so nothing is lost); the others attach. The
   watcher then registers again. redis-py clients reconnect on their next
-  command (their default retry covers the gap), so nothing else changes.
+  command; commands sent while it is down fail like any Redis blip (the
+  loops retry, /healthz answers 503, a worker's run waiting on a person is
+  resumed by the takeover), so nothing else changes.
 - **Stopped by the last one out.** At exit a runtime takes the start lock,
   lists the other registered users, and sends SHUTDOWN only if there are none,
   waiting for the server to be gone before releasing the lock (a new server
