@@ -34,7 +34,11 @@ DataDirOpt = Annotated[
 
 
 def _data_dir(given: Path | None) -> Path:
-    settings = Settings.load()
+    try:
+        settings = Settings.load()
+    except HitlError as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(2) from None
     if given is None and settings.redis_url is not None:
         err.print(msg.CLI_REMOTE, markup=False)
         raise typer.Exit(2)

@@ -55,6 +55,7 @@ from bot.errors import StoreUnavailable
 from bot.store import messages as msg
 from bot.store.embedded import EmbeddedServer, ensure_server, reap_children
 from bot.store.embedded_dir import (
+    LOG_NAME,
     PING_TIMEOUT,
     POLL,
     SOCKET_NAME,
@@ -142,7 +143,9 @@ class EmbeddedWatch:
                     error: Exception = exc
             if time.monotonic() >= deadline:
                 raise StoreUnavailable(
-                    msg.REPAIR_FAILED.format(data_dir=self.data_dir, error=error, interval=0)
+                    msg.JOIN_FAILED.format(
+                        data_dir=self.data_dir, error=error, log=self.data_dir / LOG_NAME
+                    )
                 )
             await self._ensure(error)
 

@@ -11,6 +11,10 @@ REPAIR_FAILED = (
     "The embedded Valkey in {data_dir} is down and could not be started again: {error}; "
     "trying again in {interval:g} s."
 )
+JOIN_FAILED = (
+    "The embedded Valkey in {data_dir} does not answer: {error}; "
+    "fix: look at {log}, or set REDIS_URL to use another Redis/Valkey server."
+)
 WATCH_FAILED = "Watching the embedded Valkey in {data_dir} failed; trying again."
 LEFT_RUNNING = (
     "Leaving the embedded Valkey in {data_dir} running: other hitl-bot processes use it "

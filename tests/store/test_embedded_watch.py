@@ -196,6 +196,27 @@ async def test_leaving_while_it_is_down_does_not_start_it(
     assert valkey_pids(data_dir) == []
 
 
+async def test_a_hung_server_is_waited_for_never_replaced(
+    data_dir: Path,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A second server on the same append-only file would corrupt it.
+    watch = await EmbeddedWatch.open(data_dir, interval_s=0.05, timeout_s=0.5)
+    try:
+        pid = watch.server.pid or 0
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            await until(lambda: "could not be started again" in caplog.text, "a repair refused")
+            assert valkey_pids(data_dir) == [pid]
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        await until(lambda: _users_are(data_dir, [os.getpid()]), "registered again")
+        assert valkey_pids(data_dir) == [pid]
+    finally:
+        await watch.close()
+    assert valkey_pids(data_dir) == []
+
+
 async def test_valkey_stop_refuses_while_a_process_uses_it(
     data_dir: Path,  # noqa: F811
     users: Callable[[], subprocess.Popen[str]],
