@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from bot.cli_valkey import valkey_app
 from bot.core.models import ActionRequest
 from bot.core.policy import TIER_ORDER, Policy, load_policy, parse_duration
 from bot.errors import HitlError
@@ -29,6 +30,7 @@ audit_app = typer.Typer(no_args_is_help=True, help="Verify and export the audit 
 policy_app = typer.Typer(no_args_is_help=True, help="Check a policy file.")
 app.add_typer(audit_app, name="audit")
 app.add_typer(policy_app, name="policy")
+app.add_typer(valkey_app, name="valkey")
 out = Console()
 err = Console(stderr=True)
 T = TypeVar("T")

@@ -12,7 +12,9 @@ PORT_TAKEN = (
 MODEL_SCRIPTED = "a scripted model (rules, no LLM key needed)"
 MODEL_REAL = "{model} at {url}"
 STORE_EMBEDDED = "embedded Valkey in {data_dir}"
-STORE_SHARED = "embedded Valkey in {data_dir} (already running; left running at exit)"
+STORE_SHARED = (
+    "embedded Valkey in {data_dir} (already running; the last hitl-bot process to exit stops it)"
+)
 STORE_URL = "REDIS_URL (your own Redis)"
 
 FOUND = (
