@@ -60,7 +60,7 @@ class Notifier:
         self.delivered = 0
         self.failures = 0
         self._lanes = asyncio.Semaphore(8)
-        self.once = OncePoster(rt.redis, client, rt.clock)
+        self.once = OncePoster(rt.redis, client)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until `stop` is set. A Redis error raises: run it under a Supervisor

@@ -25,7 +25,7 @@ from redis.asyncio import Redis
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.clock import Clock
+from bot.clock import Clock, wall_ms
 from bot.slack.groups import channel_id
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,9 @@ class Posted:
 
 
 class OncePoster:
-    def __init__(self, redis: Redis, client: AsyncWebClient, clock: Clock) -> None:
+    def __init__(self, redis: Redis, client: AsyncWebClient, clock: Clock = wall_ms) -> None:
+        # The wall clock, not the injectable one: the intent is compared with Slack's
+        # timestamps, which are real time (a test's fake clock may be hours ahead).
         self.redis = redis
         self.client = client
         self.clock = clock

@@ -15,8 +15,10 @@ import time
 from bot.core.models import Decision
 from bot.core.states import Event, State
 from bot.sandbox.cards import cards, cards_per_request, live_cards_per_request
+from bot.sandbox.slack import Message
 from bot.slack import render
-from tests.e2e.conftest import Bot, eventually
+from bot.store import keys
+from tests.e2e.conftest import Bot, button_values, eventually
 
 LOST = 15.0  # past the bot's 10 s Web API timeout
 
@@ -60,21 +62,48 @@ async def test_a_card_whose_request_was_decided_meanwhile_loses_its_buttons(bot:
 
     async def settled() -> bool:
         state = bot.emu.state()
-        ts = await bot.redis.hget(f"hitl:{{s{_shard(rid):02d}}}:req:{rid}", "msg_ts")
-        return bool(ts) and cards_per_request(state)[rid] == 1 and not live_cards(state, rid)
+        ts = await bot.redis.hget(keys.request(rid), "msg_ts")
+        return (
+            bool(ts)
+            and cards_per_request(state)[rid] == 1
+            and not live_cards_per_request(state)[rid]
+        )
 
     await eventually(settled, timeout=30)
-    assert bot.emu.calls.count("chat.postMessage", ok=True) >= 1
     (card,) = [c for c in cards(bot.emu.state()) if c.request_id == rid]
     shown = next(m for m in bot.emu.messages(card.channel) if m.ts == card.ts)
     assert "approved" in shown.text.lower()
 
 
-def live_cards(state: dict[str, object], rid: str) -> int:
-    return live_cards_per_request(state)[rid]
+async def test_a_lost_answer_to_an_escalation_dm_leaves_one_dm(bot: Bot) -> None:
+    rid = await bot.propose("drop_claw", {"x": 5})
+    await bot.message_of(rid)
+    bot.emu.add_delay(LOST, method="chat.postMessage")  # the DM to UPARENT goes first
+    bot.clock.advance(10 * 60_000)  # the review timeout passes: level 2 is told
+    await _held(bot)
 
+    def dms() -> list[Message]:
+        return [
+            m
+            for c in bot.emu.workspace.channels.values()
+            if c.kind == "im"
+            for m in c.top_level()
+            if rid in m.text or rid in str(m.blocks)
+        ]
 
-def _shard(rid: str) -> int:
-    from bot.store.keys import shard_of
+    async def recorded() -> bool:
+        posts = await bot.redis.hgetall(keys.posts(rid))
+        return any(f.endswith(":done") for f in posts)
 
-    return shard_of(rid)
+    await eventually(recorded, timeout=30)
+    (dm,) = dms()
+    await bot.emu.click("UPARENT", render.ACTION_APPROVE, channel=dm.channel, ts=dm.ts)
+
+    async def settled() -> bool:
+        req = await bot.requests.get(rid)
+        shown = dms()
+        return (
+            req.state == State.APPROVED and len(shown) == 1 and not button_values(shown[0].blocks)
+        )
+
+    await eventually(settled)

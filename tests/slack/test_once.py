@@ -9,7 +9,7 @@ import pytest
 from redis.asyncio import Redis
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.clock import FakeClock, wall_ms
+from bot.clock import wall_ms
 from bot.sandbox.slack import SlackEmulator
 from bot.slack.once import EVENT_TYPE, OncePoster, Tag
 
@@ -26,7 +26,7 @@ async def emu() -> AsyncIterator[SlackEmulator]:
 
 def poster(redis: Redis, emu: SlackEmulator) -> OncePoster:
     client = AsyncWebClient(token=TOKEN, base_url=emu.api_url, retry_handlers=[])
-    return OncePoster(redis, client, FakeClock(wall_ms()))
+    return OncePoster(redis, client)
 
 
 async def test_a_first_post_is_tagged_and_leaves_its_intent(
