@@ -1,4 +1,5 @@
-"""One card per request when the bot never learns that Slack took its post.
+"""One card per request (and one escalation DM, one question) when the bot never learns
+that Slack took its post.
 
 The emulator stores the card but holds the answer past the bot's 10 s client timeout:
 the bot saves no ts, exactly as when the process dies in that window. The retried
@@ -107,3 +108,16 @@ async def test_a_lost_answer_to_an_escalation_dm_leaves_one_dm(bot: Bot) -> None
         )
 
     await eventually(settled)
+
+
+async def test_a_lost_answer_to_a_question_post_leaves_one_question(bot: Bot) -> None:
+    bot.emu.add_delay(LOST, method="chat.postMessage")
+    q = await bot.questions.ask("Which bear?", timeout_ms=600_000, channel="#hitl-approvals")
+    await _held(bot)
+
+    async def saved() -> str | None:
+        return await bot.redis.hget(keys.question(q.id), "msg_ts")
+
+    ts = await eventually(saved, timeout=30)
+    shown = [m for m in bot.emu.messages("hitl-approvals") if q.id in str(m.blocks)]
+    assert [m.ts for m in shown] == [ts]
