@@ -98,6 +98,7 @@ async def test_a_lost_answer_to_an_escalation_dm_leaves_one_dm(bot: Bot) -> None
 
     await eventually(recorded, timeout=30)
     (dm,) = dms()
+    assert cards_per_request(bot.emu.state())[rid] == 1  # escalation posts are not cards
     await bot.emu.click("UPARENT", render.ACTION_APPROVE, channel=dm.channel, ts=dm.ts)
 
     async def settled() -> bool:
