@@ -22,6 +22,7 @@ from bot.core.states import State
 from bot.errors import NotFound
 from bot.runtime import Runtime
 from bot.slack import render
+from bot.slack.escalations import EscalationPosts
 from bot.slack.once import OncePoster, Posted, Tag
 from bot.slack.replies import remember_card
 from bot.store import keys
@@ -61,6 +62,7 @@ class Notifier:
         self.failures = 0
         self._lanes = asyncio.Semaphore(8)
         self.once = OncePoster(rt.redis, client)
+        self.escalations = EscalationPosts(rt, client, self.once, self.pager)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until `stop` is set. A Redis error raises: run it under a Supervisor
@@ -207,7 +209,7 @@ class Notifier:
         posted: set[str] = set()
         if n.event == "timeout" and n.state == State.PENDING_REVIEW.value:
             # First: telling the next level matters more than tidying the old message.
-            posted = await self._escalate(req, channel, run_thread or ts)
+            posted = await self.escalations.escalate(req, channel, run_thread or ts)
         if channel and ts:
             msg = render.approval_message(req, now_ms=self.rt.clock())
             await self.client.chat_update(channel=channel, ts=ts, text=msg.text, blocks=msg.blocks)
@@ -217,7 +219,7 @@ class Notifier:
         # Every escalation DM and channel post shows the request too: none keeps stale
         # buttons or an old level once something happened. Before the thread line, so a
         # failure here retries the whole notice without saying the line twice.
-        await self._refresh_posts(req, skip=posted)
+        await self.escalations.refresh(req, skip=posted)
         if channel and ts:
             # The line says what this event did, not where the request is by now.
             then = req.model_copy(update={"state": State(n.state)}) if n.state else req
@@ -234,108 +236,6 @@ class Notifier:
             pipe.hset(keys.request(rid), "msg_view", view)
         pipe.hdel(keys.request(rid), POSTING)
         await pipe.execute()
-
-    async def _escalate(
-        self, req: ActionRequest, channel: str | None, thread: str | None
-    ) -> set[str]:
-        """Tell the level the request just reached; the slots of the messages posted now.
-
-        Each message is recorded as soon as Slack took it, so a retry of this notice
-        (a later post or the page failed) posts only what is still missing.
-        """
-        key = keys.posts(req.id)
-        done = cast(dict[str, str], await self.rt.redis.hgetall(key))
-        if f"{req.level}:done" in done or req.state != State.PENDING_REVIEW:
-            return set()  # a retry after it all went out, or decided before we got here
-        level = req.assignees
-        msg = render.escalation_message(req, now_ms=self.rt.clock())
-        posted: set[str] = set()
-        targets = [(f"{req.level}:user:{u}", u, True) for u in level.users]
-        targets += [(f"{req.level}:channel:{c}", c, False) for c in level.channels if c != channel]
-        for slot, where, is_user in targets:
-            if slot in done:
-                continue
-            if is_user:
-                dm = await self.client.conversations_open(users=where)
-                where = dm["channel"]["id"]
-            post = await self.once.post(
-                Tag("request", req.id, slot),
-                (key, f"{slot}:posting"),
-                channel=where,
-                text=msg.text,
-                blocks=msg.blocks,
-                unfurl_links=False,
-            )
-            pipe = self.rt.redis.pipeline(transaction=True)
-            pipe.hset(key, slot, f"{post.channel} {post.ts}")
-            pipe.hdel(key, f"{slot}:posting")
-            await pipe.execute()
-            if not post.adopted:  # an adopted one is brought up to date with the others
-                posted.add(slot)
-        if level.pager_url:
-            await self._page(level.pager_url, req)
-        await self.rt.redis.hset(key, f"{req.level}:done", "1")
-        return posted
-
-    async def _refresh_posts(self, req: ActionRequest, skip: set[str]) -> None:
-        """Bring every escalation message of `req` to its current state (no buttons once
-        decided). Idempotent: a retried notice updates them to the same blocks."""
-        posts = await self._adopt_posts(req)
-        msg = render.escalation_message(req, now_ms=self.rt.clock())
-        for slot, ref in sorted(posts.items()):
-            channel, _, ts = ref.partition(" ")
-            if slot in skip or not ts:
-                continue
-            try:
-                await self.client.chat_update(
-                    channel=channel, ts=ts, text=msg.text, blocks=msg.blocks
-                )
-            except SlackApiError as exc:
-                status = exc.response.status_code
-                if status == 429 or status >= 500:
-                    raise  # the outbox retries the notice
-                # Gone for good (deleted, a reset workspace): the others still get updated.
-                log.warning("escalation message %s of %s not updated: %s", slot, req.id, exc)
-
-    async def _adopt_posts(self, req: ActionRequest) -> dict[str, str]:
-        """The escalation posts of `req`, with any that an attempt which died mid-post
-        left behind (and that `_escalate` will not retry: the request moved on) found."""
-        key = keys.posts(req.id)
-        posts = cast(dict[str, str], await self.rt.redis.hgetall(key))
-        for field, started in list(posts.items()):
-            slot = field.removesuffix(":posting")
-            if slot == field or slot in posts:
-                continue
-            where = slot.split(":", 2)[-1]  # LEVEL:user:U123 or LEVEL:channel:#name
-            found = await self.once.find(
-                Tag("request", req.id, slot), where, None, intent_ms=int(started)
-            )
-            pipe = self.rt.redis.pipeline(transaction=True)
-            if found is not None:
-                posts[slot] = f"{found[0]} {found[1]}"
-                pipe.hset(key, slot, posts[slot])
-            pipe.hdel(key, field)
-            await pipe.execute()
-        return posts
-
-    async def _page(self, url: str, req: ActionRequest) -> None:
-        body = {
-            "request_id": req.id,
-            "tool": req.tool,
-            "risk": req.risk.value,
-            "level": req.level + 1,
-            "expires_at": req.expires_at,
-        }
-        for attempt in range(3):
-            try:
-                resp = await self.pager.post(url, json=body)
-                if resp.status_code < 500:
-                    resp.raise_for_status()
-                    return
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.5 * 2**attempt)
-        raise httpx.HTTPError(f"pager webhook {url} kept failing")
 
     # -- questions, runs, reactions ------------------------------------------------
 
