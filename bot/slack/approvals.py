@@ -35,6 +35,8 @@ from bot.store import keys, tools
 
 log = logging.getLogger(__name__)
 
+MAX_REASON = 3000  # `Decision.text`, and the reason input's max_length
+
 
 def refusal_text(exc: HitlError) -> str:
     if isinstance(exc, AlreadyResolved):
@@ -110,8 +112,18 @@ class Approvals:
 
     async def on_reject(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         view = body["view"]
-        rid, phash = render.ButtonValue.decode(view.get("private_metadata", ""))
+        try:
+            rid, phash = render.ButtonValue.decode(view.get("private_metadata", ""))
+        except ValueError:
+            await ack(response_action="errors", errors={views.REASON_BLOCK: msg.BAD_BUTTON})
+            return
         code, text = views.parse_reject(view["state"]["values"])
+        if text is not None and len(text) > MAX_REASON:  # the input's own limit; never from Slack
+            await ack(
+                response_action="errors",
+                errors={views.REASON_TEXT_BLOCK: msg.REASON_TOO_LONG.format(limit=MAX_REASON)},
+            )
+            return
         if not code:
             await ack(
                 response_action="errors", errors={views.REASON_BLOCK: msg.REASON_REQUIRED_SHORT}
