@@ -14,18 +14,19 @@ import json
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlencode
 
 import httpx
 import pytest
+from slack_bolt.async_app import AsyncApp
 
 from bot.core.states import State
 from bot.errors import NotFound
 from bot.slack import render
 from bot.slack.escape import ButtonValue
 from bot.store import audit
-from tests.e2e.conftest import SECRET, Bot
+from tests.e2e.conftest import SECRET, Bot, eventually
 
 DEEP = "[" * 100_000 + "]" * 100_000
 JSON_TYPE = "application/json"
@@ -208,3 +209,50 @@ async def test_an_edit_of_a_request_that_does_not_exist_is_refused_in_the_modal(
     with pytest.raises(NotFound):
         await bot.requests.get("nosuchrequest")
     assert bot.emu.workspace.version == version
+
+
+SOCKET_CASES: list[Any] = [
+    [1],
+    None,
+    {"type": "block_actions", "user": {"id": "UALICE"}, "trigger_id": "1", "actions": []},
+    {"type": "event_callback", "event": None},
+    {"type": "view_submission", "user": {"id": "UALICE"}, "view": reject_view(reason=None)},
+    {"type": "view_submission", "user": {"id": "UALICE"}, "view": reject_view(metadata=None)},
+    {"type": "view_submission", "user": {"id": "UALICE"}, "view": reject_view(reason="x" * 3001)},
+]
+
+
+@pytest.mark.parametrize("slack_mode", ["socket"])
+async def test_malformed_socket_mode_envelopes_are_acked_and_the_link_stays_up(
+    bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    rid = await bot.propose("refund", {"amount": 5})
+    ch, ts = await bot.message_of(rid)
+    value = ButtonValue.encode(rid, (await bot.requests.get(rid)).payload_hash)
+    before, opened = await _slack_state(bot, rid), bot.emu.socket.opened
+    for payload in SOCKET_CASES:
+        filled = json.loads(_fill(json.dumps(payload), value))
+        acked = await bot.emu.socket.send("interactive", filled, timeout=5)
+        assert acked.payload is None  # acked, so Slack does not send it again; no answer
+    assert await _slack_state(bot, rid) == before
+    assert (bot.emu.socket.opened, bot.emu.socket.connected) == (opened, 1)
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+    # the link still carries a good click
+    await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
+
+    async def approved() -> bool:  # the listener acks first, then decides
+        return (await bot.requests.get(rid)).state == State.APPROVED
+
+    await eventually(approved)
+
+
+async def test_a_socket_frame_nested_too_deep_is_dropped_without_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from bot.slack.socket_mode import SocketModeLink
+
+    # the frame is refused before it could reach Bolt, so there need be none
+    link = SocketModeLink(cast(AsyncApp, None), "xapp-x", "http://127.0.0.1:9/")
+    frame = '{"type": "events_api", "envelope_id": "e", "payload": ' + "[" * 100_000
+    assert link._on_text(None, frame) is False  # type: ignore[arg-type]
+    assert not [r for r in caplog.records if r.exc_info]
