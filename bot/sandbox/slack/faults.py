@@ -7,6 +7,7 @@ a retry delivered the message exactly once.
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -26,6 +27,17 @@ class Fault:
 class Faults:
     def __init__(self) -> None:
         self.pending: list[Fault] = []
+        # A steady share of failing calls (a flaky Slack), beside the counted faults above.
+        self.rate = 0.0
+        self.rate_statuses: tuple[int, ...] = (429, 500)
+        self._random = random.Random(0)
+
+    def set_rate(self, rate: float, statuses: tuple[int, ...] = (429, 500), seed: int = 0) -> None:
+        """From now on, each call fails with probability `rate`, with one of `statuses`."""
+        if not 0.0 <= rate <= 1.0 or not statuses:
+            raise ValueError("rate must be within [0, 1], with at least one status")
+        self.rate, self.rate_statuses = rate, statuses
+        self._random = random.Random(seed)
 
     def add(
         self, status: int, count: int = 1, retry_after: int | None = None, method: str | None = None
@@ -39,6 +51,7 @@ class Faults:
 
     def clear(self) -> None:
         self.pending.clear()
+        self.rate = 0.0
 
     def take(self, method: str) -> Fault | None:
         """The fault this call should suffer, if any (using one of its count)."""
@@ -48,6 +61,9 @@ class Faults:
                 if fault.remaining <= 0:
                     self.pending.remove(fault)
                 return fault
+        if self.rate and self._random.random() < self.rate:
+            status = self._random.choice(self.rate_statuses)
+            return Fault(status, 0, 1 if status == 429 else None, method)
         return None
 
 
