@@ -17,6 +17,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
 from bot.core.models import Decision
+from bot.core.payload import MAX_ARGS_DEPTH
+from bot.core.plainjson import text_too_deep
 from bot.core.schema import problems
 from bot.core.states import Event
 from bot.errors import (
@@ -157,6 +159,9 @@ class Approvals:
             await _refuse(ack, msg.BAD_BUTTON)
             return
         raw = views.parse_edit(view["state"]["values"])
+        if text_too_deep(raw, MAX_ARGS_DEPTH):  # 1,500 brackets fit the box: json.loads recurses
+            await _refuse(ack, msg.ARGS_TOO_DEEP.format(limit=MAX_ARGS_DEPTH))
+            return
         try:
             new_args = json.loads(raw)
         except json.JSONDecodeError as exc:

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.core.payload import MAX_ARGS_DEPTH, canonical_args
 from bot.core.plainjson import lone_surrogate, text_too_deep, too_deep
+from bot.core.schema import schema_problem
+from bot.errors import PayloadError
 
 values = st.recursive(
     st.none() | st.integers() | st.text(alphabet='[]{}"\\ ab'),
@@ -49,3 +53,21 @@ def test_lone_surrogates_anywhere_but_never_a_valid_pair() -> None:
     assert lone_surrogate({"\udfff": 1})
     assert not lone_surrogate(json.loads('{"smile": "\\ud83d\\ude00"}'))  # a pair: one code point
     assert lone_surrogate(json.loads('{"half": "\\ud83d"}'))
+
+
+def test_the_store_refuses_what_the_api_refuses() -> None:
+    """Callers that skip the API (the worker, the SDK's direct mode) meet the same limits."""
+
+    def nested(levels: int) -> dict[str, Any]:
+        value: Any = 1
+        for _ in range(levels - 1):
+            value = [value]
+        return {"x": value}
+
+    canonical_args(nested(MAX_ARGS_DEPTH))
+    with pytest.raises(PayloadError, match="deeper than 32"):
+        canonical_args(nested(MAX_ARGS_DEPTH + 1))
+    with pytest.raises(PayloadError, match="surrogate"):
+        canonical_args({"note": "\ud800"})
+    # jsonschema recurses on a schema: 5,000 levels would be a RecursionError, not a refusal
+    assert "deeper than 64" in str(schema_problem({"type": "object", **nested(5000)}))

@@ -256,3 +256,18 @@ async def test_a_socket_frame_nested_too_deep_is_dropped_without_a_traceback(
     frame = '{"type": "events_api", "envelope_id": "e", "payload": ' + "[" * 100_000
     assert link._on_text(None, frame) is False  # type: ignore[arg-type]
     assert not [r for r in caplog.records if r.exc_info]
+
+
+async def test_an_edit_nested_too_deep_or_with_a_lone_surrogate_is_refused_in_the_modal(
+    bot: Bot,
+) -> None:
+    """What a person may type in the Edit box: 1,500 brackets fit in its 3,000 characters."""
+    from tests.e2e.test_slack_edits import _open_edit, _refused, _snapshot
+
+    rid = await bot.propose("refund", {"amount": 5})
+    view = await _open_edit(bot, rid)
+    before = await _snapshot(bot, rid)
+    deep = '{"amount": ' + "[" * 1490 + "]" * 1490 + "}"
+    assert "deeper than 32 levels" in await _refused(bot, view, deep)
+    assert "surrogate" in await _refused(bot, view, '{"amount": "\\ud800"}')
+    assert await _snapshot(bot, rid) == before
