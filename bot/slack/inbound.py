@@ -92,6 +92,7 @@ Check = Callable[[Any, str], None]
 
 
 def _bad(where: str, what: str) -> Malformed:
+    where = where if len(where) <= 120 else where[:119] + "…"  # keys are the sender's text
     return Malformed(msg.SLACK_BAD_PAYLOAD.format(problem=f"{where} {what}"))
 
 
