@@ -119,6 +119,12 @@ class TierPolicy(_Strict):
         """Who may decide at the first level: the `approvers` of a request of this tier."""
         return self.approvers or self.reviewers.channels
 
+    def first_deciders(self) -> tuple[str, ...]:
+        """Who may decide a new request of this tier: its approvers plus the first level's
+        people (what `ActionRequest.eligible` gives at level 1), in reading order."""
+        names = (*self.deciders(), *self.reviewers.users, *self.reviewers.groups)
+        return tuple(dict.fromkeys(names))
+
 
 class Rule(_Strict):
     """`if: "amount > 1000"` raises the tool's tier to `tier` when the argument matches.

@@ -195,7 +195,7 @@ def test_payload_modal_shows_hashes_state_levels_and_approvers() -> None:
     assert f"`{edited.payload_hash}`" in text and f"`{req.payload_hash}`" in text
     assert "✅ Approved" in text and "<@UBOSS>" in text
     assert "1. #approvals (10 min)\n2. <@UONCALL> (10 min)\n3. <@ULEAD> (5 min)" in text
-    assert "*Approvers:* <@UBOSS>, <!subteam^SFINANCE>" in text
+    assert "*May decide:* <@UBOSS>, <!subteam^SFINANCE>" in text
     pending = "\n".join(mrkdwn_texts(views.payload_modal(req)["blocks"]))
     assert "1. #approvals (10 min) ← now" in pending
 
