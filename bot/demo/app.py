@@ -57,9 +57,16 @@ AGENTS = ("claw", "refunds")
 LOG_NAME = "demo.log"
 
 # The refunds desk keeps its orders in memory, a stand-in for a payments API; the
-# suggested prompt needs an order big enough for a $4,200 refund.
+# suggested prompt needs an order big enough for a $4,200 refund, refundable once per
+# run so that every run can tell the story again.
 DEMO_ORDERS: dict[str, dict[str, Any]] = {
-    "A1004": {"customer": "Dana", "total": 4200.00, "currency": "USD", "item": "TV"},
+    "A1004": {
+        "customer": "Dana",
+        "total": 4200.00,
+        "currency": "USD",
+        "item": "TV",
+        refunds.PER_RUN: True,
+    },
 }
 
 
