@@ -285,11 +285,13 @@ MODAL_CANCEL = "Cancel"
 MODAL_CLOSE = "Close"
 NOT_PENDING = "This request is no longer waiting for review ({state}); there is nothing to decide."
 REJECT_TITLE = "Reject request"
-REJECT_SUBMIT = "Reject"
+# Slack draws every modal's submit button green, and gives apps no way to colour it:
+# the label says what the green button sends.
+REJECT_SUBMIT = "Send rejection"
 REJECT_INTRO = "You are rejecting {tool} (request {id}, hash {hash}). The agent is told why."
 REJECT_REASON_LABEL = "Reason"
 REJECT_REASON_PLACEHOLDER = "Choose a reason"
-REJECT_TEXT_LABEL = "Tell the agent more (optional)"
+REJECT_TEXT_LABEL = "Tell the agent more"  # Slack adds "(optional)" itself
 REJECT_TEXT_HINT = "The agent reads this and may propose a corrected call."
 EDIT_TITLE = "Edit and approve"
 EDIT_SUBMIT = "Approve edited"

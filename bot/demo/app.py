@@ -148,6 +148,7 @@ async def serve_demo(
             rt = await stack.enter_async_context(open_runtime(base))
             found = await count_store(rt)
             emu = await start_emulator(secret, token, options.port, out, app_token=app_token)
+            emu.workspace.opening = dict(say.OPENING[options.agent])
             stack.push_async_callback(emu.stop)
             settings = base.model_copy(update={"slack_api_url": emu.api_url})
             tasks = Supervisor()  # one for bot and worker: /healthz reports them all

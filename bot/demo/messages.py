@@ -37,6 +37,29 @@ READY = """
   Open [bold link={page}]{page}[/bold link]  — a local Slack; "Act as" (top left) picks who you are.
 """
 
+# The emulator page opens where "Try it" starts: this person, this channel, this hint
+# line above the messages, and the suggested message already in the composer.
+OPENING = {
+    "claw": {
+        "user": "UKID",
+        "channel": "general",
+        "draft": "@hitl-bot Get me the bear!",
+        "hint": (
+            "You are kid in #general. Press Enter to send the message below, then open "
+            'its thread. Switch people with "Act as" (top left).'
+        ),
+    },
+    "refunds": {
+        "user": "UCAROL",
+        "channel": "general",
+        "draft": "@hitl-bot Refund order A1004 in full ($4,200), the TV arrived broken",
+        "hint": (
+            "You are carol in #general. Press Enter to send the message below, then open "
+            'its thread. Switch people with "Act as" (top left).'
+        ),
+    },
+}
+
 TRY_CLAW = """[bold]Try it[/bold]
   1. Act as [bold]kid[/bold], open [bold]#general[/bold] and post:  @hitl-bot Get me the bear!
   2. Open the message's thread: move_claw runs without asking anyone (low risk, no review).
