@@ -372,3 +372,18 @@ REPLY_AMBIGUOUS = (
     "{n} requests wait for a decision in this thread, so a reply cannot say which one: "
     "use the buttons on the card you mean."
 )
+
+# -- the operator's CLI (bot/cli.py, bot/cli_runs.py) ----------------------------------
+CLI_NO_RUNS = "No runs in the store."
+CLI_RUN_HEAD = "{id}  {agent} agent  state={state}  turns={turns}"
+CLI_RUN_WHO = "started by {who} at {at}"
+CLI_RUN_PROMPT = "prompt: {prompt}"
+CLI_RUN_WAITING = "waiting on: {id}  (hitl-bot show {id})"
+CLI_RUN_END = "{what}: {text}"
+CLI_RUN_THREAD = "thread: {where}"
+CLI_RUN_NO_THREAD = "none (started through the API)"
+CLI_RUN_REQUESTS = "{n} approval {word}:"
+CLI_RUN_REQUEST = "  {id}  {tool}  {risk} risk  {state}"
+CLI_RUN_STEERING = "steering: {n} from people, {queued} not read by the agent yet"
+CLI_RUN_STEER = "{who} ({how}): {text}"
+CLI_RUN_REFUSED = "{who} may not {what}: refused"

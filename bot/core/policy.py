@@ -43,6 +43,15 @@ def parse_duration(value: object) -> int:
     return ms
 
 
+def format_duration(ms: int) -> str:
+    """Milliseconds as a policy file writes them: the largest whole unit ('4h', '90m',
+    '45s'), so `parse_duration(format_duration(ms)) == ms`."""
+    for unit in ("d", "h", "m", "s"):
+        if ms % _UNITS[unit] == 0 and ms >= _UNITS[unit]:
+            return f"{ms // _UNITS[unit]}{unit}"
+    return f"{ms}ms"
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -282,6 +282,9 @@ class Notifier:
                 )
                 await self.runs.set_home(run.id, resp["channel"], resp["ts"])
                 await self.lines.card_posted(run, resp["ts"])
+                run = await self.runs.get(run.id)
+            if run.channel and run.thread_ts:
+                await self.lines.remember_link(run.id, run.channel, run.thread_ts)
             return
         await self.lines.refresh_card(run)
         ended = n.state in {s.value for s in RUN_FINAL}  # this event, not the run's latest

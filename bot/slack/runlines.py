@@ -9,9 +9,11 @@ retried notice converges on the same text instead of posting it twice.
 from __future__ import annotations
 
 import json
+import logging
 from typing import cast
 
 from redis.asyncio import Redis
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.models import ActionRequest, Run
@@ -19,9 +21,12 @@ from bot.slack import render
 from bot.slack.call import free_item, free_line
 from bot.store import keys
 
+log = logging.getLogger(__name__)
+
 CARD_TS = "card_ts"  # the run card the bot posted for /hitl run (a mention's run has none)
 FREE_TS = "free_ts"  # the thread line that lists the latest burst of calls without review
 FREE_CALLS = "free_calls"  # that line's calls, as JSON [[request id, line], ...]
+LINK = "link"  # the permalink of the run's thread, for `hitl-bot show RUN_ID`
 FOLD_MAX = 12  # calls per folded line; the next one starts a new line
 
 
@@ -62,6 +67,17 @@ class RunLines:
 
     async def card_posted(self, run: Run, ts: str) -> None:
         await self.redis.hset(keys.run(run.id), CARD_TS, ts)
+
+    async def remember_link(self, run_id: str, channel: str, thread_ts: str) -> None:
+        """Record the thread's permalink once, for the operator's CLI. A refusal (a
+        missing scope, a deleted message) leaves the CLI showing channel and ts."""
+        try:
+            got = await self.client.chat_getPermalink(channel=channel, message_ts=thread_ts)
+        except SlackApiError as exc:
+            log.info("no permalink for run %s: %s", run_id, exc.response.get("error"))
+            return
+        if got.get("permalink"):
+            await self.redis.hset(keys.run(run_id), LINK, str(got["permalink"]))
 
     async def refresh_card(self, run: Run) -> None:
         """Bring the run card (if the bot posted one) to the run's current state."""
