@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import shutil
 import signal
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,6 +175,29 @@ async def serve_demo(
             _print_stopped(out, rt, await count_store(rt))
 
 
+def cli_command(argv0: str | None = None, cwd: Path | None = None) -> str:
+    """How to run this CLI from the user's shell: `hitl-bot` when that name on PATH is
+    this program, else the path they started it by (`.venv/bin/hitl-bot` after the
+    README's install), else `python -m bot` with this interpreter."""
+    here = Path(argv0 if argv0 is not None else sys.argv[0])
+    cwd = cwd or Path.cwd()
+    if here.name == APP_NAME:
+        found = shutil.which(APP_NAME)
+        if found and Path(found).resolve() == here.resolve():
+            return APP_NAME
+        return _from(cwd, here)
+    return f"{_from(cwd, Path(sys.executable))} -m bot"
+
+
+def _from(cwd: Path, path: Path) -> str:
+    """`path` as the user would type it from `cwd`: relative when it lies below it."""
+    full = (cwd / path) if not path.is_absolute() else path
+    try:
+        return str(full.relative_to(cwd))
+    except ValueError:
+        return str(full)
+
+
 def _pl(n: int, one: str) -> str:
     return say.plural(n, one, one + "s")
 
@@ -208,7 +233,7 @@ def _print_ready(
         )
         line += "\n" + say.FORGOTTEN
         if found.unfinished:
-            line += "\n" + say.UNFINISHED
+            line += "\n" + say.UNFINISHED.format(cli=escape(cli_command()))
     else:
         line = say.FOUND_NONE
     out.print(f"Store: {store}. {line}", soft_wrap=True, highlight=False)
@@ -217,6 +242,7 @@ def _print_ready(
     elsewhere = rt.server is not None and rt.settings.hitl_data_dir != default_dir
     token = rt.settings.hitl_api_token
     operator = say.OPERATOR.format(
+        cli=escape(cli_command()),
         env=say.ENV_HINT.format(data_dir=data_dir) if elsewhere else "",
         bot=bot_url,
         parts=say.BOT_PARTS_SOCKET if options.socket_mode else say.BOT_PARTS_HTTP,

@@ -23,7 +23,7 @@ FOUND = (
 )
 UNFINISHED = (
     "The worker resumes the unfinished ones and their requests still time out and escalate, "
-    "but their threads went with the emulator: follow them with hitl-bot pending and show."
+    "but their threads went with the emulator: follow them with {cli} pending and show."
 )
 FOUND_NONE = "The store is empty: this is the first session on this data dir."
 FORGOTTEN = (
@@ -88,7 +88,7 @@ TRY_REFUNDS = """[bold]Try it[/bold]
 """
 
 OPERATOR = """[bold]Meanwhile, in another terminal[/bold]{env}
-  hitl-bot pending · hitl-bot show <request id> · hitl-bot audit verify
+  {cli} pending · {cli} runs · {cli} show <request or run id> · {cli} audit verify
   The bot itself ({parts}): {bot}  (API token: {token})
   Policy: {policy}   Log: {log}
 
