@@ -61,8 +61,10 @@ OPENING = {
 }
 
 TRY_CLAW = """[bold]Try it[/bold]
-  1. Act as [bold]kid[/bold], open [bold]#general[/bold] and post:  @hitl-bot Get me the bear!
-  2. Open the message's thread: move_claw runs without asking anyone (low risk, no review).
+  1. The page opens as [bold]kid[/bold] in [bold]#general[/bold] with the message ready:
+     press Enter to post  @hitl-bot Get me the bear!
+  2. Open the message's thread: move_claw runs without asking anyone (low risk, no review);
+     its moves are listed on one line, with their arguments.
   3. The agent asks "Is this the one?": reply [bold]yes[/bold] in the thread.
   4. drop_claw spends the last coin, so it waits for a grown-up: kid asked, so kid's
      own click is refused. Act as [bold]parent[/bold] and click [bold]Approve[/bold] or
@@ -74,7 +76,8 @@ TRY_CLAW = """[bold]Try it[/bold]
 """
 
 TRY_REFUNDS = """[bold]Try it[/bold]
-  1. Act as [bold]carol[/bold], open [bold]#general[/bold] and post:
+  1. The page opens as [bold]carol[/bold] in [bold]#general[/bold] with the message ready;
+     press Enter to post:
        @hitl-bot Refund order A1004 in full ($4,200), the TV arrived broken
   2. Open the message's thread: lookup_order runs without asking; the refund of 4,200 is
      above 1,000, so it is high risk and only @finance (alice, carol) may approve it.
@@ -82,7 +85,8 @@ TRY_REFUNDS = """[bold]Try it[/bold]
      [bold]alice[/bold] and click [bold]Approve[/bold] (it asks you to confirm) or
      [bold]Reject[/bold] (a reason is required).
   Steer: reply [bold]No, wait: make it $1,100[/bold] in the thread: the waiting refund is
-  withdrawn, and the agent reads your correction and proposes the new amount.
+  withdrawn, and the agent reads your correction and proposes the new amount. Every new
+  run can refund A1004 again, so the story can be told as often as you like.
   Or wait: after {review} s it escalates to #hitl-oncall (@oncall: bob), and {review} s later
   the policy default rejects it.
 """
