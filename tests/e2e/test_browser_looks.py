@@ -80,6 +80,12 @@ async def test_the_demo_opens_where_its_banner_says_to_start(bot: Bot, tmp_path:
         assert not RAW_TS.search(await page.inner_text("#status"))
         await page.click("#hint-close")
         await page.locator("#hint").wait_for(state="hidden")
+        # Switched to the parent, a reload keeps the parent: the opening is for arriving.
+        await page.select_option("#act-as", "UPARENT")
+        await page.reload()
+        await page.locator("#act-as option").first.wait_for(state="attached")
+        assert await page.input_value("#act-as") == "UPARENT"
+        assert await page.locator("#hint").is_hidden()
 
 
 async def test_a_new_card_in_the_thread_is_scrolled_into_view(bot: Bot, tmp_path: Path) -> None:
