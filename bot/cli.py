@@ -132,7 +132,10 @@ def _show_run(run_id: str, as_json: bool) -> None:
 
 @app.command()
 def show(
-    request_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False
+    request_id: Annotated[
+        str, typer.Argument(metavar="ID", help="A request id, or a run id (run-…).")
+    ],
+    as_json: JsonOpt = False,
 ) -> None:
     """One request and its full, verified history; or, for a run-… id, the run."""
     if cli_runs.is_run_id(request_id):
