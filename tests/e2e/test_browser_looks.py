@@ -127,7 +127,7 @@ async def test_reactions_show_as_emoji(bot: Bot, tmp_path: Path) -> None:
         assert await done.inner_text() == "✅ 1"
         assert await message.locator("[data-testid=reaction-eyes]").inner_text() == "👀 1"
         assert ":white_check_mark:" not in await message.inner_text()
-        await message.screenshot(path=str(tmp_path / "looks.png"))
+        await page.screenshot(path=str(tmp_path / "looks.png"))
 
 
 async def test_the_reject_modal_reads_right(bot: Bot, tmp_path: Path) -> None:
@@ -142,7 +142,7 @@ async def test_the_reject_modal_reads_right(bot: Bot, tmp_path: Path) -> None:
         text = await modal.inner_text()
         assert text.count("(optional)") == 1, text
         assert await page.inner_text("#modal-submit") == "Send rejection"
-        await modal.screenshot(path=str(tmp_path / "looks.png"))
+        await page.screenshot(path=str(tmp_path / "looks.png"))
 
 
 async def test_decided_cards_read_dates_as_slack_shows_them(bot: Bot, tmp_path: Path) -> None:
@@ -158,4 +158,4 @@ async def test_decided_cards_read_dates_as_slack_shows_them(bot: Bot, tmp_path: 
         assert re.search(r"Approved by @parent · Today at \d{1,2}:\d\d [AP]M", text), text
         assert not re.search(r"\bat (today|Today)\b", text), text
         assert not RAW_TS.search(await page.inner_text("#status"))
-        await card.screenshot(path=str(tmp_path / "looks.png"))
+        await page.screenshot(path=str(tmp_path / "looks.png"))
