@@ -13,6 +13,7 @@ from bot.config import Settings
 from bot.core.policy import Policy, load_policy
 from bot.store.connection import connect
 from bot.store.embedded import EmbeddedServer
+from bot.store.hub import close_hub
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.steering import SteeringStore
@@ -54,6 +55,7 @@ async def open_runtime(
             clock=clock,
         )
     finally:
+        await close_hub(redis)
         await redis.aclose()
         if server is not None:
             server.stop()
