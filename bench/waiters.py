@@ -64,9 +64,17 @@ class Counted(logging.Handler):
         self.dry += "Too many connections" in text
 
 
+METRICS_FAILED: Counter[str] = Counter()  # /metrics answers without the gauge, by status
+
+
 async def served_waiters(http: httpx.AsyncClient) -> int:
-    text = (await http.get("/metrics")).text
-    return int(next(ln for ln in text.splitlines() if ln.startswith("hitl_waiters ")).split()[1])
+    """The bot's `hitl_waiters` gauge; -1 when /metrics did not answer with it."""
+    got = await http.get("/metrics")
+    for ln in got.text.splitlines():
+        if ln.startswith("hitl_waiters "):
+            return int(ln.split()[1])
+    METRICS_FAILED[f"{got.status_code} {got.text[:120]}"] += 1
+    return -1
 
 
 class Phase:
@@ -265,7 +273,8 @@ def report(
         print(f"  {ph.name}: /healthz {dict(ph.health)}, creates {dict(ph.creates)}")
     print(f"  still held at the end: {still[0]} long-polls, {still[1]} SDK waits")
     print(f"  the held long-polls' own answers: {polls or 'none ended'}")
-    print(f"  log records saying 'Too many connections': {dry}\n")
+    print(f"  log records saying 'Too many connections': {dry}")
+    print(f"  /metrics answers without the gauge: {dict(METRICS_FAILED) or 'none'}\n")
     every = [x for xs in held.lat.values() for x in xs]
     p99 = pct(every, 99)
     healthy = set(held.health) == {200} and set(held.creates) == {201} and dry == 0
