@@ -163,7 +163,10 @@ async def hold_polls(url: str, n: int) -> None:
             while True:
                 try:
                     got = await c.get(f"/v1/approvals/{ids[i % len(ids)]}", params={"wait": 60})
-                    statuses[str(got.status_code)] += 1
+                    key = str(got.status_code)
+                    if got.status_code != 200:  # what went wrong, once per distinct answer
+                        key += " " + got.text[:160]
+                    statuses[key] += 1
                 except httpx.HTTPError as exc:
                     statuses[type(exc).__name__] += 1
                     await asyncio.sleep(0.1)

@@ -351,3 +351,6 @@ REPLY_AMBIGUOUS = (
     "{n} requests wait for a decision in this thread, so a reply cannot say which one: "
     "use the buttons on the card you mean."
 )
+
+# bot/store/hub.py
+WAIT_CLOSED = "This process closed its Redis connection while a wait was held; wait again."

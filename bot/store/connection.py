@@ -25,7 +25,8 @@ __all__ = ["connect", "redact_url"]
 # Bounds only the connect; reads stay unbounded because the notifier, workers and
 # metrics block in XREADGROUP on purpose (for a second at most each).
 CONNECT_TIMEOUT = 5.0
-POOL_WAIT_S = 5.0  # a command waits this long for a free connection, then fails
+POOL_WAIT_S = 20.0  # a command waits this long for a free connection, then fails (a burst
+# of a thousand new long-polls on a busy loop took more than 5 s to drain, see bench/waiters.py)
 
 BAD_URL = (
     "REDIS_URL {url} is not a Redis URL ({error}); "

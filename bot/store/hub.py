@@ -35,6 +35,8 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.connection import AbstractConnection
 
+from bot import messages as msg
+from bot.errors import StoreUnavailable
 from bot.store import keys
 
 __all__ = ["WaitHub", "close_hub", "hub_for"]
@@ -89,11 +91,6 @@ class WaitHub:
         """Waiters held right now, over every shard."""
         return sum(len(ws) for s in self._shards for ws in s.waiters.values())
 
-    @property
-    def readers(self) -> int:
-        """Shard readers running (each with one connection of its own)."""
-        return sum(s.task is not None for s in self._shards)
-
     async def changed(self, wake_key: str, after: int, timeout_s: float) -> bool:
         """True once `wake_key` holds an entry newer than version `after` (or the
         reader reconnected, so the caller must look again); False when `timeout_s`
@@ -122,10 +119,14 @@ class WaitHub:
             self._forget(shard, wake_key, me)
 
     async def aclose(self) -> None:
-        """Stop every reader and close its connection; pending waiters wake up."""
+        """Stop every reader and close its connection; pending waits raise StoreUnavailable."""
         self._closed = True
         for shard in self._shards:
-            self._wake_all(shard)  # they look again, and wait on a new hub if there is one
+            for ws in shard.waiters.values():
+                for w in ws:
+                    if not w.done.done():  # fail closed: never a silent "nothing changed"
+                        w.done.set_exception(StoreUnavailable(msg.WAIT_CLOSED))
+            shard.waiters.clear()
         tasks = [s.task for s in self._shards if s.task is not None]
         for task in tasks:
             task.cancel()
@@ -135,7 +136,10 @@ class WaitHub:
         redis = self._redis()
         if redis is not None:
             with contextlib.suppress(Exception):  # best effort: the TTL cleans up otherwise
-                await redis.delete(*(s.control for s in self._shards))
+                pipe = redis.pipeline(transaction=False)
+                for s in self._shards:
+                    pipe.delete(s.control)  # one key per command: shards are different slots
+                await pipe.execute()
 
     def _forget(self, shard: _Shard, key: str, me: _Waiter) -> None:
         ws = shard.waiters.get(key)

@@ -21,6 +21,7 @@ from bot.config import Settings
 from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.errors import StoreUnavailable
 from bot.store import hub, keys
 from bot.store.connection import connect
 from bot.store.embedded import ensure_server
@@ -145,3 +146,21 @@ async def test_a_waiter_outlives_a_kill_9_of_valkey(data_dir: Path, policy: Poli
         await hub.close_hub(client)
         await client.aclose()
         await deciding.aclose()
+
+
+async def test_closing_the_hub_fails_a_held_wait_at_once(
+    store: RequestStore, policy: Policy, redis_url: str
+) -> None:
+    """A process shutting down does not leave its waits hanging until their deadline,
+    nor pretend nothing changed: they raise StoreUnavailable."""
+    req = (await _made(store, policy, 1))[0]
+    client = Redis.from_url(redis_url, decode_responses=True)
+    try:
+        waiting = asyncio.create_task(RequestStore(client).wait(req.id, LONG))
+        await _waiting(client, 1)
+        await hub.close_hub(client)
+        with pytest.raises(StoreUnavailable):
+            async with asyncio.timeout(30):
+                await waiting
+    finally:
+        await client.aclose()
