@@ -127,9 +127,11 @@ class RequestStore:
                     "request_id": rid,
                     "event": "create",
                     "actor": requester,
-                    "state": stored.state.value,
+                    "from_state": None,
+                    "to_state": stored.state.value,
                     "version": stored.version,
                     "tool": tool,
+                    "run_id": run_id,
                 },
             )
         if status == "conflict":
@@ -153,7 +155,7 @@ class RequestStore:
             if tool is None:
                 raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
             new_args, new_hash = stored_args(d.new_args), payload_hash(str(tool), d.new_args)
-        status, out = await self._transition(
+        status, out, *was = await self._transition(
             keys=keys.request_keys(rid), args=_argv(d, now, new_args, new_hash)
         )
         if status == "not_found":
@@ -166,9 +168,11 @@ class RequestStore:
                     "request_id": rid,
                     "event": d.event.value,
                     "actor": d.actor,
-                    "state": req.state.value,
+                    "from_state": was[0] if was else None,
+                    "to_state": req.state.value,
                     "version": req.version,
                     "tool": req.tool,
+                    "run_id": req.run_id,
                 },
             )
         if status in ("ok", "repeat", "noop"):
@@ -201,7 +205,7 @@ class RequestStore:
                 keys=keys.request_keys(rid), args=_argv(d, now, "", ""), client=pipe
             )
         out: list[Moved | None] = []
-        for status, raw in await pipe.execute():
+        for status, raw, *_ in await pipe.execute():
             if status == "not_found":
                 out.append(None)
             else:

@@ -72,3 +72,21 @@ async def test_faults_and_calls_over_the_control_api(emulator: SlackEmulator) ->
         assert (await http.post(api, headers=headers)).status_code == 200
         bad = await http.post("/_emu/faults", json={"count": 1})
         assert bad.status_code == 400
+
+
+async def test_a_fault_rate_fails_that_share_of_calls_and_clears(emulator: SlackEmulator) -> None:
+    emulator.faults.set_rate(0.25, statuses=(429, 500), seed=7)
+    client = AsyncWebClient(token=TOKEN, base_url=emulator.api_url, retry_handlers=[])
+    failed = 0
+    for i in range(200):
+        try:
+            await client.chat_postMessage(channel="general", text=f"m{i}")
+        except SlackApiError as e:
+            assert e.response.status_code in (429, 500)
+            failed += 1
+    assert 25 <= failed <= 75  # about a quarter, with a fixed seed
+    assert len(emulator.messages("general")) == 200 - failed
+    emulator.faults.clear()
+    await client.chat_postMessage(channel="general", text="after")
+    with pytest.raises(ValueError):
+        emulator.faults.set_rate(1.5)

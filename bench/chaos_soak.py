@@ -1,0 +1,192 @@
+"""Chaos soak: requests through create, a signed Slack click, claim and result, and agent
+runs through a worker, across two `serve` and two `worker` processes, while a random
+serve, worker or the Valkey server is `kill -9`'d every few seconds and the Slack
+emulator fails a tenth of Web API calls (429 and 500).
+
+    python bench/chaos_soak.py --requests 1000          # about 2 min on two cores
+    python bench/chaos_soak.py --requests 10000 --kill-every 3
+
+Every member killed is started again half a second later, as a supervisor would
+(same port, same AOF). The client retries like a careful agent: the same
+idempotency key on create, a click again while a card is still pending, claim once.
+
+It prints requests, kills by kind, lost acknowledged transitions (a 2xx or a state the
+API reported that the store later lacks), double executions, requests not final,
+duplicated cards, and `hitl-bot audit verify`; the exit status is 1 if any is not zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from _chaos_client import PENDING, SoakClient, cards_left
+from _common import print_load
+from _fleet import Fleet, Member, base_env
+from redis.asyncio import Redis
+
+from bot.core.states import FINAL
+from bot.errors import NotFound
+from bot.sandbox.model import ScriptedModel, Turn, call, say
+from bot.sandbox.slack import SlackEmulator
+from bot.store import audit
+from bot.store.requests import RequestStore
+
+SECRET, TOKEN, API = "soak-secret", "xoxb-soak", "soak-api-token"
+# Short enough that a request nobody clicked still ends inside the soak: 2 min, then
+# one escalation level of 1 min, then auto-reject. The bound each request must meet.
+BOUND_S = 3 * 60
+POLICY = """
+default_tier: medium
+tiers:
+  low: {review_timeout: 2m, reviewers: {channels: ["#hitl-approvals"]},
+        escalation: [{channels: ["#hitl-oncall"], timeout: 1m}], on_exhausted: auto_rejected}
+  medium: {review_timeout: 2m, reviewers: {channels: ["#hitl-approvals"]},
+           escalation: [{channels: ["#hitl-oncall"], timeout: 1m}], on_exhausted: auto_rejected}
+  high: {review_timeout: 2m, reviewers: {channels: ["#hitl-approvals"]},
+         escalation: [{channels: ["#hitl-oncall"], timeout: 1m}], approvers: ["*"],
+         on_exhausted: auto_rejected}
+  critical: {review_timeout: 2m, reviewers: {channels: ["#hitl-approvals"]},
+             escalation: [{channels: ["#hitl-oncall"], timeout: 1m}], approvers: ["*"],
+             on_exhausted: auto_rejected}
+tools:
+  refund: {tier: medium}
+  charge: {tier: medium}
+"""
+
+
+def responder(messages: Sequence[dict[str, Any]]) -> Turn:
+    """The scripted model: charge the amount in the prompt, then say it is done."""
+    last = messages[-1]
+    if last.get("role") == "tool":
+        return say(f"done: {last.get('content')}")
+    return call("charge", amount=int(re.findall(r"\d+", str(last.get("content")))[-1]))
+
+
+async def chaos(fleet: Fleet, every: float, stop: asyncio.Event, kills: Counter[str]) -> None:
+    rnd = random.Random(7)
+    while not stop.is_set():
+        try:
+            await asyncio.wait_for(stop.wait(), every * rnd.uniform(0.5, 1.5))
+            return
+        except TimeoutError:
+            pass
+        victim: Member = rnd.choice(fleet.members)
+        await fleet.kill(victim)
+        kills[victim.kind] += 1
+        await asyncio.sleep(0.5)  # the supervisor's restart delay
+        await fleet.start(victim)
+
+
+async def soak(args: argparse.Namespace) -> int:
+    print_load()
+    tmp = Path(tempfile.mkdtemp(prefix="hitl-soak-"))
+    (tmp / "policy.yml").write_text(POLICY)
+    emu = SlackEmulator(signing_secret=SECRET, bot_token=TOKEN)
+    await emu.start()
+    model = ScriptedModel(responder)
+    model_url = await model.start()
+    secrets = {
+        "SLACK_BOT_TOKEN": TOKEN,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "HITL_API_TOKEN": API,
+        "HITL_POLICY": str(tmp / "policy.yml"),
+    }
+    env = base_env(tmp, slack_api=emu.api_url, model_url=model_url, secrets=secrets)
+    fleet = Fleet(tmp, env, valkey_dir=tmp / "valkey")
+    await fleet.start_all()
+    emu.faults.set_rate(args.fault_rate, seed=args.seed)
+    kills: Counter[str] = Counter()
+    stop = asyncio.Event()
+    killer = asyncio.create_task(chaos(fleet, args.kill_every, stop, kills))
+    started = time.monotonic()
+    client = SoakClient(fleet, emu, API)
+    try:
+        await client.drive(args.requests, args.runs_share, args.concurrency, stop)
+    finally:
+        stop.set()
+        await killer
+    soak_s = time.monotonic() - started
+    print(f"soak: {soak_s:.0f} s; kills: {dict(kills)} ({sum(kills.values())} in all)")
+    # Let the fleet settle with nothing killed: the last restarts, the outbox, the sweeper.
+    await client.drain(timeout=60)
+    failures = await report(fleet, emu, client, tmp)
+    await fleet.stop_all()
+    await model.stop()
+    await emu.stop()
+    print(f"logs and data: {tmp}")
+    return 1 if failures else 0
+
+
+async def report(fleet: Fleet, emu: SlackEmulator, client: SoakClient, tmp: Path) -> int:
+    redis = Redis.from_url(fleet.env["REDIS_URL"], decode_responses=True)
+    store = RequestStore(redis)
+    lost, not_final, late, doubles = [], [], [], []
+    for rid, acked in client.acked.items():
+        try:
+            req = await store.get(rid)
+        except NotFound:
+            lost.append((rid, acked, None))
+            continue
+        if not client.still_holds(acked, req.state.value):
+            lost.append((rid, acked, req.state.value))
+            continue
+        trail = [e for e in await audit.entries(redis, rid) if e.kind == "transition"]
+        moved = [e.at for e in trail if e.from_state in PENDING and e.to_state not in PENDING]
+        left = moved[0] if moved else None
+        if req.state not in FINAL:
+            not_final.append(rid)
+        elif left is None or (left - req.created_at) / 1000 > BOUND_S + 5:
+            late.append(rid)
+        moves = Counter(e.event for e in trail)
+        if moves["claim"] > 1 or moves["succeed"] > 1 or client.executions[rid] > 1:
+            doubles.append(rid)
+    count_file = tmp / "charges.txt"
+    charges = count_file.read_text().splitlines() if count_file.exists() else []
+    run_doubles = [k for k, n in Counter(c.split()[0] for c in charges).items() if n > 1]
+    cards, live = cards_left(emu)
+    dup_cards = [rid for rid, n in cards.items() if n > 1]
+    # A final request's card shows no buttons; one that still does invites a dead click.
+    stale = [rid for rid in live if rid in client.acked and client.acked[rid] != "pending_review"]
+    verify = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "audit", "verify", env=fleet.env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out, _ = await verify.communicate()
+    await redis.aclose()
+    print(f"requests: {len(client.acked)} through the API, {len(client.runs)} agent runs")
+    print(f"runs not finished: {len(client.unfinished_runs)}")
+    print(f"lost acknowledged transitions: {len(lost)} {lost[:5]}")
+    print(f"double executions: {len(doubles) + len(run_doubles)} {(doubles + run_doubles)[:5]}")
+    print(f"requests not final: {len(not_final)} {not_final[:5]}")
+    print(f"requests final later than their escalation bound ({BOUND_S} s): {len(late)}")
+    print(f"cards duplicated: {len(dup_cards)} {dup_cards[:5]}")
+    print(f"cards of decided requests still showing buttons: {len(stale)} {stale[:5]}")
+    last = out.decode(errors="replace").strip().splitlines()
+    print(f"audit verify: exit {verify.returncode}: {last[-1] if last else ''}")
+    bad = [lost, doubles, run_doubles, not_final, late, dup_cards, stale, client.unfinished_runs]
+    return sum(len(b) for b in bad) + (verify.returncode != 0)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--requests", type=int, default=1000, help="work items in all")
+    p.add_argument("--runs-share", type=float, default=0.1, help="share that are agent runs")
+    p.add_argument("--kill-every", type=float, default=3.0, help="mean seconds between kills")
+    p.add_argument("--fault-rate", type=float, default=0.1, help="Web API calls that fail")
+    p.add_argument("--concurrency", type=int, default=32, help="items in flight at once")
+    p.add_argument("--seed", type=int, default=1)
+    sys.exit(asyncio.run(soak(p.parse_args())))
+
+
+if __name__ == "__main__":
+    main()
