@@ -135,9 +135,9 @@ async def test_a_waiter_outlives_a_kill_9_of_valkey(data_dir: Path, policy: Poli
         await _waiting(client, 1)
         await deciding.aclose()
         server.kill()
-        restarted = await asyncio.to_thread(ensure_server, data_dir)
-        assert restarted.owned and restarted.url == server.url
-        deciding = Redis.from_url(restarted.url, decode_responses=True)
+        server = await asyncio.to_thread(ensure_server, data_dir)
+        assert server.owned
+        deciding = Redis.from_url(server.url, decode_responses=True)
         await RequestStore(deciding).transition(req.id, _approve(req))
         async with asyncio.timeout(30):
             got = await waiting
@@ -146,6 +146,7 @@ async def test_a_waiter_outlives_a_kill_9_of_valkey(data_dir: Path, policy: Poli
         await hub.close_hub(client)
         await client.aclose()
         await deciding.aclose()
+        server.kill()  # through our own handle, so its process is reaped here
 
 
 async def test_closing_the_hub_fails_a_held_wait_at_once(
