@@ -387,3 +387,6 @@ CLI_RUN_REQUEST = "  {id}  {tool}  {risk} risk  {state}"
 CLI_RUN_STEERING = "steering: {n} from people, {queued} not read by the agent yet"
 CLI_RUN_STEER = "{who} ({how}): {text}"
 CLI_RUN_REFUSED = "{who} may not {what}: refused"
+
+# bot/store/hub.py
+WAIT_CLOSED = "This process closed its Redis connection while a wait was held; wait again."

@@ -1,4 +1,10 @@
-"""Open the one Redis/Valkey connection pool a hitl-bot process uses."""
+"""Open the one Redis/Valkey connection pool a hitl-bot process uses.
+
+The pool is bounded (HITL_REDIS_MAX_CONNECTIONS) and a command past the bound
+waits up to POOL_WAIT_S for a free connection instead of failing at once with
+"Too many connections". Nothing holds a pooled connection for long: waiters
+block in the per-shard readers of bot/store/hub.py, which have their own.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +22,11 @@ from bot.store.embedded import LOG_NAME, EmbeddedServer, ensure_server
 
 __all__ = ["connect", "redact_url"]
 
-# Bounds only the connect; reads stay unbounded because waiters block on purpose.
+# Bounds only the connect; reads stay unbounded because the notifier, workers and
+# metrics block in XREADGROUP on purpose (for a second at most each).
 CONNECT_TIMEOUT = 5.0
+POOL_WAIT_S = 20.0  # a command waits this long for a free connection, then fails (a burst
+# of a thousand new long-polls on a busy loop took more than 5 s to drain, see bench/waiters.py)
 
 BAD_URL = (
     "REDIS_URL {url} is not a Redis URL ({error}); "
@@ -50,12 +59,15 @@ async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServ
         server = await asyncio.to_thread(ensure_server, settings.hitl_data_dir)
         url = server.url
     try:
-        client = redis.asyncio.from_url(
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
             url,
+            max_connections=settings.hitl_redis_max_connections,
+            timeout=POOL_WAIT_S,
             decode_responses=True,
             socket_connect_timeout=CONNECT_TIMEOUT,
-            socket_timeout=None,  # redis-py 8 defaults to 5 s; XREAD BLOCK must outlive it
+            socket_timeout=None,  # redis-py 8 defaults to 5 s; a blocking read must outlive it
         )
+        client = redis.asyncio.Redis.from_pool(pool)
     except ValueError as exc:
         raise ConfigError(BAD_URL.format(url=redact_url(url), error=exc)) from exc
     try:

@@ -9,10 +9,12 @@ per request would need, could not be updated in the same script on Cluster.)
 
 from __future__ import annotations
 
+import re
 import zlib
 
 PREFIX = "hitl:"
 SHARDS = 16
+_SHARD_TAG = re.compile(re.escape(PREFIX) + r"\{s(\d{2})\}:")
 
 
 def shard_of(item_id: str) -> int:
@@ -50,6 +52,20 @@ def audit(rid: str) -> str:
 def wake(item_id: str) -> str:
     """A short stream per request or question; waiters block on it (XREAD), no polling."""
     return f"{_t(item_id)}wake:{item_id}"
+
+
+def shard_of_key(key: str) -> int:
+    """The shard of a key built by this module from a shard tag (`hitl:{s07}:...`)."""
+    found = _SHARD_TAG.match(key)
+    if found is None:
+        raise ValueError(f"{key!r} carries no shard tag")
+    return int(found.group(1))
+
+
+def wait_control(shard: int, hub_id: str) -> str:
+    """One process's control stream in a shard: an entry there wakes that process's
+    blocked wait reader so it starts watching a new wake key (bot/store/hub.py)."""
+    return f"{tag(shard)}waits:{hub_id}"
 
 
 def question(qid: str) -> str:
