@@ -5,8 +5,8 @@
     export OPENAI_BASE_URL=... OPENAI_API_KEY=... HITL_MODEL=gpt-4o-mini
     python examples/openai_refund.py "Order A1 arrived broken; refund 40 EUR."
 
-Between model turns the loop reads a person's correction (`/hitl steer RUN ...`, or the
-API's `POST /v1/runs/RUN/steer`). A rejection goes back to the model as the tool's result;
+Between model turns the loop reads a correction queued for its run (the API's
+`POST /v1/runs/refunds/steer`). A rejection goes back to the model as the tool's result;
 any other hitl-bot error (the API unreachable, a wrong token) ends the loop with it.
 """
 

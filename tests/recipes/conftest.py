@@ -3,14 +3,19 @@ scripted model: the bot fixture is the end-to-end suite's own."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
 import socket
+from collections.abc import AsyncIterator, Awaitable
 from types import ModuleType
 from typing import Any
 
 import pytest
 
 from bot.core.models import ActionRequest
+from bot.errors import HitlError
+from bot.sdk.execution import withdraw
 from bot.slack import render
 from tests.e2e.conftest import Bot, bot, eventually, slack_mode
 
@@ -48,14 +53,14 @@ def refunds() -> Refunds:
     return Refunds()
 
 
-async def _pending(bot: Bot) -> ActionRequest | None:
+async def pending(bot: Bot) -> ActionRequest | None:
     pending = await bot.requests.list_pending()
     return pending[0] if pending else None
 
 
 async def approve(bot: Bot, user: str = "UALICE") -> ActionRequest:
     """Wait for the recipe's request to be posted, and click Approve on its card."""
-    req = await eventually(lambda: _pending(bot), timeout=20)
+    req = await eventually(lambda: pending(bot), timeout=20)
     ch, ts = await bot.message_of(req.id)
     out = await bot.emu.click(user, render.ACTION_APPROVE, channel=ch, ts=ts)
     assert out.status == 200, out
@@ -64,7 +69,7 @@ async def approve(bot: Bot, user: str = "UALICE") -> ActionRequest:
 
 async def reject(bot: Bot, code: str, text: str, user: str = "UALICE") -> ActionRequest:
     """Wait for the recipe's request, click Reject and give the reason in the dialog."""
-    req = await eventually(lambda: _pending(bot), timeout=20)
+    req = await eventually(lambda: pending(bot), timeout=20)
     ch, ts = await bot.message_of(req.id)
     await bot.emu.click(user, render.ACTION_REJECT, channel=ch, ts=ts)
 
@@ -82,6 +87,23 @@ async def reject(bot: Bot, code: str, text: str, user: str = "UALICE") -> Action
     )
     assert out.view_action == "closed", out
     return req
+
+
+@contextlib.asynccontextmanager
+async def running(bot: Bot, work: Awaitable[str]) -> AsyncIterator[asyncio.Task[str]]:
+    """Run a recipe beside the test. If the test fails while the recipe still waits for a
+    person, its requests are withdrawn so the recipe ends: a sync recipe's thread cannot be
+    cancelled and would otherwise wait out the review deadline."""
+    task = asyncio.ensure_future(work)
+    try:
+        yield task
+    finally:
+        if not task.done():
+            for req in await bot.requests.list_pending():
+                with contextlib.suppress(HitlError):
+                    await withdraw(bot.requests, req.id, actor="test", reason="test_failed")
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, 30)
 
 
 def closed_port_url() -> str:

@@ -11,14 +11,27 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import pytest
+from pydantic import SecretStr
 
+from bot.config import Settings
+from bot.core.policy import parse_policy
 from bot.core.states import State
-from bot.errors import ConfigError, HitlError
-from bot.sandbox.model import ScriptedModel, after_tool, call, say
+from bot.errors import ConfigError, HitlError, StoreUnavailable
+from bot.sandbox.model import Expect, ScriptedModel, after_tool, call, say
 from bot.sdk import ApiUnavailable, Gate, Rejected
-from tests.e2e.conftest import Bot
-from tests.recipes.conftest import API_TOKEN, Refunds, approve, closed_port_url, reject
+from examples import openai_refund
+from tests.e2e.conftest import POLICY, Bot, eventually
+from tests.recipes.conftest import (
+    API_TOKEN,
+    Refunds,
+    approve,
+    closed_port_url,
+    pending,
+    reject,
+    running,
+)
 from tests.recipes.recipes import RECIPES, Recipe
 
 PROMPT = "Order A1 arrived broken; refund 40 EUR."
@@ -29,6 +42,19 @@ REFUND = call("refund", order_id="A1", amount=40, currency="EUR")
 @pytest.fixture(params=RECIPES, ids=str)
 def recipe(request: pytest.FixtureRequest) -> Recipe:
     return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture(params=["http", "direct"])
+def gate_mode(request: pytest.FixtureRequest) -> str:
+    """How the recipe's gate reaches the bot: HITL_API_URL, or REDIS_URL (direct mode)."""
+    return str(request.param)
+
+
+def _gate(bot: Bot, mode: str, redis_url: str) -> Gate:
+    if mode == "http":
+        return Gate(api_url=bot.url, api_token=API_TOKEN)
+    settings = Settings(redis_url=SecretStr(redis_url))
+    return Gate(settings=settings, policy=parse_policy(POLICY), requester="refunds-agent")
 
 
 def _tool_results(model: ScriptedModel) -> list[str]:
@@ -53,14 +79,22 @@ def _hitl_error(exc: BaseException) -> HitlError | None:
 
 
 async def test_approved_refund_runs_once_and_the_model_reads_its_receipt(
-    bot: Bot, recipe: Recipe, refunds: Refunds, monkeypatch: pytest.MonkeyPatch
+    bot: Bot,
+    recipe: Recipe,
+    gate_mode: str,
+    redis_url: str,
+    refunds: Refunds,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     refunds.watch(monkeypatch, recipe.module)
     script = [REFUND, say("Refund issued.", expect=after_tool(RECEIPT))]
-    async with ScriptedModel(script) as model, Gate(api_url=bot.url, api_token=API_TOKEN) as gate:
-        running = asyncio.create_task(recipe.run(PROMPT, gate, model.base_url))
+    async with (
+        ScriptedModel(script) as model,
+        _gate(bot, gate_mode, redis_url) as gate,
+        running(bot, recipe.run(PROMPT, gate, model.base_url)) as run,
+    ):
         req = await approve(bot)
-        assert await asyncio.wait_for(running, 30) == "Refund issued."
+        assert await asyncio.wait_for(run, 30) == "Refund issued."
 
     assert refunds.issued == [("A1", 40, "EUR")]
     assert _tool_results(model) == [RECEIPT]
@@ -73,15 +107,23 @@ async def test_approved_refund_runs_once_and_the_model_reads_its_receipt(
 
 
 async def test_rejected_refund_never_runs_and_the_model_reads_why(
-    bot: Bot, recipe: Recipe, refunds: Refunds, monkeypatch: pytest.MonkeyPatch
+    bot: Bot,
+    recipe: Recipe,
+    gate_mode: str,
+    redis_url: str,
+    refunds: Refunds,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     refunds.watch(monkeypatch, recipe.module)
     why = "A1 was never shipped; the customer means A2"
     script = [REFUND, say("I did not refund A1.", expect=after_tool(why))]
-    async with ScriptedModel(script) as model, Gate(api_url=bot.url, api_token=API_TOKEN) as gate:
-        running = asyncio.create_task(recipe.run(PROMPT, gate, model.base_url))
+    async with (
+        ScriptedModel(script) as model,
+        _gate(bot, gate_mode, redis_url) as gate,
+        running(bot, recipe.run(PROMPT, gate, model.base_url)) as run,
+    ):
         req = await reject(bot, "wrong_target", why)
-        assert await asyncio.wait_for(running, 30) == "I did not refund A1."
+        assert await asyncio.wait_for(run, 30) == "I did not refund A1."
 
     assert refunds.issued == []
     [told] = _tool_results(model)
@@ -117,6 +159,18 @@ async def test_unreachable_api_fails_the_run_with_the_fix(
     assert refunds.issued == []
 
 
+async def test_unreachable_store_fails_the_run_in_direct_mode(
+    bot: Bot, recipe: Recipe, refunds: Refunds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refunds.watch(monkeypatch, recipe.module)
+    script = [REFUND, say("Refund issued.")]
+    dead = closed_port_url().replace("http://", "redis://")
+    async with ScriptedModel(script) as model, _gate(bot, "direct", dead) as gate:
+        err = await _fails_loudly(recipe, gate, model)
+    assert isinstance(err, StoreUnavailable)
+    assert refunds.issued == []
+
+
 async def test_wrong_token_fails_the_run_with_the_fix(
     bot: Bot, recipe: Recipe, refunds: Refunds, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -131,3 +185,33 @@ async def test_wrong_token_fails_the_run_with_the_fix(
     assert "fix: set HITL_API_TOKEN" in str(err)
     assert refunds.issued == []
     assert await bot.requests.list_pending() == []  # nothing reached Slack either
+
+
+async def test_plain_loop_hands_a_correction_to_the_model(
+    bot: Bot, refunds: Refunds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A correction queued for the run (`POST /v1/runs/RUN/steer`) while its refund waits:
+    once the refund is decided (here rejected), the loop gives the model the correction
+    before its next turn."""
+    plain = next(r for r in RECIPES if r.module is openai_refund)
+    refunds.watch(monkeypatch, plain.module)
+    fix = "the customer means order A2, not A1"
+    script = [REFUND, say("Refunding A2 instead.", expect=Expect(role="user", contains=fix))]
+    async with (
+        ScriptedModel(script) as model,
+        _gate(bot, "http", "") as gate,
+        running(bot, plain.run(PROMPT, gate, model.base_url)) as run,
+        httpx.AsyncClient(
+            base_url=bot.url, headers={"Authorization": f"Bearer {API_TOKEN}"}
+        ) as api,
+    ):
+        await eventually(lambda: pending(bot), timeout=20)
+        steered = await api.post("/v1/runs/refunds/steer", json={"text": fix})
+        assert steered.status_code == 201, steered.text
+        await reject(bot, "wrong_target", "see the correction")
+        assert await asyncio.wait_for(run, 30) == "Refunding A2 instead."
+
+    assert refunds.issued == []
+    told = [m for m in model.sent(-1) if m["role"] in ("tool", "user")][-2:]
+    assert told[0]["content"].startswith("Not refunded: issue_refund was rejected by UALICE")
+    assert told[1] == {"role": "user", "content": f"Correction from a person: {fix}"}
