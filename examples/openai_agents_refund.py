@@ -1,6 +1,6 @@
 """An OpenAI Agents SDK agent whose refund tool waits for a person in Slack.
 
-    pip install 'hitl-bot[recipes]'
+    pip install -e '.[recipes]'                                     # in a clone of hitl-bot
     export HITL_API_URL=http://127.0.0.1:3000 HITL_API_TOKEN=...    # a running `hitl-bot serve`
     export OPENAI_BASE_URL=... OPENAI_API_KEY=... HITL_MODEL=gpt-4o-mini
     python examples/openai_agents_refund.py "Order A1 arrived broken; refund 40 EUR."
