@@ -1,0 +1,131 @@
+"""`hitl-bot mcp serve | proxy`. Imports the MCP SDK only when a command runs, so the
+rest of the command line works without the optional `mcp` extra."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bot.errors import ConfigError, HitlError
+from bot.logs import setup as setup_logging
+from bot.mcp import messages as msg
+
+mcp_app = typer.Typer(
+    no_args_is_help=True,
+    help="The gate for MCP clients: an MCP server, and a gateway in front of MCP servers.",
+)
+
+PortOpt = Annotated[
+    int | None,
+    typer.Option(help="Serve streamable HTTP on this port (0: any free port); default: stdio."),
+]
+HostOpt = Annotated[str, typer.Option(help="Address to listen on with --port.")]
+RequesterOpt = Annotated[
+    str,
+    typer.Option(help="Who the requests name as requester (direct mode; over HTTP: the token)."),
+]
+
+
+def _serve(build: object, port: int | None, host: str, what: str) -> None:
+    """Run the built server on stdio or HTTP until stdin closes or a signal arrives."""
+    from mcp.server.stdio import stdio_server
+
+    from bot.mcp.transport import serve_http, until_stopped
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        async with build() as server:  # type: ignore[operator]
+            if port is None:
+                low = getattr(server, "_lowlevel_server", server)
+
+                async def stdio() -> None:
+                    async with stdio_server() as (read, write):
+                        await low.run(read, write, low.create_initialization_options())
+
+                await until_stopped(stdio(), stop)
+            else:
+
+                def ready(url: str) -> None:
+                    print(msg.LISTENING.format(what=what, url=url), file=sys.stderr, flush=True)
+
+                await serve_http(server, stop, host=host, port=port, on_ready=ready)
+
+    setup_logging()
+    try:
+        asyncio.run(main())
+    except HitlError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(2) from None
+
+
+@mcp_app.command()
+def serve(
+    port: PortOpt = None,
+    host: HostOpt = "127.0.0.1",
+    requester: RequesterOpt = "mcp",
+    ask_timeout: Annotated[
+        float, typer.Option(help="Seconds ask_human waits for an answer.")
+    ] = 3600.0,
+) -> None:
+    """An MCP server with request_approval, ask_human and permission_prompt."""
+    import contextlib
+
+    from bot.mcp.server import build_server
+    from bot.sdk import Gate
+
+    @contextlib.asynccontextmanager
+    async def build():  # type: ignore[no-untyped-def]
+        async with Gate.from_env(requester=requester) as gate:
+            yield build_server(gate, ask_timeout_s=ask_timeout)
+
+    _serve(build, port, host, "serve")
+
+
+@mcp_app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def proxy(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None, typer.Option(help="YAML file naming the upstream servers.")
+    ] = None,
+    name: Annotated[
+        str, typer.Option(help="The upstream's name (tool prefix) for a command after '--'.")
+    ] = "upstream",
+    port: PortOpt = None,
+    host: HostOpt = "127.0.0.1",
+    requester: RequesterOpt = "mcp-proxy",
+) -> None:
+    """A gateway: the upstream servers' tools, each call through the approval gate."""
+    import contextlib
+
+    from bot.mcp.config import load_config, single
+    from bot.mcp.proxy import Gateway, build_proxy
+    from bot.sdk import Gate
+
+    try:
+        if config is not None and ctx.args:
+            raise ConfigError(msg.BOTH_UPSTREAMS)
+        if config is None and not ctx.args:
+            raise ConfigError(msg.NO_UPSTREAM)
+        cfg = load_config(config) if config is not None else single(list(ctx.args), name)
+    except HitlError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(2) from None
+
+    @contextlib.asynccontextmanager
+    async def build():  # type: ignore[no-untyped-def]
+        async with Gate.from_env(requester=requester) as gate:
+            gateway = Gateway(gate, cfg)
+            try:
+                yield build_proxy(gateway)
+            finally:
+                await gateway.aclose()
+
+    _serve(build, port, host, "proxy")
