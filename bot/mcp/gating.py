@@ -7,8 +7,13 @@ forwarded calls while the gate was down would be no gate.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+import anyio
 
 from bot.core.models import ActionRequest
 from bot.core.schema import schema_problem
@@ -17,6 +22,8 @@ from bot.mcp import messages as msg
 from bot.sdk import Gate, Rejected
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+WITHDRAW_GRACE_S = 10.0
 
 
 class Refused(HitlError):
@@ -37,12 +44,32 @@ async def decided(
     """
     schema = args_schema if args_schema and schema_problem(args_schema) is None else None
     try:
-        return await gate.request_approval(tool, args, args_schema=schema, timeout=timeout)
+        return await _withdrawable(
+            gate.request_approval(tool, args, args_schema=schema, timeout=timeout)
+        )
     except Rejected as exc:  # TimedOut and Cancelled too: the text says which
         raise Refused(str(exc)) from None
     except HitlError as exc:
         log.warning("gate_failed", extra={"tool": tool, "error": str(exc)})
         raise Refused(msg.GATE_FAILED.format(tool=tool, error=exc)) from None
+
+
+async def _withdrawable(wait: Coroutine[Any, Any, T]) -> T:
+    """Await the gate so that a client's cancel still withdraws the request.
+
+    The SDK cancels a handler through an anyio scope, which cancels every later await
+    in it too, so the gate's own clean-up (cancel the request: nobody will run it)
+    would never reach the store. The wait runs as a task of its own; on cancel it
+    gets one plain cancel and a shielded moment to withdraw.
+    """
+    task = asyncio.ensure_future(wait)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        task.cancel()
+        with anyio.CancelScope(shield=True), contextlib.suppress(BaseException):
+            await asyncio.wait_for(task, WITHDRAW_GRACE_S)
+        raise
 
 
 async def claimed(gate: Gate, req: ActionRequest) -> ActionRequest:

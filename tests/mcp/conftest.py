@@ -127,6 +127,13 @@ async def proxy(request: pytest.FixtureRequest, setup: Setup) -> AsyncIterator[C
             yield client
 
 
+@pytest.fixture
+async def stdio_proxy(setup: Setup) -> AsyncIterator[Client]:
+    """The gateway over stdio only, for the decision paths (the transports are covered above)."""
+    async with owned(Client(stdio_params(setup, *setup.proxy_argv()))) as client:
+        yield client
+
+
 @contextlib.asynccontextmanager
 async def owned(client: Client) -> AsyncIterator[Client]:
     """Enter and leave the client in one task of its own: its anyio scopes must be left by

@@ -8,10 +8,11 @@ from typing import Any
 from mcp import Client
 from mcp_types import TextContent
 
-from bot.core.states import State
+from bot.core.models import Decision
+from bot.core.states import Event, State
 from bot.slack import render
 from bot.store import audit
-from tests.e2e.conftest import Bot
+from tests.e2e.conftest import Bot, button_values
 from tests.mcp.conftest import Setup, until
 
 
@@ -60,3 +61,130 @@ async def test_gated_call_waits_for_approve_in_slack(proxy: Client, bot: Bot, se
     trail = await audit.entries(bot.redis, rid)
     assert any(e.event == "approve" and e.actor == "UALICE" for e in trail)
     assert any(e.text and "upstream demo: delete ran" in e.text for e in trail)
+
+
+async def _view(bot: Bot, user: str) -> Any:
+    return bot.emu.open_view(user)
+
+
+async def test_reject_in_slack_is_a_tool_error_with_the_reason(
+    stdio_proxy: Client, bot: Bot, setup: Setup
+) -> None:
+    call = asyncio.create_task(stdio_proxy.call_tool("demo__delete", {"path": "/etc"}))
+    rid = await pending_one(bot)
+    ch, ts = await bot.message_of(rid)
+    await bot.emu.click("UKID", render.ACTION_REJECT, channel=ch, ts=ts)
+    view = await until(lambda: _view(bot, "UKID"))
+    await bot.emu.submit(
+        "UKID",
+        view.id,
+        {
+            render.REASON_BLOCK: {render.REASON_ACTION: "wrong_target"},
+            render.REASON_TEXT_BLOCK: {render.REASON_TEXT_ACTION: "never /etc"},
+        },
+    )
+    out = await asyncio.wait_for(call, 15)
+    assert out.is_error
+    said = text(out)
+    assert "rejected by UKID" in said and "wrong_target" in said and "never /etc" in said
+    assert setup.ran() == []
+
+
+async def test_edited_args_are_what_the_upstream_runs(
+    stdio_proxy: Client, bot: Bot, setup: Setup
+) -> None:
+    call = asyncio.create_task(
+        stdio_proxy.call_tool("demo__delete", {"path": "/srv", "recursive": True})
+    )
+    rid = await pending_one(bot)
+    ch, ts = await bot.message_of(rid)
+    await bot.emu.click("UBOB", render.ACTION_EDIT, channel=ch, ts=ts)
+    view = await until(lambda: _view(bot, "UBOB"))
+    # The upstream's input schema rides with the request: an edit that breaks it is refused.
+    bad = await bot.emu.submit(
+        "UBOB", view.id, {render.ARGS_BLOCK: {render.ARGS_ACTION: '{"path": 7}'}}
+    )
+    assert bad.view_action == "errors"
+    edited = '{"path": "/srv/tmp", "recursive": false}'
+    good = await bot.emu.submit("UBOB", view.id, {render.ARGS_BLOCK: {render.ARGS_ACTION: edited}})
+    assert good.view_action == "closed", good
+    out = await asyncio.wait_for(call, 15)
+    assert not out.is_error and text(out) == "deleted /srv/tmp"
+    assert setup.ran() == [{"tool": "delete", "args": {"path": "/srv/tmp", "recursive": False}}]
+    req = await bot.requests.get(rid)
+    assert req.original_hash is not None and req.state == State.COMPLETED
+
+
+async def test_nobody_deciding_is_a_tool_error_and_nothing_runs(
+    stdio_proxy: Client, bot: Bot, setup: Setup
+) -> None:
+    call = asyncio.create_task(stdio_proxy.call_tool("demo__delete", {"path": "/a"}))
+    rid = await pending_one(bot)
+    await bot.message_of(rid)
+    # The proxy stamps requests with the wall clock, a little ahead of the bot's fake one.
+    bot.clock.advance(11 * 60_000)  # past the first level's deadline: escalates
+
+    async def escalated() -> bool:
+        return (await bot.requests.get(rid)).level == 1
+
+    await until(escalated)
+    bot.clock.advance(11 * 60_000)  # the last level's: the policy's default applies
+    out = await asyncio.wait_for(call, 15)
+    assert out.is_error and "in time" in text(out) and "did not run" in text(out)
+    assert (await bot.requests.get(rid)).state == State.AUTO_REJECTED
+    assert setup.ran() == []
+
+
+async def test_client_stopping_the_call_withdraws_the_request_in_slack(
+    stdio_proxy: Client, bot: Bot, setup: Setup
+) -> None:
+    call = asyncio.create_task(stdio_proxy.call_tool("demo__delete", {"path": "/b"}))
+    rid = await pending_one(bot)
+    ch, ts = await bot.message_of(rid)
+    call.cancel()  # the agent gives up: the SDK sends notifications/cancelled
+
+    async def withdrawn() -> bool:
+        req = await bot.requests.get(rid)
+        return req.state == State.CANCELLED
+
+    await until(withdrawn)
+    req = await bot.requests.get(rid)
+    assert req.resolution is not None and req.resolution.reason_code == "caller_gone"
+
+    # The card in Slack loses its buttons: nobody can approve a call nobody will make.
+    async def no_buttons() -> bool:
+        card = next(m for m in bot.emu.messages(ch) if m.ts == ts)
+        return not button_values(card.blocks)
+
+    await until(no_buttons)
+    assert setup.ran() == []
+    # The gateway still serves this session.
+    out = await stdio_proxy.call_tool("demo__lookup", {"key": "k"})
+    assert not out.is_error
+
+
+async def test_an_operator_stop_is_a_tool_error_saying_so(
+    stdio_proxy: Client, bot: Bot, setup: Setup
+) -> None:
+    call = asyncio.create_task(stdio_proxy.call_tool("demo__delete", {"path": "/c"}))
+    rid = await pending_one(bot)
+    # What a stopped run does to the request it waits on (bot.store.runs.stop_run).
+    await bot.requests.transition(
+        rid, Decision(event=Event.CANCEL, actor="UALICE", reason_code="run_stopped")
+    )
+    out = await asyncio.wait_for(call, 15)
+    assert out.is_error and "withdrawn by UALICE (run_stopped)" in text(out)
+    assert setup.ran() == []
+
+
+async def test_an_upstream_crash_is_a_tool_error_and_the_gateway_carries_on(
+    stdio_proxy: Client, bot: Bot, setup: Setup
+) -> None:
+    out = await stdio_proxy.call_tool("demo__crash", {})
+    assert out.is_error and "upstream 'demo' failed" in text(out)
+    [rid] = await bot.requests.ids_between(0)
+    trail = await audit.entries(bot.redis, rid)
+    assert any(e.text and "upstream demo: crash crashed" in e.text for e in trail)
+    # The next call starts the upstream again.
+    again = await stdio_proxy.call_tool("demo__lookup", {"key": "after"})
+    assert not again.is_error and text(again) == "value of after"
