@@ -6,14 +6,20 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from bot.errors import ConfigError, HitlError
 from bot.logs import setup as setup_logging
 from bot.mcp import messages as msg
+
+if TYPE_CHECKING:
+    from bot.mcp.transport import HttpServable
 
 mcp_app = typer.Typer(
     no_args_is_help=True,
@@ -31,10 +37,21 @@ RequesterOpt = Annotated[
 ]
 
 
-def _serve(build: object, port: int | None, host: str, what: str) -> None:
-    """Run the built server on stdio or HTTP until stdin closes or a signal arrives."""
-    from mcp.server.stdio import stdio_server
+@dataclass
+class Servable:
+    """A built server: how to run it on stdio, and what serves it over HTTP."""
 
+    run_stdio: Callable[[], Awaitable[None]]
+    http: HttpServable
+
+
+def _serve(
+    build: Callable[[], AbstractAsyncContextManager[Servable]],
+    port: int | None,
+    host: str,
+    what: str,
+) -> None:
+    """Run the built server on stdio or HTTP until stdin closes or a signal arrives."""
     from bot.mcp.transport import serve_http, until_stopped
 
     async def main() -> None:
@@ -42,21 +59,15 @@ def _serve(build: object, port: int | None, host: str, what: str) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        async with build() as server:  # type: ignore[operator]
+        async with build() as server:
             if port is None:
-                low = getattr(server, "_lowlevel_server", server)
-
-                async def stdio() -> None:
-                    async with stdio_server() as (read, write):
-                        await low.run(read, write, low.create_initialization_options())
-
-                await until_stopped(stdio(), stop)
+                await until_stopped(server.run_stdio(), stop)
             else:
 
                 def ready(url: str) -> None:
                     print(msg.LISTENING.format(what=what, url=url), file=sys.stderr, flush=True)
 
-                await serve_http(server, stop, host=host, port=port, on_ready=ready)
+                await serve_http(server.http, stop, host=host, port=port, on_ready=ready)
 
     setup_logging()
     try:
@@ -82,9 +93,10 @@ def serve(
     from bot.sdk import Gate
 
     @contextlib.asynccontextmanager
-    async def build():  # type: ignore[no-untyped-def]
+    async def build() -> AsyncIterator[Servable]:
         async with Gate.from_env(requester=requester) as gate:
-            yield build_server(gate, ask_timeout_s=ask_timeout)
+            server = build_server(gate, ask_timeout_s=ask_timeout)
+            yield Servable(server.run_stdio_async, server)
 
     _serve(build, port, host, "serve")
 
@@ -107,6 +119,7 @@ def proxy(
 
     from bot.mcp.config import load_config, single
     from bot.mcp.proxy import Gateway, build_proxy
+    from bot.mcp.transport import run_stdio
     from bot.sdk import Gate
 
     try:
@@ -120,11 +133,12 @@ def proxy(
         raise typer.Exit(2) from None
 
     @contextlib.asynccontextmanager
-    async def build():  # type: ignore[no-untyped-def]
+    async def build() -> AsyncIterator[Servable]:
         async with Gate.from_env(requester=requester) as gate:
             gateway = Gateway(gate, cfg)
             try:
-                yield build_proxy(gateway)
+                server = build_proxy(gateway)
+                yield Servable(lambda: run_stdio(server), server)
             finally:
                 await gateway.aclose()
 

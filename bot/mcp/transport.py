@@ -12,6 +12,8 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from bot.asgi import serve_asgi
@@ -24,6 +26,12 @@ class HttpServable(Protocol):
 
     @property
     def session_manager(self) -> StreamableHTTPSessionManager: ...
+
+
+async def run_stdio(server: Server[Any]) -> None:
+    """A low-level server on this process's stdin/stdout, until stdin closes."""
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
 
 
 async def until_stopped(work: Awaitable[None], stop: asyncio.Event) -> None:
