@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from typing import Any
 
+import yaml
 from mcp import Client
 from mcp_types import TextContent
 
@@ -13,7 +21,7 @@ from bot.core.states import Event, State
 from bot.slack import render
 from bot.store import audit
 from tests.e2e.conftest import Bot, button_values
-from tests.mcp.conftest import Setup, until
+from tests.mcp.conftest import ROOT, Setup, owned, stdio_params, until
 
 
 def text(result: Any) -> str:
@@ -188,3 +196,60 @@ async def test_an_upstream_crash_is_a_tool_error_and_the_gateway_carries_on(
     # The next call starts the upstream again.
     again = await stdio_proxy.call_tool("demo__lookup", {"key": "after"})
     assert not again.is_error and text(again) == "value of after"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _http_upstream(setup: Setup) -> Iterator[str]:
+    """The test upstream serving streamable HTTP, as a process of its own."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.mcp.upstream_server", "--port", str(port)],
+        env={**os.environ, **setup.env},
+        cwd=ROOT,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert proc.poll() is None and time.monotonic() < deadline, "upstream never listened"
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(15)
+
+
+async def test_an_http_upstream_and_an_approval_on_it(bot: Bot, setup: Setup) -> None:
+    with _http_upstream(setup) as url:
+        setup.config.write_text(yaml.safe_dump({"upstreams": {"web": {"url": url}}}))
+        async with owned(Client(stdio_params(setup, *setup.proxy_argv()))) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "web__delete" in names
+            call = asyncio.create_task(client.call_tool("web__delete", {"path": "/w"}))
+            rid = await pending_one(bot)
+            ch, ts = await bot.message_of(rid)
+            await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
+            out = await asyncio.wait_for(call, 15)
+    assert not out.is_error and text(out) == "deleted /w"
+    trail = await audit.entries(bot.redis, rid)
+    assert any(e.text and "upstream web: delete ran" in e.text for e in trail)
+
+
+async def test_one_upstream_given_after_the_double_dash(bot: Bot, setup: Setup) -> None:
+    argv = ["-m", "bot", "mcp", "proxy", "--name", "demo", "--"]
+    # An upstream gets the SDK's minimal environment, never the proxy's (its gate token):
+    # what it needs goes in on its command line, or in `env:` in a config file.
+    argv += ["env", f"UPSTREAM_LOG={setup.log}", sys.executable, "-m", "tests.mcp.upstream_server"]
+    async with owned(Client(stdio_params(setup, *argv))) as client:
+        out = await client.call_tool("demo__lookup", {"key": "k"})
+    assert not out.is_error and text(out) == "value of k"
+    assert setup.ran() == [{"tool": "lookup", "args": {"key": "k"}}]
