@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from bot.cli import app
+from bot.core.policy import parse_policy
 from bot.errors import ConfigError
 from bot.mcp.config import exposed_name, load_config, parse_config, single
+from tests.e2e.conftest import POLICY
 
 
 def test_an_mcpservers_style_entry_is_an_upstream() -> None:
@@ -68,3 +73,26 @@ def test_the_cli_wants_exactly_one_way_to_name_upstreams(tmp_path: Path) -> None
     cfg.write_text("upstreams: {a: {command: x}}")
     both = runner.invoke(app, ["mcp", "proxy", "--config", str(cfg), "--", "npx", "srv"])
     assert both.exit_code == 2 and "not both" in both.output
+
+
+def _readme_blocks(lang: str) -> list[str]:
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = text.split("## Gate MCP clients", 1)[1].split("\n## ", 1)[0]
+    return re.findall(rf"```{lang}\n(.*?)```", section, re.S)
+
+
+def test_the_readme_configs_are_valid() -> None:
+    """The copy-paste blocks must work as pasted: the proxy file, the policy lines, and
+    the mcpServers entries naming real subcommands."""
+    yamls = [yaml.safe_load(b) for b in _readme_blocks("yaml")]
+    proxies = [y for y in yamls if "upstreams" in y]
+    assert proxies and all(parse_config(p) for p in proxies)
+    for y in yamls:
+        if "tools" in y:
+            parse_policy({"tiers": POLICY["tiers"], "tools": y["tools"]})
+    entries = [json.loads(b)["mcpServers"] for b in _readme_blocks("json")]
+    assert entries
+    for servers in entries:
+        for entry in servers.values():
+            assert entry["command"] == "hitl-bot" and entry["args"][0] == "mcp"
+            assert entry["args"][1] in {"serve", "proxy"}
