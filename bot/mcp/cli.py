@@ -4,6 +4,7 @@ rest of the command line works without the optional `mcp` extra."""
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -20,6 +21,7 @@ from bot.mcp import messages as msg
 
 if TYPE_CHECKING:
     from bot.mcp.transport import HttpServable
+    from bot.sdk import Gate
 
 mcp_app = typer.Typer(
     no_args_is_help=True,
@@ -32,9 +34,22 @@ PortOpt = Annotated[
 ]
 HostOpt = Annotated[str, typer.Option(help="Address to listen on with --port.")]
 RequesterOpt = Annotated[
-    str,
-    typer.Option(help="Who the requests name as requester (direct mode; over HTTP: the token)."),
+    str | None,
+    typer.Option(
+        help="Who the requests name as requester (default: mcp, mcp-proxy). Over HTTP the "
+        "API token's identity is the requester; give this only if it is that identity."
+    ),
 ]
+
+
+def _gate(requester: str | None, default: str) -> Gate:
+    """The gate from the environment. Over HTTP the token names the requester, and any
+    other name is refused, so the default name is only for direct mode."""
+    from bot.sdk import Gate
+
+    if os.environ.get("HITL_API_URL"):
+        return Gate.from_env(**({"requester": requester} if requester else {}))
+    return Gate.from_env(requester=requester or default)
 
 
 @dataclass
@@ -81,7 +96,7 @@ def _serve(
 def serve(
     port: PortOpt = None,
     host: HostOpt = "127.0.0.1",
-    requester: RequesterOpt = "mcp",
+    requester: RequesterOpt = None,
     ask_timeout: Annotated[
         float, typer.Option(help="Seconds ask_human waits for an answer.")
     ] = 3600.0,
@@ -90,11 +105,10 @@ def serve(
     import contextlib
 
     from bot.mcp.server import build_server
-    from bot.sdk import Gate
 
     @contextlib.asynccontextmanager
     async def build() -> AsyncIterator[Servable]:
-        async with Gate.from_env(requester=requester) as gate:
+        async with _gate(requester, "mcp") as gate:
             server = build_server(gate, ask_timeout_s=ask_timeout)
             yield Servable(server.run_stdio_async, server)
 
@@ -112,7 +126,7 @@ def proxy(
     ] = "upstream",
     port: PortOpt = None,
     host: HostOpt = "127.0.0.1",
-    requester: RequesterOpt = "mcp-proxy",
+    requester: RequesterOpt = None,
 ) -> None:
     """A gateway: the upstream servers' tools, each call through the approval gate."""
     import contextlib
@@ -120,7 +134,6 @@ def proxy(
     from bot.mcp.config import load_config, single
     from bot.mcp.proxy import Gateway, build_proxy
     from bot.mcp.transport import run_stdio
-    from bot.sdk import Gate
 
     try:
         if config is not None and ctx.args:
@@ -134,7 +147,7 @@ def proxy(
 
     @contextlib.asynccontextmanager
     async def build() -> AsyncIterator[Servable]:
-        async with Gate.from_env(requester=requester) as gate:
+        async with _gate(requester, "mcp-proxy") as gate:
             gateway = Gateway(gate, cfg)
             try:
                 server = build_proxy(gateway)

@@ -253,3 +253,42 @@ async def test_one_upstream_given_after_the_double_dash(bot: Bot, setup: Setup) 
         out = await client.call_tool("demo__lookup", {"key": "k"})
     assert not out.is_error and text(out) == "value of k"
     assert setup.ran() == [{"tool": "lookup", "args": {"key": "k"}}]
+
+
+async def test_concurrent_calls_are_decided_each_on_its_own(
+    stdio_proxy: Client, bot: Bot, setup: Setup
+) -> None:
+    paths = ["/p0", "/p1", "/p2"]
+    calls = [asyncio.create_task(stdio_proxy.call_tool("demo__delete", {"path": p})) for p in paths]
+
+    async def all_pending() -> list[Any] | None:
+        reqs = await bot.requests.list_pending()
+        return reqs if len(reqs) == len(paths) else None
+
+    by_path = {r.args["path"]: r.id for r in await until(all_pending)}
+    for path, click in (("/p0", "approve"), ("/p1", "reject"), ("/p2", "approve")):
+        ch, ts = await bot.message_of(by_path[path])
+        if click == "approve":
+            await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
+        else:
+            seen = (await bot.requests.get(by_path[path])).payload_hash
+            no = Decision(event=Event.REJECT, actor="UBOB", reason_code="other", payload_hash=seen)
+            await bot.requests.transition(by_path[path], no)
+    outs = await asyncio.wait_for(asyncio.gather(*calls), 20)
+    assert [o.is_error for o in outs] == [False, True, False]
+    assert sorted(r["args"]["path"] for r in setup.ran()) == ["/p0", "/p2"]
+
+
+async def test_over_the_http_api_with_a_token(bot: Bot, setup: Setup) -> None:
+    """HITL_API_URL + HITL_API_TOKEN: the gateway never touches Redis itself."""
+    setup.env.update(
+        HITL_API_URL=bot.url, HITL_API_TOKEN="api-token", REDIS_URL="redis://127.0.0.1:1"
+    )
+    async with owned(Client(stdio_params(setup, *setup.proxy_argv()))) as client:
+        call = asyncio.create_task(client.call_tool("demo__delete", {"path": "/h"}))
+        rid = await pending_one(bot)
+        ch, ts = await bot.message_of(rid)
+        await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
+        out = await asyncio.wait_for(call, 15)
+    assert not out.is_error and text(out) == "deleted /h"
+    assert (await bot.requests.get(rid)).state == State.COMPLETED
