@@ -67,7 +67,7 @@ def _serve(
     what: str,
 ) -> None:
     """Run the built server on stdio or HTTP until stdin closes or a signal arrives."""
-    from bot.mcp.transport import serve_http, until_stopped
+    from bot.mcp.transport import TOKEN_ENV, serve_http, until_stopped
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -82,7 +82,10 @@ def _serve(
                 def ready(url: str) -> None:
                     print(msg.LISTENING.format(what=what, url=url), file=sys.stderr, flush=True)
 
-                await serve_http(server.http, stop, host=host, port=port, on_ready=ready)
+                token = os.environ.get(TOKEN_ENV) or None
+                await serve_http(
+                    server.http, stop, host=host, port=port, token=token, on_ready=ready
+                )
 
     setup_logging()
     try:

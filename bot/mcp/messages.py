@@ -24,3 +24,8 @@ NO_UPSTREAM = (
 BOTH_UPSTREAMS = "Give either --config or a command after '--', not both."
 LISTENING = "hitl-bot mcp {what}: streamable HTTP on {url}"
 UPSTREAM_LIST_FAILED = "upstream %s: listing its tools failed: %s"
+NEED_MCP_TOKEN = (
+    "Refusing to serve MCP on {host} without a token: anyone who reaches the port could use "
+    "this gate. Fix: export HITL_MCP_TOKEN=<a long random secret> (clients send it as "
+    "'Authorization: Bearer ...'), or listen on 127.0.0.1."
+)

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx2
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp_types import TextContent
 from redis.asyncio import Redis
 
@@ -16,7 +21,7 @@ from bot.core.states import State
 from bot.slack import render, views
 from bot.store import keys
 from tests.e2e.conftest import Bot
-from tests.mcp.conftest import Setup, http_process, owned, stdio_params, until
+from tests.mcp.conftest import ROOT, Setup, http_process, owned, stdio_params, until
 
 SERVE = ("-m", "bot", "mcp", "serve")
 
@@ -160,3 +165,31 @@ async def test_ask_human_returns_the_answer(stdio_hitl: Client, bot: Bot, redis:
 
 async def _view(bot: Bot, user: str) -> Any:
     return bot.emu.open_view(user)
+
+
+async def test_http_with_a_token_refuses_clients_without_it(setup: Setup) -> None:
+    setup.env["HITL_MCP_TOKEN"] = "s3cret-token"
+    with http_process(setup, *SERVE) as url:
+        async with httpx2.AsyncClient() as raw:
+            refused = await raw.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            assert refused.status_code == 401
+        authed = httpx2.AsyncClient(
+            headers={"Authorization": "Bearer s3cret-token"}, timeout=httpx2.Timeout(30, read=300)
+        )
+        async with owned(Client(streamable_http_client(url, http_client=authed))) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+        await authed.aclose()
+    assert "permission_prompt" in names
+
+
+def test_http_off_loopback_needs_a_token(setup: Setup) -> None:
+    env = {k: v for k, v in setup.env.items() if k != "HITL_MCP_TOKEN"}
+    done = subprocess.run(
+        [sys.executable, *SERVE, "--host", "0.0.0.0", "--port", "0"],
+        env={**os.environ, **env},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "HITL_MCP_TOKEN" in done.stderr
