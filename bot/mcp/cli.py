@@ -144,6 +144,8 @@ def proxy(
         if config is None and not ctx.args:
             raise ConfigError(msg.NO_UPSTREAM)
         cfg = load_config(config) if config is not None else single(list(ctx.args), name)
+        for spec in cfg.upstreams.values():
+            spec.resolved(os.environ)  # an unset ${VAR} stops start-up, naming it
     except HitlError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None

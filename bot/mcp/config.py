@@ -6,7 +6,8 @@
         args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv/data"]
         env: {LOG_LEVEL: warn}
       tracker:
-        url: http://127.0.0.1:9000/mcp
+        url: https://tracker.example.com/mcp
+        headers: {Authorization: "Bearer ${TRACKER_TOKEN}"}   # from the proxy's environment
 
 The fields of an upstream are those of an `mcpServers` entry, so a client's existing
 configuration moves over as it is. Validated strictly: a misspelt field would
@@ -16,6 +17,7 @@ otherwise start a different server than the operator meant.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -32,6 +34,7 @@ from pydantic import (
 from bot.errors import ConfigError
 from bot.mcp import messages as msg
 
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 SEPARATOR = "__"
 # No "_" in a name, so "<upstream>__<tool>" splits back unambiguously at the first "__",
 # and the result stays inside what every client accepts as a tool name.
@@ -48,6 +51,7 @@ class Upstream(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
     url: Annotated[str, StringConstraints(pattern=r"^https?://")] | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_kind(self) -> Upstream:
@@ -55,7 +59,28 @@ class Upstream(BaseModel):
             raise ValueError("give exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
         if self.url is not None and (self.args or self.env or self.cwd):
             raise ValueError("'args', 'env' and 'cwd' belong to a 'command' upstream, not a 'url'")
+        if self.command is not None and self.headers:
+            raise ValueError("'headers' belong to a 'url' upstream, not a 'command'")
         return self
+
+    def resolved(self, environ: Mapping[str, str]) -> Upstream:
+        """`${VAR}` in `env` and `headers` replaced from `environ`, so secrets stay out of
+        the file. A variable that is not set is an error, never an empty credential."""
+
+        def sub(value: str) -> str:
+            def one(m: re.Match[str]) -> str:
+                if m.group(1) not in environ:
+                    raise ConfigError(msg.VAR_UNSET.format(var=m.group(1)))
+                return environ[m.group(1)]
+
+            return _VAR.sub(one, value)
+
+        return self.model_copy(
+            update={
+                "env": {k: sub(v) for k, v in self.env.items()},
+                "headers": {k: sub(v) for k, v in self.headers.items()},
+            }
+        )
 
     @property
     def where(self) -> str:

@@ -29,3 +29,7 @@ NEED_MCP_TOKEN = (
     "this gate. Fix: export HITL_MCP_TOKEN=<a long random secret> (clients send it as "
     "'Authorization: Bearer ...'), or listen on 127.0.0.1."
 )
+VAR_UNSET = (
+    "The proxy config uses ${{{var}}}, which is not set; fix: export {var} before starting "
+    "the proxy."
+)

@@ -12,9 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+from contextlib import AsyncExitStack
 from typing import Any
 
+import httpx2
 from mcp import Client, StdioServerParameters
+from mcp.client import Transport
+from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, Tool
 
 from bot.mcp.config import Upstream
@@ -22,6 +27,7 @@ from bot.mcp.config import Upstream
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 30.0
+HTTP_READ_TIMEOUT_S = 300.0  # the SDK's own default: a tool may stream for a while
 
 
 class UpstreamLink:
@@ -33,21 +39,27 @@ class UpstreamLink:
         self._closing = asyncio.Event()
         self._lock = asyncio.Lock()
 
-    def _target(self) -> StdioServerParameters | str:
-        if self.spec.url is not None:
-            return self.spec.url
-        assert self.spec.command is not None
+    async def _target(self, stack: AsyncExitStack) -> StdioServerParameters | str | Transport:
+        spec = self.spec.resolved(os.environ)
+        if spec.url is not None and spec.headers:
+            http = httpx2.AsyncClient(
+                headers=spec.headers, timeout=httpx2.Timeout(30, read=HTTP_READ_TIMEOUT_S)
+            )
+            await stack.enter_async_context(http)  # the SDK leaves a given client open
+            return streamable_http_client(spec.url, http_client=http)
+        if spec.url is not None:
+            return spec.url
+        assert spec.command is not None
         return StdioServerParameters(
-            command=self.spec.command,
-            args=list(self.spec.args),
-            env=dict(self.spec.env) or None,
-            cwd=self.spec.cwd,
+            command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=spec.cwd
         )
 
     async def _own(self, ready: asyncio.Future[Client]) -> None:
         try:
-            # No response cache: a listing must show the upstream as it is now.
-            async with Client(self._target(), cache=None) as client:
+            async with AsyncExitStack() as stack:
+                # No response cache: a listing must show the upstream as it is now.
+                client = Client(await self._target(stack), cache=None)
+                await stack.enter_async_context(client)
                 ready.set_result(client)
                 await self._closing.wait()
         except Exception as exc:

@@ -96,3 +96,25 @@ def test_the_readme_configs_are_valid() -> None:
         for entry in servers.values():
             assert entry["command"] == "hitl-bot" and entry["args"][0] == "mcp"
             assert entry["args"][1] in {"serve", "proxy"}
+
+
+def test_secrets_come_from_the_environment_and_must_be_set() -> None:
+    up = parse_config(
+        {
+            "upstreams": {
+                "t": {"url": "https://t/mcp", "headers": {"Authorization": "Bearer ${TOK}"}}
+            }
+        }
+    ).upstreams["t"]
+    assert up.resolved({"TOK": "abc"}).headers == {"Authorization": "Bearer abc"}
+    with pytest.raises(ConfigError, match=r"\$\{TOK\}"):
+        up.resolved({})
+    with pytest.raises(ConfigError, match="'headers' belong to a 'url'"):
+        parse_config({"upstreams": {"c": {"command": "x", "headers": {"A": "b"}}}})
+
+
+def test_the_cli_stops_on_an_unset_variable(tmp_path: Path) -> None:
+    cfg = tmp_path / "p.yaml"
+    cfg.write_text('upstreams: {t: {url: "https://t/mcp", headers: {A: "${NOT_SET_HERE}"}}}')
+    out = CliRunner().invoke(app, ["mcp", "proxy", "--config", str(cfg)])
+    assert out.exit_code == 2 and "NOT_SET_HERE" in out.output

@@ -21,7 +21,7 @@ from bot.core.states import Event, State
 from bot.slack import render
 from bot.store import audit
 from tests.e2e.conftest import Bot, button_values
-from tests.mcp.conftest import ROOT, Setup, owned, stdio_params, until
+from tests.mcp.conftest import ROOT, Setup, http_process, owned, stdio_params, until
 
 
 def text(result: Any) -> str:
@@ -292,3 +292,19 @@ async def test_over_the_http_api_with_a_token(bot: Bot, setup: Setup) -> None:
         out = await asyncio.wait_for(call, 15)
     assert not out.is_error and text(out) == "deleted /h"
     assert (await bot.requests.get(rid)).state == State.COMPLETED
+
+
+async def test_an_http_upstream_behind_a_bearer_token(bot: Bot, setup: Setup) -> None:
+    """The upstream is `hitl-bot mcp serve` itself, wanting a token the proxy has in its
+    environment and the config names as ${UP_TOKEN}."""
+    upstream_env = {**setup.env, "HITL_MCP_TOKEN": "up-secret"}
+    serve = Setup(upstream_env, setup.log, setup.config)
+    with http_process(serve, "-m", "bot", "mcp", "serve") as url:
+        headers = {"Authorization": "Bearer ${UP_TOKEN}"}
+        setup.config.write_text(
+            yaml.safe_dump({"upstreams": {"hitl": {"url": url, "headers": headers}}})
+        )
+        setup.env["UP_TOKEN"] = "up-secret"
+        async with owned(Client(stdio_params(setup, *setup.proxy_argv()))) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+    assert "hitl__permission_prompt" in names
