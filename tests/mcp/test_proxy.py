@@ -308,3 +308,14 @@ async def test_an_http_upstream_behind_a_bearer_token(bot: Bot, setup: Setup) ->
         async with owned(Client(stdio_params(setup, *setup.proxy_argv()))) as client:
             names = {t.name for t in (await client.list_tools()).tools}
     assert "hitl__permission_prompt" in names
+
+
+async def test_an_upstream_tool_error_is_forwarded_and_audited_as_failed(
+    stdio_proxy: Client, bot: Bot
+) -> None:
+    out = await stdio_proxy.call_tool("demo__lookup", {"key": "missing"})
+    assert out.is_error and "no such key" in text(out)
+    [rid] = await bot.requests.ids_between(0)
+    trail = await audit.entries(bot.redis, rid)
+    failed = next(e for e in trail if e.event == "fail")
+    assert failed.text is not None and "upstream demo: lookup returned a tool error" in failed.text

@@ -14,6 +14,7 @@ import os
 import sys
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 server: MCPServer = MCPServer("upstream-demo", log_level="WARNING")
 
@@ -25,8 +26,10 @@ def _ran(tool: str, **args: object) -> None:
 
 @server.tool()
 def lookup(key: str) -> str:
-    """Read a value (harmless)."""
+    """Read a value (harmless); "missing" is a tool error."""
     _ran("lookup", key=key)
+    if key == "missing":
+        raise ToolError("no such key: missing")
     return f"value of {key}"
 
 
