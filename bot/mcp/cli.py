@@ -4,6 +4,7 @@ rest of the command line works without the optional `mcp` extra."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import signal
 import sys
@@ -40,6 +41,12 @@ RequesterOpt = Annotated[
         "API token's identity is the requester; give this only if it is that identity."
     ),
 ]
+
+
+def _need_sdk() -> None:
+    if importlib.util.find_spec("mcp") is None:
+        print(msg.NEED_EXTRA, file=sys.stderr)
+        raise typer.Exit(2)
 
 
 def _gate(requester: str | None, default: str) -> Gate:
@@ -107,6 +114,8 @@ def serve(
     """An MCP server with request_approval, ask_human and permission_prompt."""
     import contextlib
 
+    _need_sdk()
+
     from bot.mcp.server import build_server
 
     @contextlib.asynccontextmanager
@@ -133,6 +142,8 @@ def proxy(
 ) -> None:
     """A gateway: the upstream servers' tools, each call through the approval gate."""
     import contextlib
+
+    _need_sdk()
 
     from bot.mcp.config import load_config, single
     from bot.mcp.proxy import Gateway, build_proxy

@@ -33,3 +33,4 @@ VAR_UNSET = (
     "The proxy config uses ${{{var}}}, which is not set; fix: export {var} before starting "
     "the proxy."
 )
+NEED_EXTRA = "hitl-bot mcp needs the MCP SDK; fix: pip install 'hitl-bot[mcp]'."

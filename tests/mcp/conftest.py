@@ -69,8 +69,11 @@ def setup(bot: Bot, redis_url: str, tmp_path: Path) -> Setup:
         "HITL_DATA_DIR": str(tmp_path / "data"),
     }
     config = tmp_path / "proxy.yaml"
-    upstream = {"command": sys.executable, "args": ["-m", "tests.mcp.upstream_server"]}
-    upstream["env"] = {"UPSTREAM_LOG": str(log), "PYTHONPATH": str(ROOT)}  # type: ignore[assignment]
+    upstream = {
+        "command": sys.executable,
+        "args": ["-m", "tests.mcp.upstream_server"],
+        "env": {"UPSTREAM_LOG": str(log), "PYTHONPATH": str(ROOT)},
+    }
     config.write_text(yaml.safe_dump({"upstreams": {UPSTREAM: upstream}}))
     return Setup(env, log, config)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -118,3 +119,14 @@ def test_the_cli_stops_on_an_unset_variable(tmp_path: Path) -> None:
     cfg.write_text('upstreams: {t: {url: "https://t/mcp", headers: {A: "${NOT_SET_HERE}"}}}')
     out = CliRunner().invoke(app, ["mcp", "proxy", "--config", str(cfg)])
     assert out.exit_code == 2 and "NOT_SET_HERE" in out.output
+
+
+def test_without_the_extra_the_command_says_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a)
+    )
+    out = CliRunner().invoke(app, ["mcp", "serve"])
+    assert out.exit_code == 2 and "hitl-bot[mcp]" in out.output
