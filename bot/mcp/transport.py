@@ -52,8 +52,8 @@ async def until_stopped(work: Awaitable[None], stop: asyncio.Event) -> None:
             t.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await t
-    if task.done() and not task.cancelled() and task.exception() is not None:
-        raise task.exception()  # type: ignore[misc]
+    if task.done() and not task.cancelled() and (error := task.exception()) is not None:
+        raise error
 
 
 class BearerGuard:

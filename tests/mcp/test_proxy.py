@@ -319,3 +319,16 @@ async def test_an_upstream_tool_error_is_forwarded_and_audited_as_failed(
     trail = await audit.entries(bot.redis, rid)
     failed = next(e for e in trail if e.event == "fail")
     assert failed.text is not None and "upstream demo: lookup returned a tool error" in failed.text
+
+
+async def test_with_the_gate_unreachable_nothing_runs(bot: Bot, setup: Setup) -> None:
+    """Fail closed: not even a `review: none` tool runs without the gate's record."""
+    setup.env.update(HITL_API_URL="http://127.0.0.1:1", HITL_API_TOKEN="t")
+    async with owned(Client(stdio_params(setup, *setup.proxy_argv()))) as client:
+        outs = [
+            await client.call_tool("demo__lookup", {"key": "k"}),
+            await client.call_tool("demo__delete", {"path": "/z"}),
+        ]
+    for out in outs:
+        assert out.is_error and "approval gate could not be asked" in text(out)
+    assert setup.ran() == []
