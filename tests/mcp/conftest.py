@@ -87,6 +87,13 @@ def stdio_params(setup: Setup, *argv: str) -> StdioServerParameters:
 @contextlib.contextmanager
 def http_process(setup: Setup, *argv: str) -> Iterator[str]:
     """`hitl-bot mcp ... --port 0` as a process; yields its /mcp URL once it listens."""
+    with http_proc(setup, *argv) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def http_proc(setup: Setup, *argv: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """`http_process`, also yielding the process, for tests that signal it."""
     proc = subprocess.Popen(
         [sys.executable, *argv, "--port", "0"],
         env={**os.environ, **setup.env},
@@ -106,7 +113,7 @@ def http_process(setup: Setup, *argv: str) -> Iterator[str]:
         # Keep reading its log, or a full pipe would block the process.
         drain = threading.Thread(target=proc.stderr.read, daemon=True)
         drain.start()
-        yield found.group(1)
+        yield found.group(1), proc
     finally:
         proc.terminate()
         try:

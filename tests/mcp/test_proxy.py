@@ -21,7 +21,15 @@ from bot.core.states import Event, State
 from bot.slack import render
 from bot.store import audit
 from tests.e2e.conftest import Bot, button_values
-from tests.mcp.conftest import ROOT, Setup, http_process, owned, stdio_params, until
+from tests.mcp.conftest import (
+    ROOT,
+    Setup,
+    http_proc,
+    http_process,
+    owned,
+    stdio_params,
+    until,
+)
 
 
 def text(result: Any) -> str:
@@ -331,4 +339,22 @@ async def test_with_the_gate_unreachable_nothing_runs(bot: Bot, setup: Setup) ->
         ]
     for out in outs:
         assert out.is_error and "approval gate could not be asked" in text(out)
+    assert setup.ran() == []
+
+
+async def test_stopping_the_gateway_withdraws_what_it_waits_on(bot: Bot, setup: Setup) -> None:
+    """SIGTERM while a call waits for a person: the request is withdrawn, not left to
+    be approved for a caller that is gone."""
+    with http_proc(setup, *setup.proxy_argv()) as (url, proc):
+        async with owned(Client(url)) as client:
+            call = asyncio.create_task(client.call_tool("demo__delete", {"path": "/q"}))
+            rid = await pending_one(bot)
+            await bot.message_of(rid)
+            proc.terminate()  # the client stays connected: only the signal stops the call
+            await asyncio.to_thread(proc.wait, 15)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(call, 15)
+    req = await bot.requests.get(rid)
+    assert req.state == State.CANCELLED
+    assert req.resolution is not None and req.resolution.reason_code == "caller_gone"
     assert setup.ran() == []
