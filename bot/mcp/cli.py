@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 mcp_app = typer.Typer(
     no_args_is_help=True,
     help="The gate for MCP clients: an MCP server, and a gateway in front of MCP servers.",
+    rich_markup_mode=None,  # plain click help, as the other subcommands print it
 )
 
 PortOpt = Annotated[
