@@ -23,6 +23,7 @@ from bot.core.models import ActionRequest
 from bot.core.policy import TIER_ORDER, Policy, format_duration, load_policy, parse_duration
 from bot.errors import HitlError
 from bot.logs import setup as setup_logging
+from bot.mcp.cli import mcp_app
 from bot.messages import when
 from bot.runtime import Runtime, open_runtime
 from bot.store import audit
@@ -36,6 +37,7 @@ policy_app = typer.Typer(no_args_is_help=True, help="Check a policy file.", rich
 app.add_typer(audit_app, name="audit")
 app.add_typer(policy_app, name="policy")
 app.add_typer(valkey_app, name="valkey")
+app.add_typer(mcp_app, name="mcp")
 out = Console()
 err = Console(stderr=True)
 T = TypeVar("T")
