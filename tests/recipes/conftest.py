@@ -17,9 +17,9 @@ from bot.core.models import ActionRequest
 from bot.errors import HitlError
 from bot.sdk.execution import withdraw
 from bot.slack import render
-from tests.e2e.conftest import Bot, bot, eventually, slack_mode
+from tests.e2e.conftest import Bot, bot, eventually, serve_env, slack_mode
 
-__all__ = ["bot", "slack_mode"]  # the e2e fixtures, served to the tests here
+__all__ = ["bot", "serve_env", "slack_mode"]  # the e2e fixtures, served to the tests here
 
 API_TOKEN = "api-token"  # the e2e bot's HITL_API_TOKEN
 
