@@ -153,10 +153,16 @@ async def report(fleet: Fleet, emu: SlackEmulator, client: SoakClient, tmp: Path
     count_file = tmp / "charges.txt"
     charges = count_file.read_text().splitlines() if count_file.exists() else []
     run_doubles = [k for k, n in Counter(c.split()[0] for c in charges).items() if n > 1]
-    cards, live = cards_left(emu)
+    # A decided request's card shows no buttons (one that does invites a dead click). The
+    # outbox may still be retrying the last updates through Slack's 429s: give it a minute.
+    settle = time.monotonic() + 60
+    while True:
+        cards, live = cards_left(emu)
+        stale = [r for r in live if r in client.acked and client.acked[r] != "pending_review"]
+        if not stale or time.monotonic() > settle:
+            break
+        await asyncio.sleep(1)
     dup_cards = [rid for rid, n in cards.items() if n > 1]
-    # A final request's card shows no buttons; one that still does invites a dead click.
-    stale = [rid for rid in live if rid in client.acked and client.acked[rid] != "pending_review"]
     verify = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "audit", "verify", env=fleet.env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
