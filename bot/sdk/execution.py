@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 
 from bot.core.models import ActionRequest, Decision, Question, QuestionState
 from bot.core.states import Event, State
@@ -30,7 +30,11 @@ T = TypeVar("T")
 
 def block_limit(redis: Redis) -> float:
     """The longest one blocking read may last on this client: under its socket timeout."""
-    kw = redis.connection_pool.connection_kwargs
+    pool = getattr(redis, "connection_pool", None)
+    if pool is not None:
+        kw = pool.connection_kwargs
+    else:  # a cluster client: every node's connections share the client's kwargs
+        kw = cast(RedisCluster, redis).get_default_node().connection_kwargs
     if "socket_timeout" in kw:
         timeout = kw["socket_timeout"]
     else:  # from_url without one: the connection class's default applies

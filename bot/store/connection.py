@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio
@@ -11,6 +12,7 @@ from redis.exceptions import RedisError
 
 from bot.config import Settings
 from bot.errors import ConfigError, StoreUnavailable
+from bot.store.cluster import is_cluster_node
 from bot.store.durability import warn_if_unsafe
 from bot.store.embedded import LOG_NAME, EmbeddedServer, ensure_server
 
@@ -50,18 +52,10 @@ async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServ
         server = await asyncio.to_thread(ensure_server, settings.hitl_data_dir)
         url = server.url
     try:
-        client = redis.asyncio.from_url(
-            url,
-            decode_responses=True,
-            socket_connect_timeout=CONNECT_TIMEOUT,
-            socket_timeout=None,  # redis-py 8 defaults to 5 s; XREAD BLOCK must outlive it
-        )
+        client = await _open_client(url)
     except ValueError as exc:
         raise ConfigError(BAD_URL.format(url=redact_url(url), error=exc)) from exc
-    try:
-        await client.ping()
     except (RedisError, OSError) as exc:
-        await client.aclose()
         if server is None:
             message = UNREACHABLE.format(url=redact_url(url), error=exc)
         else:
@@ -72,6 +66,39 @@ async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServ
     if server is None:
         await warn_if_unsafe(client)
     return client, server
+
+
+async def _open_client(url: str) -> redis.asyncio.Redis:
+    """A client that answered; a cluster client when the node at `url` is in a cluster.
+
+    Any node of a Redis/Valkey Cluster will do: `INFO cluster` says whether the
+    server runs in cluster mode, and the cluster client then finds the other
+    nodes and follows the slots as they move (failover, resharding).
+    """
+    kwargs: dict[str, Any] = {
+        "decode_responses": True,
+        "socket_connect_timeout": CONNECT_TIMEOUT,
+        "socket_timeout": None,  # redis-py 8 defaults to 5 s; XREAD BLOCK must outlive it
+    }
+    client = redis.asyncio.from_url(url, **kwargs)
+    try:
+        await client.ping()
+        clustered = await is_cluster_node(client)
+    except BaseException:
+        await client.aclose()
+        raise
+    if not clustered:
+        return client
+    await client.aclose()
+    cluster = redis.asyncio.RedisCluster.from_url(url, **kwargs)
+    try:
+        await cluster.initialize()
+    except BaseException:
+        await cluster.aclose()
+        raise
+    # RedisCluster shares Redis's command methods but not its class: the bot keeps
+    # to single-slot commands (bot/store/cluster.py), so it stands in for one.
+    return cast(redis.asyncio.Redis, cluster)
 
 
 def redact_url(url: str) -> str:

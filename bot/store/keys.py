@@ -78,6 +78,16 @@ def events(shard: int) -> str:
     return f"{tag(shard)}events"
 
 
+def metrics(shard: int) -> str:
+    """Hash of Prometheus counters for events of the shard (bot/metrics.py sums them)."""
+    return f"{tag(shard)}metrics"
+
+
+def shard_of_key(key: str) -> int:
+    """The shard of a key built by `tag` (`hitl:{s07}:...` -> 7)."""
+    return int(key[len(PREFIX) + 2 : len(PREFIX) + 4])
+
+
 def request_keys(rid: str) -> list[str]:
     """The KEYS of the request scripts, in their order."""
     s = shard_of(rid)
