@@ -8,7 +8,7 @@ from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
 from bot.config import Settings
 from bot.errors import ConfigError, StoreUnavailable
@@ -68,17 +68,19 @@ async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServ
     return client, server
 
 
-async def _open_client(url: str) -> redis.asyncio.Redis:
+async def _open_client(url: str, **extra: Any) -> redis.asyncio.Redis:
     """A client that answered; a cluster client when the node at `url` is in a cluster.
 
     Any node of a Redis/Valkey Cluster will do: `INFO cluster` says whether the
     server runs in cluster mode, and the cluster client then finds the other
-    nodes and follows the slots as they move (failover, resharding).
+    nodes and follows the slots as they move (failover, resharding). `extra`
+    goes to both kinds of client (a cluster client keeps one pool per node).
     """
     kwargs: dict[str, Any] = {
         "decode_responses": True,
         "socket_connect_timeout": CONNECT_TIMEOUT,
         "socket_timeout": None,  # redis-py 8 defaults to 5 s; XREAD BLOCK must outlive it
+        **extra,
     }
     client = redis.asyncio.from_url(url, **kwargs)
     try:
@@ -90,9 +92,15 @@ async def _open_client(url: str) -> redis.asyncio.Redis:
     if not clustered:
         return client
     await client.aclose()
-    cluster = redis.asyncio.RedisCluster.from_url(url, **kwargs)
+    try:
+        cluster = redis.asyncio.RedisCluster.from_url(url, **kwargs)
+    except RedisClusterException as exc:  # a database other than 0, say
+        raise ValueError(str(exc)) from exc
     try:
         await cluster.initialize()
+    except RedisClusterException as exc:
+        await cluster.aclose()
+        raise RedisError(str(exc)) from exc
     except BaseException:
         await cluster.aclose()
         raise
