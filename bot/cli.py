@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import signal
 import sys
 from collections.abc import Awaitable, Callable
@@ -15,9 +16,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from bot.cli_valkey import valkey_app
 from bot.core.models import ActionRequest
 from bot.core.policy import TIER_ORDER, Policy, load_policy, parse_duration
 from bot.errors import HitlError
+from bot.logs import setup as setup_logging
 from bot.messages import when
 from bot.runtime import Runtime, open_runtime
 from bot.store import audit
@@ -27,6 +30,7 @@ audit_app = typer.Typer(no_args_is_help=True, help="Verify and export the audit 
 policy_app = typer.Typer(no_args_is_help=True, help="Check a policy file.")
 app.add_typer(audit_app, name="audit")
 app.add_typer(policy_app, name="policy")
+app.add_typer(valkey_app, name="valkey")
 out = Console()
 err = Console(stderr=True)
 T = TypeVar("T")
@@ -34,6 +38,10 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a t
 
 
 def _run(work: Callable[[Runtime], Awaitable[T]]) -> T:
+    # Warnings (an unsafe Redis, a slow store) go to stderr as JSON lines, as in `serve`;
+    # the command's own answer stays on stdout, for people and pipes.
+    setup_logging(logging.WARNING)
+
     async def main() -> T:
         async with open_runtime() as rt:
             return await work(rt)
@@ -115,6 +123,8 @@ def show(request_id: str, as_json: JsonOpt = False) -> None:
         f"expires {when(req.expires_at)}  audit chain {chain}",
         markup=False,
     )
+    if req.detail:
+        out.print(f"outcome: {req.detail}", markup=False, highlight=False)
     t = Table("#", "time (UTC)", "actor", "event", "from", "to", "reason")
     for line in lines:
         e = json.loads(line)
@@ -214,6 +224,12 @@ def demo(
         Path | None,
         typer.Option(help="Where the store keeps its data (default: HITL_DATA_DIR)."),
     ] = None,
+    socket_mode: Annotated[
+        bool,
+        typer.Option(
+            "--socket-mode", help="Events over Socket Mode (a WebSocket) instead of HTTP."
+        ),
+    ] = False,
 ) -> None:
     """Everything at once on this machine: the bot, a local Slack page, an agent, its store."""
     from bot.demo import AGENTS, DemoOptions, run_demo
@@ -223,7 +239,8 @@ def demo(
             f"{agent!r}: pick one of {', '.join(AGENTS)}", param_hint="--agent"
         )
     try:
-        code = run_demo(DemoOptions(agent=agent, port=port, data_dir=data_dir), out)
+        options = DemoOptions(agent=agent, port=port, data_dir=data_dir, socket_mode=socket_mode)
+        code = run_demo(options, out)
     except HitlError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         raise typer.Exit(2) from None
@@ -251,7 +268,6 @@ def _until_signalled(work: Callable[[asyncio.Event], Awaitable[None]]) -> None:
 def serve() -> None:
     """The Slack endpoint, the /v1 API, /healthz and /metrics, the sweeper and notifier."""
     from bot.config import Settings
-    from bot.logs import setup as setup_logging
     from bot.serve import ready_line, run_serve
 
     setup_logging()

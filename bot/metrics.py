@@ -12,7 +12,6 @@ retries are per process, like any client-side counter.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections import Counter
 from typing import cast
 
@@ -22,8 +21,6 @@ from redis.exceptions import ResponseError
 from bot.core.policy import TIER_ORDER
 from bot.store import keys
 from bot.store.events import EventBus, Notice
-
-log = logging.getLogger(__name__)
 
 LEGACY_COUNTERS = f"{keys.PREFIX}metrics"  # one hash for every shard, before Cluster support
 GROUP = "metrics"
@@ -55,22 +52,21 @@ class MetricsCollector:
         self.consumer = consumer
 
     async def run(self, stop: asyncio.Event) -> None:
+        """Count until `stop` is set. An error raises: run it under a Supervisor
+        (bot/supervise.py), which logs it once and starts this again after a backoff,
+        so metrics never take the server down and never fail unseen."""
         await self.bus.ensure_group()
         while not stop.is_set():
             try:
                 batch = await self.bus.reclaim(self.consumer, min_idle_ms=30_000)
                 batch += await self.bus.read(self.consumer, block_ms=1000)
-                for n in batch:
-                    await self.count(n)
             except ResponseError as exc:
-                if "NOGROUP" in str(exc):
-                    await self.bus.ensure_group()
-                    continue
-                log.exception("metrics: reading events failed")
-                await asyncio.sleep(1)
-            except Exception:  # metrics must never take the server down
-                log.exception("metrics: counting failed")
-                await asyncio.sleep(1)
+                if "NOGROUP" not in str(exc):
+                    raise
+                await self.bus.ensure_group()  # a flushed or replaced Redis
+                continue
+            for n in batch:
+                await self.count(n)
 
     async def count(self, n: Notice) -> None:
         incr: Counter[str] = Counter()

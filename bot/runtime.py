@@ -13,6 +13,7 @@ from bot.config import Settings
 from bot.core.policy import Policy, load_policy
 from bot.store.connection import connect
 from bot.store.embedded import EmbeddedServer
+from bot.store.embedded_watch import EmbeddedWatch
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.steering import SteeringStore
@@ -41,12 +42,23 @@ async def open_runtime(
     """
     settings = settings or Settings.load()
     policy = policy or load_policy(settings.hitl_policy)
-    redis, server = await connect(settings)
+    # The embedded server is joined before connecting: registered as a user (so it
+    # outlives whoever started it while this process runs) and watched (so it is
+    # started again if it dies). connect() then attaches to it.
+    watch = None
+    if settings.redis_url is None:
+        watch = await EmbeddedWatch.open(settings.hitl_data_dir)
+    try:
+        redis, server = await connect(settings)
+    except BaseException:
+        if watch is not None:
+            await watch.close()
+        raise
     try:
         yield Runtime(
             settings=settings,
             redis=redis,
-            server=server,
+            server=watch.server if watch is not None else server,
             policy=policy,
             requests=RequestStore(redis, clock=clock),
             questions=QuestionStore(redis, clock=clock),
@@ -55,5 +67,5 @@ async def open_runtime(
         )
     finally:
         await redis.aclose()
-        if server is not None:
-            server.stop()
+        if watch is not None:
+            await watch.close()  # stops the server only if no other hitl-bot process uses it

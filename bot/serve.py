@@ -27,8 +27,9 @@ from bot.slack.app import build_app
 from bot.slack.client import web_client
 from bot.slack.http import slack_endpoint
 from bot.slack.notifier import Notifier
-from bot.slack.socket_mode import Backoff, SocketModeLink
+from bot.slack.socket_mode import SocketModeLink
 from bot.store.runs import RunStore
+from bot.supervise import Backoff, Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +64,12 @@ async def run_serve(
     clock: Clock = wall_ms,
     options: ServeOptions | None = None,
     on_ready: Callable[[str], None] | None = None,
+    tasks: Supervisor | None = None,
 ) -> None:
+    """Serve until `stop` is set. Every background task runs under `tasks` (one is made
+    when None; the demo passes its own so its worker shows on /healthz too)."""
     options = options or ServeOptions()
+    tasks = tasks or Supervisor()
     check_settings(settings)
     async with open_runtime(settings, clock=clock) as rt:
         runs = RunStore(rt.redis, clock=clock)
@@ -87,6 +92,7 @@ async def run_serve(
             slack_handler=slack_endpoint(bolt, secret) if secret else None,
             runs=runs,
             probes=[link.status.problem] if link else [],
+            tasks=tasks,
         )
         served = await serve_asgi(api, settings.hitl_host, settings.hitl_port)
         consumer = f"{socket.gethostname()}-{os.getpid()}"
@@ -94,14 +100,15 @@ async def run_serve(
             rt, runs, client, consumer=consumer, retry_idle_ms=options.notifier_retry_ms
         )
         sweeper = Sweeper(rt.requests, rt.questions, clock=clock)
-        tasks = [
-            asyncio.create_task(notifier.run(stop)),
-            asyncio.create_task(sweeper.run(stop, options.sweep_interval_s)),
-            asyncio.create_task(MetricsCollector(rt.redis, consumer=consumer).run(stop)),
+        collector = MetricsCollector(rt.redis, consumer=consumer)
+        running = [
+            tasks.start("notifier", lambda: notifier.run(stop), stop),
+            tasks.start("sweeper", lambda: sweeper.run(stop, options.sweep_interval_s), stop),
+            tasks.start("metrics", lambda: collector.run(stop), stop),
         ]
         if link is not None:
             # a task of its own: a refused token or a hung connect never holds up a stop
-            tasks.append(asyncio.create_task(link.run(stop)))
+            running.append(tasks.start("socket_mode", lambda: link.run(stop), stop))
         log.info(ready_line(settings, served.url), extra={"url": served.url})
         if on_ready is not None:
             on_ready(served.url)
@@ -109,7 +116,7 @@ async def run_serve(
             await stop.wait()
         finally:
             stop.set()
-            for task in tasks:
+            for task in running:
                 with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                     await asyncio.wait_for(task, 10)
             await served.stop()

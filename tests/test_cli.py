@@ -161,7 +161,14 @@ async def test_pending_and_show(store: RequestStore, policy: Policy, redis_url: 
     listed = json.loads(out)
     assert [r["id"] for r in listed] == [req.id] and listed[0]["risk"] == "high"
     code, out, _ = await cli("show", req.id, redis_url=redis_url)
-    assert code == 0 and "intact" in out and "<!channel>" in out
+    assert code == 0 and "intact" in out and "<!channel>" in out and "outcome" not in out
+    await store.transition(
+        req.id, Decision(event=Event.APPROVE, actor="UBOSS", payload_hash=req.payload_hash)
+    )
+    await store.transition(req.id, Decision(event=Event.CLAIM, actor="api"))
+    await store.transition(req.id, Decision(event=Event.SUCCEED, actor="api", detail="re_881"))
+    code, out, _ = await cli("show", req.id, redis_url=redis_url)
+    assert code == 0 and "outcome: re_881" in out
     code, _, err = await cli("show", "missing", redis_url=redis_url)
     assert code == 2 and "No request with id missing" in err
 

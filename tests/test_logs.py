@@ -39,13 +39,18 @@ async def test_every_transition_logs_one_structured_line(
     store: RequestStore, policy: Policy, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="bot.store.requests")
-    req = (await store.create(policy, tool="refund", args={"amount": 1}, requester="U1")).request
+    req = (
+        await store.create(
+            policy, tool="refund", args={"amount": 1}, requester="U1", run_id="run-abc"
+        )
+    ).request
     await store.transition(
         req.id, Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
     )
-    lines = [r for r in caplog.records if r.getMessage() == "transition"]
-    assert [(r.event, r.state) for r in lines] == [  # type: ignore[attr-defined]
-        ("create", "pending_review"),
-        ("approve", "approved"),
+    lines = [vars(r) for r in caplog.records if r.getMessage() == "transition"]
+    fields = ("event", "from_state", "to_state", "actor", "tool", "run_id")
+    assert [tuple(r[f] for f in fields) for r in lines] == [
+        ("create", None, "pending_review", "U1", "refund", "run-abc"),
+        ("approve", "pending_review", "approved", "U2", "refund", "run-abc"),
     ]
-    assert all(r.request_id == req.id for r in lines)  # type: ignore[attr-defined]
+    assert all(r["request_id"] == req.id for r in lines)

@@ -45,6 +45,7 @@ from bot.logs import setup as setup_logging
 from bot.runtime import open_runtime
 from bot.store import keys, tools
 from bot.store.cluster import retry_startup
+from bot.supervise import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ class Worker:
         agents: AgentCatalog,
         config: WorkerConfig | None = None,
         loop_config: LoopConfig | None = None,
+        tasks: Supervisor | None = None,
     ) -> None:
         self.stores = stores
         self.redis = stores.redis
@@ -99,6 +101,7 @@ class Worker:
         self.agents = agents
         self.config = config or WorkerConfig()
         self.loop_config = loop_config or LoopConfig()
+        self.tasks = tasks or Supervisor()
         self.jobs: dict[str, _Job] = {}  # by stream entry id
         self._cursor = "0-0"  # where the next XAUTOCLAIM scan continues
 
@@ -118,36 +121,41 @@ class Worker:
                 raise
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Take and drive runs until `stop` is set, then shut down gracefully."""
-        await self.ensure_group()
-        beat = asyncio.create_task(self._heartbeat())
+        """Take and drive runs until `stop` is set, then shut down gracefully.
+
+        The taking loop and the heartbeat run under the supervisor: an error (Redis
+        down, a failed XGROUP CREATE) is logged once and they start again after a
+        backoff, while the runs in flight carry on."""
         log.info("worker %s taking runs", self.consumer)
         try:
-            for entry_id, run_id in await self._own_pending():
-                self._start(entry_id, run_id)
-            while not stop.is_set():
-                free = self.config.concurrency - len(self.jobs)
-                if free <= 0:
-                    await self._wait_for_room(stop)
-                    continue
-                try:
-                    entries = await self._reclaim(free)
-                    if len(entries) < free:
-                        entries += await self._read(free - len(entries))
-                except ResponseError as exc:
-                    if "NOGROUP" not in str(exc):
-                        raise
-                    await self.ensure_group()  # the stream was deleted under us
-                    continue
-                except (RedisError, OSError) as exc:
-                    log.warning("worker %s cannot read runs: %s; retrying", self.consumer, exc)
-                    await asyncio.sleep(1)
-                    continue
-                for entry_id, run_id in entries:
-                    self._start(entry_id, run_id)
+            await asyncio.gather(
+                self.tasks.run("worker", lambda: self._take(stop), stop),
+                self.tasks.run("worker_heartbeat", lambda: self._heartbeat(stop), stop),
+            )
         finally:
-            beat.cancel()
             await self._shutdown()
+
+    async def _take(self, stop: asyncio.Event) -> None:
+        await self.ensure_group()
+        # Again after a restart: runs whose drive ended on a store error resume at once.
+        for entry_id, run_id in await self._own_pending():
+            self._start(entry_id, run_id)
+        while not stop.is_set():
+            free = self.config.concurrency - len(self.jobs)
+            if free <= 0:
+                await self._wait_for_room(stop)
+                continue
+            try:
+                entries = await self._reclaim(free)
+                if len(entries) < free:
+                    entries += await self._read(free - len(entries))
+            except ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                await self.ensure_group()  # the stream was deleted under us
+                continue
+            for entry_id, run_id in entries:
+                self._start(entry_id, run_id)
 
     async def _wait_for_room(self, stop: asyncio.Event) -> None:
         waiters = [j.task for j in self.jobs.values()]
@@ -309,13 +317,12 @@ class Worker:
             keys.RUN_QUEUE, self.config.group, self.consumer, 0, ids, idle=idle_ms, justid=True
         )
 
-    async def _heartbeat(self) -> None:
-        while True:
-            await asyncio.sleep(self.config.beat_s)
-            try:
+    async def _heartbeat(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.config.beat_s)
+            if not stop.is_set():
                 await self.refresh()
-            except (RedisError, OSError) as exc:
-                log.warning("worker %s cannot refresh its claims: %s", self.consumer, exc)
 
     async def refresh(self) -> None:
         """Reset the idle time of every run in flight; drop the ones taken over meanwhile."""

@@ -35,6 +35,7 @@ from bot.api.schemas import Health
 from bot.metrics import render as render_metrics
 from bot.runtime import Runtime
 from bot.store.runs import RunStore
+from bot.supervise import Supervisor
 
 RequestHandler = Callable[[Request], Awaitable[Response]]
 SlackHandler = ASGIApp | RequestHandler
@@ -52,12 +53,17 @@ def create_app(
     max_wait_s: float = MAX_WAIT_S,
     max_body_bytes: int = DEFAULT_LIMIT,
     probes: Sequence[Callable[[], str | None]] = (),
+    tasks: Supervisor | None = None,
 ) -> FastAPI:
     """Build the app on an open runtime; the caller keeps the runtime open while it serves.
 
     `probes` are extra health checks for `/healthz`: each returns None when healthy, or a
-    line saying what is wrong (the Socket Mode link, for one).
+    line saying what is wrong (the Socket Mode link, for one). `tasks`, the process's
+    background tasks: one failing for a while makes `/healthz` unhealthy, naming it, and
+    `/metrics` counts their restarts.
     """
+    if tasks is not None:
+        probes = [*probes, tasks.problem]
     app = FastAPI(
         title="hitl-bot",
         version="1",
@@ -85,17 +91,19 @@ def create_app(
         responses={
             503: {
                 "model": Health,
-                "description": "Redis/Valkey does not answer, or Slack's Socket Mode is down",
+                "description": "Redis/Valkey does not answer, Slack's Socket Mode is down, "
+                "or a background task keeps failing",
             }
         },
     )
     async def healthz() -> JSONResponse:
+        problems: list[str] = []
         try:
             await asyncio.wait_for(rt.redis.ping(), HEALTH_TIMEOUT_S)
         except Exception as exc:  # any failure to answer is "not healthy", never a 500
-            body = Health(ok=False, detail=f"{type(exc).__name__}: {exc}")
-            return JSONResponse(body.model_dump(), status_code=503)
-        problems = [p for p in (probe() for probe in probes) if p]
+            problems.append(f"{type(exc).__name__}: {exc}")
+        # Every problem at once: with Redis down, which tasks it took with it is news too.
+        problems += [p for p in (probe() for probe in probes) if p]
         if problems:
             body = Health(ok=False, detail="; ".join(problems))
             return JSONResponse(body.model_dump(), status_code=503)
@@ -104,9 +112,10 @@ def create_app(
     @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     async def metrics() -> PlainTextResponse:
         """Prometheus text format: counters are cluster-wide, see bot/metrics.py."""
-        return PlainTextResponse(
-            await render_metrics(rt.redis), media_type="text/plain; version=0.0.4"
-        )
+        text = await render_metrics(rt.redis)
+        if tasks is not None:
+            text += tasks.metrics()
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     if slack_handler is not None:
         app.router.routes.append(

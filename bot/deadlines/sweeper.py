@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -18,8 +17,6 @@ from bot.clock import Clock
 from bot.store import keys
 from bot.store.questions import QuestionStore
 from bot.store.requests import Moved, RequestStore
-
-log = logging.getLogger(__name__)
 
 OnFired = Callable[[Moved], Awaitable[None]]
 
@@ -92,11 +89,10 @@ class Sweeper:
             await self.redis.zrem(keys.due(shard), *stale)
 
     async def run(self, stop: asyncio.Event, interval_s: float = 0.25) -> None:
-        """Sweep until `stop` is set; a failing sweep is logged and retried, never fatal."""
+        """Sweep until `stop` is set. A failed sweep raises: run it under a Supervisor
+        (bot/supervise.py), which logs one line and retries with backoff, rather than
+        logging a traceback every `interval_s` while Redis is down."""
         while not stop.is_set():
-            try:
-                await self.sweep_once()
-            except Exception:  # a Redis blip must not kill the only thing that ends requests
-                log.exception("sweep failed; retrying")
+            await self.sweep_once()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), interval_s)

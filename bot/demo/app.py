@@ -36,6 +36,7 @@ from bot.config import APP_NAME, Settings
 from bot.demo import messages as say
 from bot.demo.parts import (
     HOST,
+    START_TIMEOUT_S,
     Found,
     count_store,
     demo_logging,
@@ -50,6 +51,7 @@ from bot.sandbox.claw_script import claw_responder
 from bot.sandbox.model import ScriptedModel, Turn
 from bot.sandbox.refund_script import refund_responder
 from bot.sandbox.slack import SlackEmulator
+from bot.supervise import Supervisor
 
 AGENTS = ("claw", "refunds")
 LOG_NAME = "demo.log"
@@ -66,6 +68,7 @@ class DemoOptions:
     agent: str = "claw"
     port: int = 8080  # the emulator's page; 0 picks a free port
     data_dir: Path | None = None  # None: HITL_DATA_DIR, or the user data dir
+    socket_mode: bool = False  # events over a Socket Mode WebSocket instead of signed HTTP
 
 
 def demo_responder(messages: Sequence[Mapping[str, Any]]) -> Turn:
@@ -78,18 +81,25 @@ def demo_responder(messages: Sequence[Mapping[str, Any]]) -> Turn:
 
 
 def demo_settings(
-    env: Settings, data_dir: Path, policy_file: Path, *, secret: str, token: str
+    env: Settings,
+    data_dir: Path,
+    policy_file: Path,
+    *,
+    secret: str,
+    token: str,
+    app_token: str | None = None,
 ) -> Settings:
     """`env` with what the demo decides itself: the Slack identity it shares with the
-    emulator, HTTP mode, local addresses. The Web API URL is added once the emulator
-    listens."""
+    emulator, HTTP or Socket Mode (`app_token`), local addresses. The Web API URL is
+    added once the emulator listens."""
     return env.model_copy(
         update={
             "hitl_data_dir": data_dir,
             "hitl_policy": policy_file,
             "slack_bot_token": SecretStr(token),
             "slack_signing_secret": SecretStr(secret),
-            "slack_app_token": None,  # HTTP mode: the emulator delivers signed requests
+            # None: HTTP mode, the emulator delivers signed requests; else over a WebSocket.
+            "slack_app_token": SecretStr(app_token) if app_token else None,
             "hitl_host": HOST,
             "hitl_port": 0,
             "hitl_api_token": env.hitl_api_token or SecretStr(secrets.token_urlsafe(18)),
@@ -119,7 +129,9 @@ async def serve_demo(
     data_dir = (options.data_dir or env.hitl_data_dir).expanduser().resolve()
     # Made up per session: the emulator signs its deliveries with them, the bot checks.
     secret, token = secrets.token_hex(16), "xoxb-demo-" + secrets.token_hex(12)
-    base = demo_settings(env, data_dir, write_policy(data_dir), secret=secret, token=token)
+    app_token = "xapp-demo-" + secrets.token_hex(12) if options.socket_mode else None
+    policy = write_policy(data_dir)
+    base = demo_settings(env, data_dir, policy, secret=secret, token=token, app_token=app_token)
     for order_id, order in DEMO_ORDERS.items():
         refunds.ORDERS.setdefault(order_id, order)
     out.print(say.STARTING.format(agent=options.agent), soft_wrap=True)
@@ -128,18 +140,23 @@ async def serve_demo(
             llm, model_name = await _model(env, stack)
             rt = await stack.enter_async_context(open_runtime(base))
             found = await count_store(rt)
-            emu = await start_emulator(secret, token, options.port, out)
+            emu = await start_emulator(secret, token, options.port, out, app_token=app_token)
             stack.push_async_callback(emu.stop)
             settings = base.model_copy(update={"slack_api_url": emu.api_url})
-            bot_url, bot = await start_bot(settings, stop, options.agent)
+            tasks = Supervisor()  # one for bot and worker: /healthz reports them all
+            bot_url, bot = await start_bot(settings, stop, options.agent, tasks)
             stack.push_async_callback(stop_task, stop, bot)
-            emu.events_url = bot_url + "/slack/events"
+            if options.socket_mode:  # the page works once the bot's socket is up
+                await emu.socket.wait_connected(timeout=START_TIMEOUT_S)
+            else:
+                emu.events_url = bot_url + "/slack/events"
             worker = Worker(
                 Stores.of(rt),
                 llm=llm,
                 agents=AgentCatalog(),
                 config=WorkerConfig(shutdown_grace_s=10.0),
                 loop_config=LoopConfig(ask_timeout_ms=ASK_TIMEOUT_MS),
+                tasks=tasks,
             )
             working = asyncio.create_task(worker.run(stop), name="worker")
             stack.push_async_callback(stop_task, stop, working)
@@ -170,6 +187,8 @@ def _print_ready(
         store = say.STORE_SHARED.format(data_dir=data_dir)
     text = say.READY.format(agent=options.agent, model=escape(model_name), page=emu.base_url + "/")
     text += "\n" + (say.TRY_CLAW if options.agent == "claw" else say.TRY_REFUNDS)
+    if options.socket_mode:
+        text += "\n" + say.SOCKET_MODE
     out.print(text.format(review=REVIEW_S), soft_wrap=True, highlight=False)
     if found.runs or found.requests:
         line = say.FOUND.format(
@@ -192,6 +211,7 @@ def _print_ready(
     operator = say.OPERATOR.format(
         env=say.ENV_HINT.format(data_dir=data_dir) if elsewhere else "",
         bot=bot_url,
+        parts=say.BOT_PARTS_SOCKET if options.socket_mode else say.BOT_PARTS_HTTP,
         token=escape(token.get_secret_value() if token else "-"),
         policy=escape(str(rt.settings.hitl_policy)),
         log=escape(str(rt.settings.hitl_data_dir / LOG_NAME)),

@@ -12,7 +12,9 @@ PORT_TAKEN = (
 MODEL_SCRIPTED = "a scripted model (rules, no LLM key needed)"
 MODEL_REAL = "{model} at {url}"
 STORE_EMBEDDED = "embedded Valkey in {data_dir}"
-STORE_SHARED = "embedded Valkey in {data_dir} (already running; left running at exit)"
+STORE_SHARED = (
+    "embedded Valkey in {data_dir} (already running; the last hitl-bot process to exit stops it)"
+)
 STORE_URL = "REDIS_URL (your own Redis)"
 
 FOUND = (
@@ -64,11 +66,14 @@ TRY_REFUNDS = """[bold]Try it[/bold]
 
 OPERATOR = """[bold]Meanwhile, in another terminal[/bold]{env}
   hitl-bot pending · hitl-bot show <request id> · hitl-bot audit verify
-  The bot itself (Slack endpoint, /v1 API, /metrics): {bot}  (API token: {token})
+  The bot itself ({parts}): {bot}  (API token: {token})
   Policy: {policy}   Log: {log}
 
 Ctrl-C stops everything; runs and audit stay in the store for the next start.
 """
+
+BOT_PARTS_HTTP = "Slack endpoint, /v1 API, /metrics"
+BOT_PARTS_SOCKET = "/v1 API, /metrics"
 
 ENV_HINT = "  (export HITL_DATA_DIR={data_dir} first)"
 
@@ -79,3 +84,9 @@ STOPPED = "Stopped. {runs} {runs_word} and {requests} approval {requests_word} a
 
 def plural(n: int, one: str, many: str) -> str:
     return one if n == 1 else many
+
+
+SOCKET_MODE = (
+    "Slack events reach the bot over Socket Mode (a WebSocket it opened to the local Slack), "
+    "as with SLACK_APP_TOKEN in production; the bot has no HTTP Slack endpoint."
+)

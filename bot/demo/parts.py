@@ -16,10 +16,12 @@ from rich.console import Console
 from bot.config import Settings
 from bot.core.models import RUN_FINAL
 from bot.demo import messages as say
+from bot.logs import JsonFormatter
 from bot.runtime import Runtime
 from bot.sandbox.slack import SlackEmulator
 from bot.serve import ServeOptions, run_serve
 from bot.store import keys
+from bot.supervise import Supervisor
 
 HOST = "127.0.0.1"  # the emulator lets anyone act as anyone: never on a public address
 START_TIMEOUT_S = 20.0
@@ -59,7 +61,7 @@ def demo_logging(path: Path) -> Iterator[None]:
     root = logging.getLogger()
     to_file = logging.FileHandler(path, encoding="utf-8")
     to_file.setLevel(logging.INFO)
-    to_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    to_file.setFormatter(JsonFormatter())  # one JSON object a line, as every command writes
     to_term = logging.StreamHandler()
     to_term.setLevel(logging.ERROR)
     to_term.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
@@ -79,9 +81,12 @@ def demo_logging(path: Path) -> Iterator[None]:
         chatty.setLevel(before[1])
 
 
-async def start_emulator(secret: str, token: str, port: int, out: Console) -> SlackEmulator:
-    """The emulator on `port`, or on a free port (said so) when `port` cannot be had."""
-    emu = SlackEmulator(signing_secret=secret, bot_token=token)
+async def start_emulator(
+    secret: str, token: str, port: int, out: Console, *, app_token: str | None = None
+) -> SlackEmulator:
+    """The emulator on `port`, or on a free port (said so) when `port` cannot be had;
+    speaking Socket Mode when given an `app_token`."""
+    emu = SlackEmulator(signing_secret=secret, bot_token=token, app_token=app_token)
     try:
         await emu.start(HOST, port)
         return emu
@@ -91,7 +96,7 @@ async def start_emulator(secret: str, token: str, port: int, out: Console) -> Sl
             raise
         problem = errno.errorcode.get(exc.errno or 0, str(exc))
     # A failed start leaves the emulator holding its unstarted server: use a fresh one.
-    emu = SlackEmulator(signing_secret=secret, bot_token=token)
+    emu = SlackEmulator(signing_secret=secret, bot_token=token, app_token=app_token)
     await emu.start(HOST, 0)
     got = emu.base_url.rsplit(":", 1)[1]
     out.print(say.PORT_TAKEN.format(port=port, error=problem, got=got), soft_wrap=True)
@@ -99,7 +104,7 @@ async def start_emulator(secret: str, token: str, port: int, out: Console) -> Sl
 
 
 async def start_bot(
-    settings: Settings, stop: asyncio.Event, agent: str
+    settings: Settings, stop: asyncio.Event, agent: str, tasks: Supervisor | None = None
 ) -> tuple[str, asyncio.Task[None]]:
     """run_serve in a task; its URL once it listens. Raises why it could not start."""
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -109,7 +114,13 @@ async def start_bot(
             ready.set_result(url)
 
     task = asyncio.create_task(
-        run_serve(settings, stop, options=ServeOptions(default_agent=agent), on_ready=on_ready),
+        run_serve(
+            settings,
+            stop,
+            options=ServeOptions(default_agent=agent),
+            on_ready=on_ready,
+            tasks=tasks,
+        ),
         name="bot",
     )
     waits: list[asyncio.Future[Any]] = [ready, task]

@@ -31,6 +31,7 @@ from bot.core.models import ActionRequest, RiskTier
 from bot.core.payload import canonical_args, payload_hash
 from bot.core.schema import call_problems
 from bot.errors import HitlError, PayloadError
+from bot.logs import mask
 from bot.sdk import messages as msg
 from bot.sdk.gate import Gate
 from bot.sdk.schema import derive
@@ -52,8 +53,31 @@ class _Call:
     key: str | None
 
 
+# What a completed call's return value is recorded as: enough to read on the card and in
+# `hitl-bot show` ("refunded 40 on A1", a receipt id), never a whole response body.
+OUTCOME_LIMIT = 500
+
+
+def _clip(text: str) -> str:
+    text = mask(text)  # the same mask as the logs: a token in a result is not kept
+    return text if len(text) <= OUTCOME_LIMIT else text[: OUTCOME_LIMIT - 1] + "…"
+
+
 def _failure(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    return _clip(f"{type(exc).__name__}: {exc}")
+
+
+def _result(value: Any) -> str | None:
+    """The wrapped function's return value as the request's recorded outcome."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return _clip(value)
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):  # circular or otherwise unserialisable
+        text = repr(value)
+    return _clip(text)
 
 
 class _Guard:
@@ -199,7 +223,7 @@ class _Guard:
                 else:
                     await self.report(req, ok=True, detail="compensated")
             raise
-        await self.report(req, ok=True, detail=None)
+        await self.report(req, ok=True, detail=_result(result))
         return result
 
     def run_sync(self, a: tuple[Any, ...], kw: dict[str, Any]) -> Any:
@@ -218,7 +242,7 @@ class _Guard:
                 else:
                     gate.run_sync(self.report(req, ok=True, detail="compensated"))
             raise
-        gate.run_sync(self.report(req, ok=True, detail=None))
+        gate.run_sync(self.report(req, ok=True, detail=_result(result)))
         return result
 
 

@@ -57,6 +57,9 @@ class Notifier:
         self._lanes = asyncio.Semaphore(8)
 
     async def run(self, stop: asyncio.Event) -> None:
+        """Deliver until `stop` is set. A Redis error raises: run it under a Supervisor
+        (bot/supervise.py), which logs it once and starts this again after a backoff;
+        undelivered entries stay pending in the stream meanwhile."""
         await self.bus.ensure_group()
         while not stop.is_set():
             try:
@@ -67,10 +70,6 @@ class Notifier:
                     raise
                 # The group vanished (a flushed or replaced Redis): make it again.
                 await self.bus.ensure_group()
-                continue
-            except Exception:  # Redis blip: keep the loop alive, the entries stay pending
-                log.exception("reading the event stream failed; retrying")
-                await asyncio.sleep(1)
                 continue
             await self._deliver_all(batch)
 

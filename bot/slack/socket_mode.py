@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,24 +34,11 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
+from bot.supervise import Backoff as Backoff  # its home was here: old imports keep working
 
 log = logging.getLogger(__name__)
 
 ENVELOPE_TYPES = frozenset({"events_api", "interactive", "slash_commands"})
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """Delays between failed connects: first * 2**n, capped, each scaled by a random
-    factor in [1 - jitter, 1] so that many bots restarting together do not retry in step."""
-
-    first_s: float = 1.0
-    cap_s: float = 30.0
-    jitter: float = 0.5
-
-    def delay(self, failures: int) -> float:
-        base = min(self.cap_s, self.first_s * 2 ** max(0, failures - 1))
-        return float(base * (1 - self.jitter * random.random()))
 
 
 @dataclass

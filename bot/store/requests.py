@@ -131,9 +131,11 @@ class RequestStore:
                     "request_id": rid,
                     "event": "create",
                     "actor": requester,
-                    "state": stored.state.value,
+                    "from_state": None,
+                    "to_state": stored.state.value,
                     "version": stored.version,
                     "tool": tool,
+                    "run_id": run_id,
                 },
             )
         if status == "conflict":
@@ -157,7 +159,7 @@ class RequestStore:
             if tool is None:
                 raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
             new_args, new_hash = stored_args(d.new_args), payload_hash(str(tool), d.new_args)
-        status, out = await self._transition(
+        status, out, *was = await self._transition(
             keys=keys.request_keys(rid), args=_argv(d, now, new_args, new_hash)
         )
         if status == "not_found":
@@ -170,9 +172,11 @@ class RequestStore:
                     "request_id": rid,
                     "event": d.event.value,
                     "actor": d.actor,
-                    "state": req.state.value,
+                    "from_state": was[0] if was else None,
+                    "to_state": req.state.value,
                     "version": req.version,
                     "tool": req.tool,
+                    "run_id": req.run_id,
                 },
             )
         if status in ("ok", "repeat", "noop"):
@@ -218,7 +222,7 @@ class RequestStore:
                 await self._transition(keys=k, args=a, client=pipe)
             replies = await pipe.execute()
         out: list[Moved | None] = []
-        for status, raw in replies:
+        for status, raw, *_ in replies:
             if status == "not_found":
                 out.append(None)
             else:

@@ -98,6 +98,7 @@ return {'ok', flat(h)}
 )
 
 # KEYS: req, audit, due, pending, all, wake, events
+# Reply: {status, the request's hash as JSON} and, on 'ok', the state it moved from.
 # ARGV: now, event, actor, groups JSON, seen hash, view hash, reason code, text,
 #       new args, new hash, fence, detail, has compensation (1/0), wake ttl seconds,
 #       via (how a person decided: "" for a button, "thread_reply:CHANNEL:TS" for a reply)
@@ -290,7 +291,7 @@ redis.call('HSET', R, unpack(w))
 redis.call('XADD', W, 'MAXLEN', '~', '16', h.version .. '-0', 'state', cur)
 redis.call('EXPIRE', W, tonumber(ARGV[14]))
 publish(KEYS[7], 'request', h.id, h.version, ev, cur, h.run_id)
-return {'ok', flat(h)}
+return {'ok', flat(h), state}
 """
 )
 

@@ -115,13 +115,16 @@ def data_dir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.fixture
-async def refunds_demo(data_dir: Path) -> AsyncIterator[tuple[httpx.AsyncClient, io.StringIO]]:
+@pytest.fixture(params=["http", "socket"])
+async def refunds_demo(
+    data_dir: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[tuple[httpx.AsyncClient, io.StringIO]]:
     printed = io.StringIO()
     stop = asyncio.Event()
     # Explicit Nones: the developer's REDIS_URL or OPENAI_BASE_URL must not leak in.
     env = Settings(hitl_data_dir=data_dir, redis_url=None, openai_base_url=None)
-    options = DemoOptions(agent="refunds", port=0, data_dir=data_dir)
+    socket_mode = request.param == "socket"  # `hitl-bot demo --socket-mode`
+    options = DemoOptions(agent="refunds", port=0, data_dir=data_dir, socket_mode=socket_mode)
     task = asyncio.create_task(serve_demo(options, Console(file=printed, width=200), stop, env=env))
 
     async def page() -> str | None:
@@ -162,14 +165,20 @@ async def test_a_4200_refund_waits_for_finance(
     approval = await eventually(lambda: reply("hitl_approve"), timeout=15)
     assert "HIGH risk" in approval["text"] and "issue_refund" in approval["text"]
     click = {"action_id": "hitl_approve", "channel": posted["channel"], "ts": approval["ts"]}
+
+    async def told(user: str, *needles: str) -> bool:  # ephemerals are sent after the ack
+        state = (await page.get("/_emu/state")).json()
+        said = [e["text"] for e in state["ephemerals"] if e["user"] == user]
+        return any(all(n in t for n in needles) for t in said)
+
     await page.post("/_emu/click", json={"user": "UKID", **click})
-    state = (await page.get("/_emu/state")).json()
-    assert any("not among its approvers" in e["text"] for e in state["ephemerals"])
+    await eventually(lambda: told("UKID", "not among its approvers"), timeout=15)
     # Carol is in @finance, but she asked for this refund: she may not approve it.
     await page.post("/_emu/click", json={"user": "UCAROL", **click})
-    state = (await page.get("/_emu/state")).json()
-    told = [e["text"] for e in state["ephemerals"] if e["user"] == "UCAROL"]
-    assert any("asked for by you" in t and "<!subteam^SFINANCE>" in t for t in told), told
+    await eventually(lambda: told("UCAROL", "asked for by you", "<!subteam^SFINANCE>"), timeout=15)
     await page.post("/_emu/click", json={"user": "UALICE", **click})
     await eventually(lambda: reply("Done. Refunded 4200.00 USD on order A1004."), timeout=15)
     assert "Refund order A1004 in full ($4,200)" in printed.getvalue()
+    socket = "over Socket Mode" in printed.getvalue()
+    deliveries = (await page.get("/_emu/deliveries")).json()
+    assert deliveries and {d["url"] == "socket_mode" for d in deliveries} == {socket}

@@ -175,12 +175,11 @@ def one_approval(page: httpx.Client) -> str:
     click = {"user": "UKID", "action_id": "hitl_approve", "channel": channel, "ts": approval["ts"]}
     assert page.post("/_emu/click", json=click).json()["status"] == 200
 
-    def refused() -> bool:
-        # The ack comes before the listener is done: the ephemeral may follow the 200.
+    def refused() -> bool:  # the ephemeral is sent after the click's ack
         told = [e["text"] for e in page.get("/_emu/state").json()["ephemerals"]]
         return any("asked for by you" in t and "<@UPARENT>" in t for t in told)
 
-    eventually(refused, what="refusal of the requester's own click")
+    eventually(refused, what="the refusal, naming who may decide")
     click["user"] = "UPARENT"
     assert page.post("/_emu/click", json=click).json()["status"] == 200
     eventually(lambda: reply(lambda m: "Got it" in m["text"]), what="final reply")
@@ -217,3 +216,12 @@ def test_demo_runs_stops_cleanly_and_keeps_everything(data_dir: Path, tmp_path: 
     approvals = [e for e in shown["audit"] if e["event"] == "approve" and e["kind"] == "transition"]
     assert [e["actor"] for e in approvals] == ["UPARENT"]
     assert valkeys(data_dir) == []
+
+    # The demo's log: one JSON object a line; each transition names its request, event,
+    # states, actor, tool and run.
+    log = [json.loads(line) for line in (data_dir / "demo.log").read_text().splitlines()]
+    moves = [e for e in log if e["msg"] == "transition" and e["request_id"] == request_id]
+    approved = next(e for e in moves if e["event"] == "approve")
+    assert (approved["from_state"], approved["to_state"]) == ("pending_review", "approved")
+    assert (approved["actor"], approved["tool"]) == ("UPARENT", "drop_claw")
+    assert approved["run_id"].startswith("run")

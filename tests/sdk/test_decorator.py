@@ -110,6 +110,31 @@ async def test_approved_runs_once_with_the_args(
     assert (seen.requester, seen.run_id, seen.tool) == ("agent-7", "run-1", "refund")
     final = await wall_store.get(seen.id)
     assert final.state == State.COMPLETED
+    assert final.detail == "refunded 40 on A1"  # the outcome is recorded, for card and CLI
+
+
+async def test_the_recorded_outcome_is_masked_cut_and_json_for_objects(
+    gate: Gate, reviewer: Reviewer, wall_store: RequestStore
+) -> None:
+    results: list[Any] = [
+        {"receipt": "r-1", "token": "xoxb-1234-secret"},
+        "x" * 5000,
+        None,
+    ]
+
+    @require_approval(gate, tool="refund")
+    async def refund(order: str, amount: int = 40) -> Any:
+        return results.pop(0)
+
+    details = []
+    for order in ("A1", "A2", "A3"):
+        reviewer.decide(approve)
+        await refund(order)
+        await reviewer.ajoin()
+        details.append((await wall_store.get(reviewer.seen[-1].id)).detail)
+    assert details[0] == '{"receipt": "r-1", "token": "***"}'
+    assert details[1] is not None and len(details[1]) == 500 and details[1].endswith("…")
+    assert details[2] is None
 
 
 async def test_edited_runs_with_the_edited_args(

@@ -133,6 +133,7 @@ async def test_a_caller_that_stops_waiting_withdraws_its_request(gate: Gate, red
     req = await store.get(pending[0].id)
     assert req.state == State.CANCELLED
     assert req.resolution is not None and req.resolution.reason_code == "caller_gone"
+    assert req.resolution.actor == req.requester  # whoever asked withdrew, in either mode
 
 
 async def test_low_level_claim_and_report(gate: Gate, redis: Redis) -> None:
