@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import tempfile
 import time
@@ -45,13 +46,19 @@ class CountingConnection(Connection):
         await super().send_packed_command(command, check_health)
 
 
+GROUPS = ("#hitl-approvals",)  # the default policy's reviewers: the approver is a member
+
+
 def approve(req: ActionRequest) -> Decision:
-    return Decision(event=Event.APPROVE, actor="U0APPROVER", payload_hash=req.payload_hash)
+    return Decision(
+        event=Event.APPROVE, actor="U0APPROVER", actor_groups=GROUPS, payload_hash=req.payload_hash
+    )
 
 
 def raw_argv(req: ActionRequest, now: int) -> list[str | int]:
     """The TRANSITION ARGV of an approve, as RequestStore.transition builds it."""
-    return [now, "approve", "U0APPROVER", "[]", req.payload_hash, *[""] * 7, "0", WAKE_TTL_S]
+    groups = json.dumps(list(GROUPS))
+    return [now, "approve", "U0APPROVER", groups, req.payload_hash, *[""] * 7, "0", WAKE_TTL_S]
 
 
 class Bench:
