@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 from _fleet import Fleet
 
+from bot.sandbox.cards import cards_per_request, live_cards_per_request
 from bot.sandbox.slack import SlackEmulator
 from bot.slack import render
 
@@ -45,13 +46,10 @@ def _approve_values(blocks: Any) -> list[str]:
     return found
 
 
-def cards_posted(emu: SlackEmulator) -> Counter[str]:
-    """request id -> approval cards Slack accepted for it (from the Web API call log)."""
-    cards: Counter[str] = Counter()
-    for call in emu.calls.calls:
-        if call.method == "chat.postMessage" and call.ok:
-            cards.update(set(_approve_values(call.args.get("blocks"))))
-    return cards
+def cards_left(emu: SlackEmulator) -> tuple[Counter[str], Counter[str]]:
+    """request id -> its cards in the workspace, and -> those still showing buttons."""
+    state = emu.state()
+    return cards_per_request(state), live_cards_per_request(state)
 
 
 class SoakClient:

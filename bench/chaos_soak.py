@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _chaos_client import PENDING, SoakClient, cards_posted
+from _chaos_client import PENDING, SoakClient, cards_left
 from _common import print_load
 from _fleet import Fleet, Member, base_env
 from redis.asyncio import Redis
@@ -153,8 +153,10 @@ async def report(fleet: Fleet, emu: SlackEmulator, client: SoakClient, tmp: Path
     count_file = tmp / "charges.txt"
     charges = count_file.read_text().splitlines() if count_file.exists() else []
     run_doubles = [k for k, n in Counter(c.split()[0] for c in charges).items() if n > 1]
-    cards = cards_posted(emu)
+    cards, live = cards_left(emu)
     dup_cards = [rid for rid, n in cards.items() if n > 1]
+    # A final request's card shows no buttons; one that still does invites a dead click.
+    stale = [rid for rid in live if rid in client.acked and client.acked[rid] != "pending_review"]
     verify = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "audit", "verify", env=fleet.env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
@@ -168,9 +170,10 @@ async def report(fleet: Fleet, emu: SlackEmulator, client: SoakClient, tmp: Path
     print(f"requests not final: {len(not_final)} {not_final[:5]}")
     print(f"requests final later than their escalation bound ({BOUND_S} s): {len(late)}")
     print(f"cards duplicated: {len(dup_cards)} {dup_cards[:5]}")
+    print(f"cards of decided requests still showing buttons: {len(stale)} {stale[:5]}")
     last = out.decode(errors="replace").strip().splitlines()
     print(f"audit verify: exit {verify.returncode}: {last[-1] if last else ''}")
-    bad = [lost, doubles, run_doubles, not_final, late, dup_cards, client.unfinished_runs]
+    bad = [lost, doubles, run_doubles, not_final, late, dup_cards, stale, client.unfinished_runs]
     return sum(len(b) for b in bad) + (verify.returncode != 0)
 
 

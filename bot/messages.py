@@ -306,6 +306,14 @@ ANSWER_SUBMIT = "Send answer"
 ANSWER_LABEL = "Your answer"
 SLACK_UNSIGNED = "The request is not signed with this app's signing secret."
 SLACK_BAD_BODY = "The Slack request body is not valid JSON (nor a form with a JSON payload)."
+REASON_TOO_LONG = "At most {limit} characters."
+SLACK_NOT_UTF8 = "The Slack request body is not UTF-8."
+SLACK_TOO_DEEP = "The Slack request body nests deeper than {limit} levels."
+SLACK_BAD_PAYLOAD = "Not a Slack payload this app can read: {problem}."
+ARGS_TOO_DEEP = "tool arguments nest deeper than {limit} levels"
+TEXT_LONE_SURROGATE = (
+    "text holds a lone UTF-16 surrogate (such as \\ud800), which UTF-8 cannot carry"
+)
 SLACK_NEEDS_SECRET = (
     "A Slack endpoint without a signing secret would accept forged requests; "
     "set SLACK_SIGNING_SECRET or use Socket Mode (SLACK_APP_TOKEN)."

@@ -6,15 +6,31 @@ import hashlib
 import json
 from typing import Any
 
+from bot import messages as msg
+from bot.core.plainjson import lone_surrogate, too_deep
 from bot.errors import PayloadError
 
 # Arguments bigger than this are refused at the door: a person cannot review
 # what they cannot read, and Redis should not hold megabytes per request.
 MAX_PAYLOAD_BYTES = 64 * 1024
+# Deeper than this is refused too: no tool call needs it, nobody can review it on a
+# card, and far deeper values (about 250) break every response that serialises them.
+MAX_ARGS_DEPTH = 32
+
+
+def args_problem(args: object) -> str | None:
+    """Why `args` (or a JSON Schema for them) cannot be stored; None when it can."""
+    if too_deep(args, MAX_ARGS_DEPTH):
+        return msg.ARGS_TOO_DEEP.format(limit=MAX_ARGS_DEPTH)
+    if lone_surrogate(args):
+        return msg.TEXT_LONE_SURROGATE
+    return None
 
 
 def canonical_args(args: dict[str, Any]) -> str:
     """Arguments as canonical JSON: sorted keys, no spaces, UTF-8, no NaN."""
+    if (problem := args_problem(args)) is not None:
+        raise PayloadError(problem)
     try:
         text = json.dumps(
             args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False

@@ -23,8 +23,12 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, validator_for
 
 from bot import messages as msg
+from bot.core.plainjson import lone_surrogate, too_deep
 
 MAX_SCHEMA_BYTES = 16 * 1024  # a tool's argument schema; the whole call may be 64 KiB
+# A schema nests about twice as deep as the arguments it describes (properties, items);
+# jsonschema recurses on it, so the limit is checked before it does.
+MAX_SCHEMA_DEPTH = 64
 MAX_SHOWN = 4  # problems listed in the modal (its error line holds 150 characters)
 
 
@@ -37,6 +41,10 @@ def schema_problem(schema: object) -> str | None:
     """Why `schema` cannot be a tool's argument schema; None when it can."""
     if not isinstance(schema, dict):
         return msg.SCHEMA_INVALID.format(error="it must be a JSON object")
+    if too_deep(schema, MAX_SCHEMA_DEPTH):
+        return msg.SCHEMA_INVALID.format(error=f"it nests deeper than {MAX_SCHEMA_DEPTH} levels")
+    if lone_surrogate(schema):
+        return msg.SCHEMA_INVALID.format(error=msg.TEXT_LONE_SURROGATE)
     try:
         size = len(json.dumps(schema, allow_nan=False).encode())
     except (TypeError, ValueError) as exc:

@@ -10,6 +10,7 @@ from bot.core.models import ActionRequest, Question, RiskTier, Steering
 from bot.core.policy import Policy
 from bot.runtime import Runtime, open_runtime
 from bot.sdk import execution
+from bot.sdk.attach import require_store, warn_if_no_bot
 
 
 class DirectBackend:
@@ -24,9 +25,14 @@ class DirectBackend:
     async def open(
         cls, settings: Settings | None, *, policy: Policy | None, actor: str
     ) -> DirectBackend:
-        """Connect as any hitl-bot process does (REDIS_URL, else the embedded Valkey)."""
+        """Join the bot's store: REDIS_URL, else the embedded Valkey a running bot keeps in
+        HITL_DATA_DIR. Never starts one (StoreUnavailable, with the fix, instead)."""
+        settings = settings or Settings.load()
+        require_store(settings)
         stack = contextlib.AsyncExitStack()
         rt = await stack.enter_async_context(open_runtime(settings, policy=policy))
+        where = "REDIS_URL" if settings.redis_url else str(settings.hitl_data_dir)
+        await warn_if_no_bot(rt.redis, where)
         return cls(rt, actor=actor, stack=stack)
 
     async def create(

@@ -34,3 +34,14 @@ SCHEMA_SKIPPED = (
     "The arguments of %s do not fit the schema derived from its type hints; this call is "
     "recorded without one (pass args_schema= to declare the exact schema)."
 )
+NO_STORE = (
+    "No hitl-bot store at {data_dir}: no bot's embedded Valkey runs there, and direct mode "
+    "never starts one (nobody would see its cards); fix: start `hitl-bot serve` (or "
+    "`hitl-bot demo`) with HITL_DATA_DIR={data_dir}, or set REDIS_URL to the bot's Redis, "
+    "or HITL_API_URL and HITL_API_TOKEN to use its API."
+)
+NO_LIVE_BOT = (
+    "No hitl-bot is reading the store at %s (no Slack notifier has read its events in the "
+    "last %d s): requests will wait unseen until one runs; fix: start `hitl-bot serve` on "
+    "the same REDIS_URL or HITL_DATA_DIR."
+)

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from bot import messages as msg
 from bot.core.models import RiskTier, Run
+from bot.core.payload import MAX_ARGS_DEPTH, args_problem
+from bot.core.plainjson import lone_surrogate
 from bot.core.schema import schema_problem
 
 MAX_TEXT = 3000  # Slack's section text limit, and `Decision.text`'s
@@ -32,11 +35,21 @@ Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
 class _In(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _utf8_text(cls, data: Any) -> Any:
+        # Valid JSON, but Redis and Slack would fail to encode it later, after a write.
+        if lone_surrogate(data):
+            raise ValueError(msg.TEXT_LONE_SURROGATE)
+        return data
+
 
 class ApprovalIn(_In):
     tool: ToolName
     args: dict[str, Any] = Field(
-        default_factory=dict, description="The tool's arguments: plain JSON, at most 64 KiB."
+        default_factory=dict,
+        description=f"The tool's arguments: plain JSON, at most 64 KiB, nested at most "
+        f"{MAX_ARGS_DEPTH} levels deep (the args object itself is one).",
     )
     run_id: RunId | None = None
     requester: Name | None = Field(
@@ -69,6 +82,13 @@ class ApprovalIn(_In):
             "it is refused before it is approved."
         ),
     )
+
+    @field_validator("args")
+    @classmethod
+    def _plain_args(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if (problem := args_problem(v)) is not None:
+            raise ValueError(problem)
+        return v
 
     @field_validator("args_schema")
     @classmethod

@@ -17,6 +17,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
 from bot.core.models import Decision
+from bot.core.payload import MAX_ARGS_DEPTH
+from bot.core.plainjson import text_too_deep
 from bot.core.schema import problems
 from bot.core.states import Event
 from bot.errors import (
@@ -34,6 +36,8 @@ from bot.slack.groups import groups_of, needs_lookup
 from bot.store import keys, tools
 
 log = logging.getLogger(__name__)
+
+MAX_REASON = 3000  # `Decision.text`, and the reason input's max_length
 
 
 def refusal_text(exc: HitlError) -> str:
@@ -110,8 +114,18 @@ class Approvals:
 
     async def on_reject(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         view = body["view"]
-        rid, phash = render.ButtonValue.decode(view.get("private_metadata", ""))
+        try:
+            rid, phash = render.ButtonValue.decode(view.get("private_metadata", ""))
+        except ValueError:
+            await ack(response_action="errors", errors={views.REASON_BLOCK: msg.BAD_BUTTON})
+            return
         code, text = views.parse_reject(view["state"]["values"])
+        if text is not None and len(text) > MAX_REASON:  # the input's own limit; never from Slack
+            await ack(
+                response_action="errors",
+                errors={views.REASON_TEXT_BLOCK: msg.REASON_TOO_LONG.format(limit=MAX_REASON)},
+            )
+            return
         if not code:
             await ack(
                 response_action="errors", errors={views.REASON_BLOCK: msg.REASON_REQUIRED_SHORT}
@@ -145,6 +159,9 @@ class Approvals:
             await _refuse(ack, msg.BAD_BUTTON)
             return
         raw = views.parse_edit(view["state"]["values"])
+        if text_too_deep(raw, MAX_ARGS_DEPTH):  # 1,500 brackets fit the box: json.loads recurses
+            await _refuse(ack, msg.ARGS_TOO_DEEP.format(limit=MAX_ARGS_DEPTH))
+            return
         try:
             new_args = json.loads(raw)
         except json.JSONDecodeError as exc:

@@ -9,7 +9,6 @@ after Slack took it; one that failed stays pending and is claimed again after
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import cast
 
@@ -23,15 +22,22 @@ from bot.core.states import State
 from bot.errors import NotFound
 from bot.runtime import Runtime
 from bot.slack import render
+from bot.slack.escalations import EscalationPosts
+from bot.slack.once import OncePoster, Posted, Tag
 from bot.slack.replies import remember_card
 from bot.store import keys
 from bot.store.events import EventBus, Notice
+from bot.store.lease import Lease
 from bot.store.runs import RunStore
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CHANNEL = "#hitl-approvals"
-LEASE_S = 60  # one notifier works on an entry at a time, even if another reclaims it
+# One notifier works on an entry at a time, even if another reclaims it. The holder keeps
+# the lease alive while it works, so a dead notifier's entries are free again within
+# LEASE_S rather than after the longest a delivery could ever take.
+LEASE_S = 10
+POSTING = "msg_posting"  # when the first attempt to post an item's message started
 
 
 class Notifier:
@@ -55,6 +61,8 @@ class Notifier:
         self.delivered = 0
         self.failures = 0
         self._lanes = asyncio.Semaphore(8)
+        self.once = OncePoster(rt.redis, client)
+        self.escalations = EscalationPosts(rt, client, self.once, self.pager)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until `stop` is set. A Redis error raises: run it under a Supervisor
@@ -94,9 +102,14 @@ class Notifier:
         await asyncio.gather(*(in_order(items) for items in groups.values()))
 
     async def deliver(self, n: Notice) -> bool:
-        lease = f"{keys.PREFIX}slack:lease:{n.entry_id}:{n.stream}"
-        if not await self.rt.redis.set(lease, self.consumer, nx=True, ex=LEASE_S):
+        key = f"{keys.PREFIX}slack:lease:{n.entry_id}:{n.stream}"
+        lease = Lease(self.rt.redis, key, self.consumer, LEASE_S)
+        if not await lease.take():
             return False
+        async with lease.kept():
+            return await self._deliver(n, lease)
+
+    async def _deliver(self, n: Notice, lease: Lease) -> bool:
         try:
             await self.handle(n)
         except SlackApiError as exc:
@@ -121,12 +134,11 @@ class Notifier:
         self.delivered += 1
         return True
 
-    async def _retry_later(self, n: Notice, lease: str, exc: Exception) -> bool:
+    async def _retry_later(self, n: Notice, lease: Lease, exc: Exception) -> bool:
         """Leave the entry pending: it is claimed again after `retry_idle_ms`."""
         self.failures += 1
         log.warning("slack delivery of %s %s %s failed, will retry: %s", n.kind, n.id, n.event, exc)
-        with contextlib.suppress(RedisError):  # Redis down: the lease expires by itself
-            await self.rt.redis.delete(lease)
+        await lease.release()
         return False
 
     async def handle(self, n: Notice) -> None:
@@ -157,39 +169,47 @@ class Notifier:
 
     async def _request(self, n: Notice) -> None:
         req = await self.rt.requests.get(n.id)
-        refs = await self._hmget(keys.request(req.id), "msg_channel", "msg_ts")
+        refs = await self._hmget(keys.request(req.id), "msg_channel", "msg_ts", POSTING)
         channel, ts = refs[0], refs[1]
         run_channel, run_thread = await self._home(req.run_id)
+        where = run_channel or req.channel or _first_channel(req) or DEFAULT_CHANNEL
+        if not ts and refs[2] is not None and req.state != State.PENDING_REVIEW:
+            # An attempt died mid-post and the request moved on since: its card, if Slack
+            # took it, still shows buttons. Find it so the update below takes them away.
+            found = await self.once.find(
+                Tag("request", req.id, "card"), where, run_thread, intent_ms=int(refs[2])
+            )
+            if found is not None:
+                channel, ts = found
+                await self._save_card(req.id, Posted(*found, adopted=True), run_thread, None)
+            else:  # never posted; and with the request decided, never will be
+                await self.rt.redis.hdel(keys.request(req.id), POSTING)
         if not ts and (req.state == State.PENDING_REVIEW or n.event == "create"):
             if req.state != State.PENDING_REVIEW:  # approved by policy: no buttons to post
                 if run_channel and run_thread:
                     await self._say(run_channel, run_thread, render.status_line(req, "no_review"))
                 return
-            channel = run_channel or req.channel or _first_channel(req) or DEFAULT_CHANNEL
             msg = render.approval_message(req, now_ms=self.rt.clock())
-            resp = await self.client.chat_postMessage(
-                channel=channel,
+            card = await self.once.post(
+                Tag("request", req.id, "card"),
+                (keys.request(req.id), POSTING),
+                channel=where,
+                thread_ts=run_thread,
                 text=msg.text,
                 blocks=msg.blocks,
-                thread_ts=run_thread,
                 unfurl_links=False,
                 unfurl_media=False,
             )
-            # the thread a reply to this card lands in: the run's, or the card's own
-            await remember_card(self.rt.redis, resp["channel"], run_thread or resp["ts"], req.id)
-            await self.rt.redis.hset(
-                keys.request(req.id),
-                mapping={
-                    "msg_channel": resp["channel"],
-                    "msg_ts": resp["ts"],
-                    "msg_view": render.blocks_hash(msg.blocks),
-                },
-            )
+            if card.adopted:  # posted before a crash, from a state that may be gone
+                await self.client.chat_update(
+                    channel=card.channel, ts=card.ts, text=msg.text, blocks=msg.blocks
+                )
+            await self._save_card(req.id, card, run_thread, render.blocks_hash(msg.blocks))
             return
         posted: set[str] = set()
         if n.event == "timeout" and n.state == State.PENDING_REVIEW.value:
             # First: telling the next level matters more than tidying the old message.
-            posted = await self._escalate(req, channel, run_thread or ts)
+            posted = await self.escalations.escalate(req, channel, run_thread or ts)
         if channel and ts:
             msg = render.approval_message(req, now_ms=self.rt.clock())
             await self.client.chat_update(channel=channel, ts=ts, text=msg.text, blocks=msg.blocks)
@@ -199,83 +219,23 @@ class Notifier:
         # Every escalation DM and channel post shows the request too: none keeps stale
         # buttons or an old level once something happened. Before the thread line, so a
         # failure here retries the whole notice without saying the line twice.
-        await self._refresh_posts(req, skip=posted)
+        await self.escalations.refresh(req, skip=posted)
         if channel and ts:
             # The line says what this event did, not where the request is by now.
             then = req.model_copy(update={"state": State(n.state)}) if n.state else req
             await self._say(channel, run_thread or ts, render.status_line(then, n.event))
 
-    async def _escalate(
-        self, req: ActionRequest, channel: str | None, thread: str | None
-    ) -> set[str]:
-        """Tell the level the request just reached; the slots of the messages posted now.
-
-        Each message is recorded as soon as Slack took it, so a retry of this notice
-        (a later post or the page failed) posts only what is still missing.
-        """
-        key = keys.posts(req.id)
-        done = cast(dict[str, str], await self.rt.redis.hgetall(key))
-        if f"{req.level}:done" in done or req.state != State.PENDING_REVIEW:
-            return set()  # a retry after it all went out, or decided before we got here
-        level = req.assignees
-        msg = render.escalation_message(req, now_ms=self.rt.clock())
-        posted: set[str] = set()
-        targets = [(f"{req.level}:user:{u}", u, True) for u in level.users]
-        targets += [(f"{req.level}:channel:{c}", c, False) for c in level.channels if c != channel]
-        for slot, where, is_user in targets:
-            if slot in done:
-                continue
-            if is_user:
-                dm = await self.client.conversations_open(users=where)
-                where = dm["channel"]["id"]
-            resp = await self.client.chat_postMessage(
-                channel=where, text=msg.text, blocks=msg.blocks, unfurl_links=False
-            )
-            await self.rt.redis.hset(key, slot, f"{resp['channel']} {resp['ts']}")
-            posted.add(slot)
-        if level.pager_url:
-            await self._page(level.pager_url, req)
-        await self.rt.redis.hset(key, f"{req.level}:done", "1")
-        return posted
-
-    async def _refresh_posts(self, req: ActionRequest, skip: set[str]) -> None:
-        """Bring every escalation message of `req` to its current state (no buttons once
-        decided). Idempotent: a retried notice updates them to the same blocks."""
-        posts = cast(dict[str, str], await self.rt.redis.hgetall(keys.posts(req.id)))
-        msg = render.escalation_message(req, now_ms=self.rt.clock())
-        for slot, ref in sorted(posts.items()):
-            channel, _, ts = ref.partition(" ")
-            if slot in skip or not ts:
-                continue
-            try:
-                await self.client.chat_update(
-                    channel=channel, ts=ts, text=msg.text, blocks=msg.blocks
-                )
-            except SlackApiError as exc:
-                status = exc.response.status_code
-                if status == 429 or status >= 500:
-                    raise  # the outbox retries the notice
-                # Gone for good (deleted, a reset workspace): the others still get updated.
-                log.warning("escalation message %s of %s not updated: %s", slot, req.id, exc)
-
-    async def _page(self, url: str, req: ActionRequest) -> None:
-        body = {
-            "request_id": req.id,
-            "tool": req.tool,
-            "risk": req.risk.value,
-            "level": req.level + 1,
-            "expires_at": req.expires_at,
-        }
-        for attempt in range(3):
-            try:
-                resp = await self.pager.post(url, json=body)
-                if resp.status_code < 500:
-                    resp.raise_for_status()
-                    return
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.5 * 2**attempt)
-        raise httpx.HTTPError(f"pager webhook {url} kept failing")
+    async def _save_card(
+        self, rid: str, card: Posted, run_thread: str | None, view: str | None
+    ) -> None:
+        # the thread a reply to this card lands in: the run's, or the card's own
+        await remember_card(self.rt.redis, card.channel, run_thread or card.ts, rid)
+        pipe = self.rt.redis.pipeline(transaction=True)
+        pipe.hset(keys.request(rid), mapping={"msg_channel": card.channel, "msg_ts": card.ts})
+        if view is not None:
+            pipe.hset(keys.request(rid), "msg_view", view)
+        pipe.hdel(keys.request(rid), POSTING)
+        await pipe.execute()
 
     # -- questions, runs, reactions ------------------------------------------------
 
@@ -292,15 +252,22 @@ class Notifier:
         if h[0] and h[1]:
             await self.client.chat_update(channel=h[0], ts=h[1], text=msg.text, blocks=msg.blocks)
             return
-        resp = await self.client.chat_postMessage(
+        post = await self.once.post(
+            Tag("question", q.id, "question"),
+            (keys.question(q.id), POSTING),
             channel=channel or q.channel or DEFAULT_CHANNEL,
             thread_ts=thread,
             text=msg.text,
             blocks=msg.blocks,
         )
-        await self.rt.redis.hset(
-            keys.question(q.id), mapping={"msg_channel": resp["channel"], "msg_ts": resp["ts"]}
-        )
+        if post.adopted:
+            await self.client.chat_update(
+                channel=post.channel, ts=post.ts, text=msg.text, blocks=msg.blocks
+            )
+        pipe = self.rt.redis.pipeline(transaction=True)
+        pipe.hset(keys.question(q.id), mapping={"msg_channel": post.channel, "msg_ts": post.ts})
+        pipe.hdel(keys.question(q.id), POSTING)
+        await pipe.execute()
 
     async def _run(self, n: Notice) -> None:
         run = await self.runs.get(n.id)

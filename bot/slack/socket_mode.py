@@ -34,6 +34,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
+from bot.core.plainjson import text_too_deep
+from bot.slack import inbound
 from bot.supervise import Backoff as Backoff  # its home was here: old imports keep working
 
 log = logging.getLogger(__name__)
@@ -143,6 +145,8 @@ class SocketModeLink:
     def _on_text(self, ws: aiohttp.ClientWebSocketResponse, text: str) -> bool:
         """Handle one frame; True when it is Slack's request to reconnect."""
         try:
+            if text_too_deep(text, inbound.MAX_DEPTH):  # json.loads would raise RecursionError
+                raise ValueError("nested too deep")
             frame = json.loads(text)
         except ValueError:
             log.warning("socket mode frame is not JSON", extra={"size": len(text)})
@@ -167,9 +171,13 @@ class SocketModeLink:
         return False
 
     async def _dispatch(self, ws: aiohttp.ClientWebSocketResponse, frame: dict[str, Any]) -> None:
-        payload = frame.get("payload")
-        if not isinstance(payload, dict):
-            return  # nothing Bolt could act on; unacked, Slack gives up after its retries
+        try:
+            payload = inbound.check(frame.get("payload"))
+        except inbound.Malformed as exc:
+            # Acked with no answer: Slack would only send the same bad envelope again.
+            log.info("socket mode envelope refused", extra={"reason": str(exc)})
+            await self._ack(ws, {"envelope_id": frame["envelope_id"]})
+            return
         headers: dict[str, str | Sequence[str]] = {}
         if frame.get("retry_attempt"):
             headers["x-slack-retry-num"] = str(frame["retry_attempt"])
@@ -186,6 +194,10 @@ class SocketModeLink:
                 ack["payload"] = json.loads(response.body)
             else:
                 ack["payload"] = {"text": response.body}
+        await self._ack(ws, ack)
+
+    @staticmethod
+    async def _ack(ws: aiohttp.ClientWebSocketResponse, ack: dict[str, Any]) -> None:
         with contextlib.suppress(ConnectionError, RuntimeError):
             await ws.send_str(json.dumps(ack))
 

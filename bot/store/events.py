@@ -57,6 +57,9 @@ async def publish(redis: Redis, item_id: str, fields: dict[str, Any]) -> None:
     )
 
 
+NOTIFIER_GROUP = "slack"  # the Slack notifier's consumer group on every shard's stream
+
+
 class EventBus:
     def __init__(self, redis: Redis, group: str) -> None:
         self.redis = redis

@@ -335,6 +335,15 @@ redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'kind', 'question', 'i
 return reply('ok')
 """
 
+# Keep a lease alive only while it is still ours: KEYS[1] the lease, ARGV[1] the holder,
+# ARGV[2] seconds. 1 if renewed, 0 if it expired or another holder took it meanwhile.
+RENEW_LEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+return 0
+"""
+
 # The benchmark's baseline: a script that does nothing but answer.
 NOOP = "return 1"
 

@@ -105,7 +105,11 @@ async def test_healthz_follows_the_link_and_a_dropped_socket_reconnects(bot: Bot
     ch, ts = await bot.message_of(rid)
     outcome = await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
     assert outcome.status == 200
-    assert (await bot.requests.get(rid)).state == State.APPROVED
+
+    async def approved() -> bool:  # on_approve acks first, then decides
+        return (await bot.requests.get(rid)).state == State.APPROVED
+
+    await eventually(approved)
 
 
 async def test_disconnect_asked_by_slack_reconnects_at_once_and_loses_no_event(bot: Bot) -> None:

@@ -45,7 +45,7 @@ async def _spawn(args: list[str], env: dict[str, str], log: Path) -> asyncio.sub
         )
 
 
-async def _url_of(log: Path, timeout: float = 20) -> str:
+async def _url_of(log: Path, timeout: float = 60) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = re.search(r"serving on (http://[0-9.:]+)", log.read_text(errors="replace"))

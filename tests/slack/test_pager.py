@@ -33,7 +33,7 @@ async def test_pager_is_retried_until_it_answers(
         seen.append(json.loads(request.content))
         return httpx.Response(500 if len(seen) < 3 else 200)
 
-    await _notifier(redis, handler)._page("https://pager.test/hook", req)
+    await _notifier(redis, handler).escalations.page("https://pager.test/hook", req)
     assert len(seen) == 3 and seen[-1]["request_id"] == req.id and seen[-1]["risk"] == "critical"
 
 
@@ -42,4 +42,6 @@ async def test_a_pager_that_stays_down_raises_so_the_event_is_retried(
 ) -> None:
     req = (await store.create(policy, tool="deploy", args={"v": 2}, requester="U1")).request
     with pytest.raises(httpx.HTTPError):
-        await _notifier(redis, lambda r: httpx.Response(503))._page("https://pager.test/x", req)
+        await _notifier(redis, lambda r: httpx.Response(503)).escalations.page(
+            "https://pager.test/x", req
+        )

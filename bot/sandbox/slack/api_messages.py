@@ -179,14 +179,42 @@ def conversations_info(ctx: ApiContext, args: Args) -> JSON:
     return {"ok": True, "channel": _channel(ctx, args).to_slack(ctx.ws.bot.id)}
 
 
+def _ts_arg(args: Args, name: str, default: float) -> float:
+    raw = arg_str(args, name)
+    try:
+        return float(raw) if raw else default
+    except ValueError as e:
+        raise ApiError(f"invalid_ts_{name}") from e
+
+
+def _in_window(args: Args, messages: list[Message]) -> list[Message]:
+    """Slack's `oldest` / `latest` (exclusive unless `inclusive`) over message timestamps."""
+    oldest = _ts_arg(args, "oldest", 0.0)
+    latest = _ts_arg(args, "latest", float("inf"))
+    inclusive = arg_bool(args, "inclusive")
+
+    def inside(m: Message) -> bool:
+        ts = float(m.ts)
+        if inclusive:
+            return oldest <= ts <= latest
+        return oldest < ts < latest
+
+    return [m for m in messages if inside(m)]
+
+
 def _page(ctx: ApiContext, args: Args, messages: list[Message]) -> JSON:
     limit = max(1, min(arg_int(args, "limit", 1000), 1000))
     start = arg_int(args, "cursor", 0)
     page = messages[start : start + limit]
     more = start + limit < len(messages)
+    shown = [ctx.ws.message_json(m) for m in page]
+    if not arg_bool(args, "include_all_metadata"):
+        # Slack returns message metadata from history only when asked for it
+        for m in shown:
+            m.pop("metadata", None)
     return {
         "ok": True,
-        "messages": [ctx.ws.message_json(m) for m in page],
+        "messages": shown,
         "has_more": more,
         "response_metadata": {"next_cursor": str(start + limit) if more else ""},
     }
@@ -199,12 +227,12 @@ def conversations_replies(ctx: ApiContext, args: Args) -> JSON:
         raise ApiError("thread_not_found")
     parent_ts = message.thread_ts if message.is_reply() else message.ts
     parent = channel.messages[parent_ts or message.ts]
-    return _page(ctx, args, [parent, *channel.replies(parent.ts)])
+    return _page(ctx, args, [parent, *_in_window(args, channel.replies(parent.ts))])
 
 
 def conversations_history(ctx: ApiContext, args: Args) -> JSON:
     channel = _channel(ctx, args)
-    return _page(ctx, args, list(reversed(channel.top_level())))
+    return _page(ctx, args, list(reversed(_in_window(args, channel.top_level()))))
 
 
 def users_info(ctx: ApiContext, args: Args) -> JSON:

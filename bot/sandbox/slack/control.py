@@ -9,6 +9,8 @@
     POST   /_emu/home      {user, wait?=true} -> {channel, event_ids, statuses}
     GET    /_emu/state     -> the workspace (see snapshot.py)
     POST   /_emu/faults    {status, count?=1, retry_after?, method?}; GET lists; DELETE clears
+    POST   /_emu/delays    {seconds, count?=1, method?}: the call takes effect, its answer waits
+                           GET -> {delays, held}; DELETE clears (with faults) and answers now
     GET    /_emu/calls     -> {counts, ok_counts, log}; DELETE clears calls and deliveries
     GET    /_emu/deliveries -> [{url, kind, status, latency_ms, retry_num, retry_reason, ...}]
     POST   /_emu/settle    -> waits for background event deliveries
@@ -140,6 +142,19 @@ def control_routes(emu: SlackEmulator) -> list[Route]:  # noqa: C901 - a flat li
             emu.faults.clear()
         return {"faults": [f.to_json() for f in emu.faults.pending]}
 
+    async def delays(request: Request) -> Any:
+        if request.method == "POST":
+            body = await _body(request)
+            try:
+                seconds = float(body["seconds"])
+                count = int(body.get("count", 1))
+            except (KeyError, TypeError, ValueError) as e:
+                raise ControlError("give seconds (and count as an integer)") from e
+            emu.add_delay(seconds, count, method=_opt(body, "method"))
+        elif request.method == "DELETE":
+            emu.faults.clear()
+        return {"delays": [d.to_json() for d in emu.faults.delays], "held": emu.faults.held}
+
     async def calls(request: Request) -> Any:
         if request.method == "DELETE":
             emu.calls.clear()
@@ -175,6 +190,7 @@ def control_routes(emu: SlackEmulator) -> list[Route]:  # noqa: C901 - a flat li
         Route("/_emu/home", _guarded(home), methods=["POST"]),
         Route("/_emu/state", _guarded(state), methods=["GET"]),
         Route("/_emu/faults", _guarded(faults), methods=["GET", "POST", "DELETE"]),
+        Route("/_emu/delays", _guarded(delays), methods=["GET", "POST", "DELETE"]),
         Route("/_emu/calls", _guarded(calls), methods=["GET", "DELETE"]),
         Route("/_emu/deliveries", _guarded(deliveries), methods=["GET"]),
         Route("/_emu/settle", _guarded(settle), methods=["POST"]),

@@ -41,7 +41,7 @@ from bot.sandbox.slack.delivery import (
     Delivery,
 )
 from bot.sandbox.slack.events import Events, Posted
-from bot.sandbox.slack.faults import CallLog, Fault, Faults
+from bot.sandbox.slack.faults import CallLog, Delay, Fault, Faults
 from bot.sandbox.slack.ids import Clock, Ids
 from bot.sandbox.slack.interactions import Interactions
 from bot.sandbox.slack.page import page_routes
@@ -163,6 +163,7 @@ class SlackEmulator:
         return self.base_url
 
     async def stop(self) -> None:
+        self.faults.clear()  # held answers go now: nothing waits on a delay past the end
         await self.deliverer.aclose()
         if self._server is not None:
             await self._server.stop()
@@ -245,6 +246,12 @@ class SlackEmulator:
         """The next `count` Web API calls (of `method`, or any) answer HTTP `status`
         (429 with Retry-After and `ratelimited`; else `fatal_error`)."""
         return self.faults.add(status, count, retry_after, method)
+
+    def add_delay(self, seconds: float, count: int = 1, *, method: str | None = None) -> Delay:
+        """The next `count` Web API calls (of `method`, or any) take effect at once but
+        answer only after `seconds` (or when faults are cleared); `faults.held` counts the
+        answers held back right now."""
+        return self.faults.add_delay(seconds, count, method)
 
     @property
     def deliveries(self) -> list[Delivery]:

@@ -1,12 +1,18 @@
-"""Fault switches and the Web API call log.
+"""Fault switches, slow answers and the Web API call log.
 
 A test arms a fault ("the next 2 calls of chat.postMessage answer 429 with Retry-After: 1")
 and later reads the log ("chat.postMessage was called 3 times, 1 succeeded") to prove that
 a retry delivered the message exactly once.
+
+A delay is the other way Slack fails a client: the call takes effect at once (the message
+is in the channel) but the answer comes late, so a client that dies or times out meanwhile
+never learns the message's ts.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import random
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -24,6 +30,16 @@ class Fault:
         return asdict(self)
 
 
+@dataclass
+class Delay:
+    seconds: float
+    remaining: int
+    method: str | None = None  # None: any method
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 class Faults:
     def __init__(self) -> None:
         self.pending: list[Fault] = []
@@ -31,6 +47,9 @@ class Faults:
         self.rate = 0.0
         self.rate_statuses: tuple[int, ...] = (429, 500)
         self._random = random.Random(0)
+        self.delays: list[Delay] = []
+        self.held = 0  # answers being held back right now
+        self._release = asyncio.Event()
 
     def set_rate(self, rate: float, statuses: tuple[int, ...] = (429, 500), seed: int = 0) -> None:
         """From now on, each call fails with probability `rate`, with one of `statuses`."""
@@ -49,9 +68,34 @@ class Faults:
             self.pending.append(fault)
         return fault
 
+    def add_delay(self, seconds: float, count: int = 1, method: str | None = None) -> Delay:
+        delay = Delay(seconds, count, method)
+        if count > 0 and seconds > 0:
+            self.delays.append(delay)
+        return delay
+
     def clear(self) -> None:
+        """Disarm everything and let every held answer go now."""
         self.pending.clear()
         self.rate = 0.0
+        self.delays.clear()
+        self._release.set()
+        self._release = asyncio.Event()
+
+    async def hold(self, method: str) -> None:
+        """Hold this call's answer back if a delay is armed for it (until cleared)."""
+        delay = next((d for d in self.delays if d.method in (None, method)), None)
+        if delay is None:
+            return
+        delay.remaining -= 1
+        if delay.remaining <= 0:
+            self.delays.remove(delay)
+        self.held += 1
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._release.wait(), delay.seconds)
+        finally:
+            self.held -= 1
 
     def take(self, method: str) -> Fault | None:
         """The fault this call should suffer, if any (using one of its count)."""

@@ -2,7 +2,8 @@
 
 Reads arguments from the query string and from a form-encoded or JSON body (slack_sdk
 uses all three), takes the token from `Authorization: Bearer` or a `token` argument,
-counts the call, applies any armed fault, checks the token and dispatches.
+counts the call, applies any armed fault, checks the token and dispatches; an armed
+delay then holds the answer back.
 """
 
 from __future__ import annotations
@@ -117,4 +118,5 @@ class WebApi:
         except ApiError as e:
             body = e.body()
         self._record(method, 200, body, args)
+        await self.faults.hold(method)  # after the call took effect: only the answer is late
         return JSONResponse(body)

@@ -1,0 +1,137 @@
+"""Escalation posts: the DMs and channel posts that tell the next level about a request.
+
+Each post is recorded under its slot (`keys.posts`) as soon as Slack took it, posted once
+even across a crash (`once.py`), and brought up to the request's state by every later
+notice, so none keeps stale buttons or an old level.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import cast
+
+import httpx
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.core.models import ActionRequest
+from bot.core.states import State
+from bot.runtime import Runtime
+from bot.slack import render
+from bot.slack.once import OncePoster, Tag
+from bot.store import keys
+
+log = logging.getLogger(__name__)
+
+
+class EscalationPosts:
+    def __init__(
+        self, rt: Runtime, client: AsyncWebClient, once: OncePoster, pager: httpx.AsyncClient
+    ) -> None:
+        self.rt = rt
+        self.client = client
+        self.once = once
+        self.pager = pager
+
+    async def escalate(
+        self, req: ActionRequest, channel: str | None, thread: str | None
+    ) -> set[str]:
+        """Tell the level the request just reached; the slots of the messages posted now.
+
+        Each message is recorded as soon as Slack took it, so a retry of this notice
+        (a later post or the page failed) posts only what is still missing.
+        """
+        key = keys.posts(req.id)
+        done = cast(dict[str, str], await self.rt.redis.hgetall(key))
+        if f"{req.level}:done" in done or req.state != State.PENDING_REVIEW:
+            return set()  # a retry after it all went out, or decided before we got here
+        level = req.assignees
+        msg = render.escalation_message(req, now_ms=self.rt.clock())
+        posted: set[str] = set()
+        targets = [(f"{req.level}:user:{u}", u, True) for u in level.users]
+        targets += [(f"{req.level}:channel:{c}", c, False) for c in level.channels if c != channel]
+        for slot, where, is_user in targets:
+            if slot in done:
+                continue
+            if is_user:
+                dm = await self.client.conversations_open(users=where)
+                where = dm["channel"]["id"]
+            post = await self.once.post(
+                Tag("request", req.id, slot),
+                (key, f"{slot}:posting"),
+                channel=where,
+                text=msg.text,
+                blocks=msg.blocks,
+                unfurl_links=False,
+            )
+            pipe = self.rt.redis.pipeline(transaction=True)
+            pipe.hset(key, slot, f"{post.channel} {post.ts}")
+            pipe.hdel(key, f"{slot}:posting")
+            await pipe.execute()
+            if not post.adopted:  # an adopted one is brought up to date with the others
+                posted.add(slot)
+        if level.pager_url:
+            await self.page(level.pager_url, req)
+        await self.rt.redis.hset(key, f"{req.level}:done", "1")
+        return posted
+
+    async def refresh(self, req: ActionRequest, skip: set[str]) -> None:
+        """Bring every escalation message of `req` to its current state (no buttons once
+        decided). Idempotent: a retried notice updates them to the same blocks."""
+        posts = await self._adopt(req)
+        msg = render.escalation_message(req, now_ms=self.rt.clock())
+        for slot, ref in sorted(posts.items()):
+            channel, _, ts = ref.partition(" ")
+            if slot in skip or not ts:
+                continue
+            try:
+                await self.client.chat_update(
+                    channel=channel, ts=ts, text=msg.text, blocks=msg.blocks
+                )
+            except SlackApiError as exc:
+                status = exc.response.status_code
+                if status == 429 or status >= 500:
+                    raise  # the outbox retries the notice
+                # Gone for good (deleted, a reset workspace): the others still get updated.
+                log.warning("escalation message %s of %s not updated: %s", slot, req.id, exc)
+
+    async def _adopt(self, req: ActionRequest) -> dict[str, str]:
+        """The escalation posts of `req`, with any that an attempt which died mid-post
+        left behind (and that `escalate` will not retry: the request moved on) found."""
+        key = keys.posts(req.id)
+        posts = cast(dict[str, str], await self.rt.redis.hgetall(key))
+        for field, started in list(posts.items()):
+            slot = field.removesuffix(":posting")
+            if slot == field or slot in posts:
+                continue
+            where = slot.split(":", 2)[-1]  # LEVEL:user:U123 or LEVEL:channel:#name
+            found = await self.once.find(
+                Tag("request", req.id, slot), where, None, intent_ms=int(started)
+            )
+            pipe = self.rt.redis.pipeline(transaction=True)
+            if found is not None:
+                posts[slot] = f"{found[0]} {found[1]}"
+                pipe.hset(key, slot, posts[slot])
+            pipe.hdel(key, field)
+            await pipe.execute()
+        return posts
+
+    async def page(self, url: str, req: ActionRequest) -> None:
+        body = {
+            "request_id": req.id,
+            "tool": req.tool,
+            "risk": req.risk.value,
+            "level": req.level + 1,
+            "expires_at": req.expires_at,
+        }
+        for attempt in range(3):
+            try:
+                resp = await self.pager.post(url, json=body)
+                if resp.status_code < 500:
+                    resp.raise_for_status()
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.5 * 2**attempt)
+        raise httpx.HTTPError(f"pager webhook {url} kept failing")

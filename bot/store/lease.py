@@ -1,0 +1,56 @@
+"""A short lease on one key, kept alive while its holder works.
+
+A lease that simply expires after the longest a piece of work could ever take makes a
+dead holder's work wait that long before anyone else may pick it up. Renewing a short
+lease on a beat bounds that wait to the lease itself, while a live holder keeps it for
+as long as the work takes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from bot.store.scripts import RENEW_LEASE
+
+log = logging.getLogger(__name__)
+
+
+class Lease:
+    def __init__(self, redis: Redis, key: str, holder: str, seconds: int) -> None:
+        self.redis = redis
+        self.key = key
+        self.holder = holder
+        self.seconds = seconds
+        self._renew = redis.register_script(RENEW_LEASE)
+
+    async def take(self) -> bool:
+        return bool(await self.redis.set(self.key, self.holder, nx=True, ex=self.seconds))
+
+    async def release(self) -> None:
+        with contextlib.suppress(RedisError):  # Redis down: the lease expires by itself
+            await self.redis.delete(self.key)
+
+    @contextlib.asynccontextmanager
+    async def kept(self) -> AsyncIterator[None]:
+        """Renew the (taken) lease every third of its length until the block ends."""
+        beat = asyncio.create_task(self._beat())
+        try:
+            yield
+        finally:
+            beat.cancel()
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(self.seconds / 3)
+            try:
+                if not await self._renew(keys=[self.key], args=[self.holder, self.seconds]):
+                    log.warning("lost the lease %s: someone else may do the work too", self.key)
+                    return
+            except RedisError as exc:  # the next beat tries again
+                log.warning("cannot renew the lease %s: %s", self.key, exc)

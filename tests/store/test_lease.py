@@ -1,0 +1,36 @@
+"""The notifier's entry lease against a real server: kept while its holder works, free
+again soon after the holder dies, never renewed over someone else's."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from redis.asyncio import Redis
+
+from bot.store.lease import Lease
+
+
+async def test_a_kept_lease_outlives_its_length_and_a_dropped_one_frees_soon(
+    redis: Redis,
+) -> None:
+    mine = Lease(redis, "hitl:slack:lease:t", "a", seconds=1)
+    theirs = Lease(redis, "hitl:slack:lease:t", "b", seconds=1)
+    assert await mine.take()
+    async with mine.kept():
+        await asyncio.sleep(2.5)  # well past its length: the beat kept it
+        assert not await theirs.take()
+    # the holder stopped beating (as a killed process does): free within its length
+    deadline = time.monotonic() + 3
+    while not await theirs.take():
+        assert time.monotonic() < deadline, "the lease never came free"
+        await asyncio.sleep(0.05)
+    assert await redis.get("hitl:slack:lease:t") == "b"
+
+
+async def test_the_beat_never_renews_a_lease_someone_else_took(redis: Redis) -> None:
+    mine = Lease(redis, "hitl:slack:lease:u", "a", seconds=1)
+    assert await mine.take()
+    await redis.set("hitl:slack:lease:u", "b", ex=30)  # mine expired, b took it
+    assert await mine._renew(keys=[mine.key], args=["a", 1]) == 0
+    assert await redis.ttl("hitl:slack:lease:u") > 10
