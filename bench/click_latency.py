@@ -2,10 +2,11 @@
 
 Runs the real bot in this process (`run_serve`, as tests/e2e do) against the Slack
 emulator, creates --n pending requests (not timed) and, for each in turn, starts a
-waiter, waits until Valkey shows it blocked, then POSTs a signed `block_actions`
-approve to /slack/events and times from just before the POST until the waiter returns
-`approved`. Waiters alternate: the store's push wait (`RequestStore.wait`, what the
-SDK's direct mode uses) and the HTTP long-poll `GET /v1/approvals/{id}?wait=10`.
+waiter, waits until a wait hub holds it (ours, or the bot's `hitl_waiters`), then
+POSTs a signed `block_actions` approve to /slack/events and times from just before
+the POST until the waiter returns `approved`. Waiters alternate: the store's push
+wait (`RequestStore.wait`, what the SDK's direct mode uses) and the HTTP long-poll
+`GET /v1/approvals/{id}?wait=10`.
 Before each click the notifier's outbox is drained, so a click never queues behind
 the Slack updates of the one before. A bare PING is timed before every click.
 Prints figures; not a test. Starts its own Valkey unless REDIS_URL is set (FLUSHED).
@@ -37,6 +38,7 @@ from bot.sandbox.slack import SlackEmulator
 from bot.serve import run_serve
 from bot.slack.render import ACTION_APPROVE, ButtonValue
 from bot.store import keys
+from bot.store.hub import hub_for
 from bot.store.requests import RequestStore
 
 SECRET, TOKEN, API_TOKEN = "bench-signing-secret", "xoxb-bench-token", "bench-api-token"
@@ -84,11 +86,6 @@ def signed_click(team: str, user: str, row: Row) -> tuple[bytes, dict[str, str]]
     }
 
 
-async def blocked_xreads(r: Redis) -> int:
-    """Clients blocked in XREAD: the waiters (the notifier blocks in XREADGROUP)."""
-    return sum(c.get("cmd") == "xread" and "b" in c.get("flags", "") for c in await r.client_list())
-
-
 async def drained(r: Redis) -> None:
     """Until the notifier has read and delivered every event (lag 0, pending 0)."""
     for _ in range(5000):
@@ -113,6 +110,14 @@ class Clicks:
         self.acks: list[float] = []
         self.pings: list[float] = []
 
+    async def held(self) -> int:
+        """Waiters registered with a wait hub: ours (store waits) and the bot's (/metrics)."""
+        if not self.waiting - hub_for(self.store.redis).waiting:
+            return self.waiting
+        text = (await self.http.get("/metrics")).text
+        served = next(ln for ln in text.splitlines() if ln.startswith("hitl_waiters "))
+        return hub_for(self.store.redis).waiting + int(served.split()[1])
+
     async def waiter(self, kind: str, rid: str) -> tuple[float, str]:
         try:
             if kind == KINDS[0]:
@@ -133,10 +138,10 @@ class Clicks:
         self.waiting += 1
         task = asyncio.create_task(self.waiter(kind, row[0]))
         give_up = time.monotonic() + 5
-        while await blocked_xreads(self.r) < self.waiting and not task.done():
+        while await self.held() < self.waiting and not task.done():
             if time.monotonic() > give_up:
-                raise TimeoutError(f"the {kind} waiter for {row[0]} never blocked in XREAD")
-            await asyncio.sleep(0.0005)
+                raise TimeoutError(f"the {kind} waiter for {row[0]} was never held")
+            await asyncio.sleep(0.001)
         body, headers = signed_click(self.team, "UALICE", row)
         t0 = time.perf_counter()
         resp = await self.slack.post("/slack/events", content=body, headers=headers)

@@ -16,25 +16,38 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from bot import cli_runs
+from bot import messages as msg
 from bot.cli_valkey import valkey_app
 from bot.core.models import ActionRequest
-from bot.core.policy import TIER_ORDER, Policy, load_policy, parse_duration
+from bot.core.policy import TIER_ORDER, Policy, format_duration, load_policy, parse_duration
 from bot.errors import HitlError
 from bot.logs import setup as setup_logging
+from bot.mcp.cli import mcp_app
 from bot.messages import when
 from bot.runtime import Runtime, open_runtime
 from bot.store import audit
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
-audit_app = typer.Typer(no_args_is_help=True, help="Verify and export the audit trail.")
-policy_app = typer.Typer(no_args_is_help=True, help="Check a policy file.")
+# Plain click help: typer's rich help prints flags as "--help <bool>" (typer 0.29).
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, rich_markup_mode=None)
+audit_app = typer.Typer(
+    no_args_is_help=True, help="Verify and export the audit trail.", rich_markup_mode=None
+)
+policy_app = typer.Typer(no_args_is_help=True, help="Check a policy file.", rich_markup_mode=None)
 app.add_typer(audit_app, name="audit")
 app.add_typer(policy_app, name="policy")
 app.add_typer(valkey_app, name="valkey")
+app.add_typer(mcp_app, name="mcp")
 out = Console()
 err = Console(stderr=True)
 T = TypeVar("T")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+WIDE = 10_000  # piped, a table is as wide as its cells: ids are never cut
+
+
+def _print_table(t: Table) -> None:
+    # Rich assumes 80 columns when stdout is not a terminal and cuts cells to fit.
+    (out if out.is_terminal else Console(width=WIDE)).print(t)
 
 
 def _run(work: Callable[[Runtime], Awaitable[T]]) -> T:
@@ -95,12 +108,41 @@ def pending(as_json: JsonOpt = False, limit: int = 100) -> None:
     elif not reqs:
         out.print("Nothing is waiting for a person.")
     else:
-        out.print(_pending_table(reqs))
+        _print_table(_pending_table(reqs))
 
 
 @app.command()
-def show(request_id: str, as_json: JsonOpt = False) -> None:
-    """One request and its full, verified history."""
+def runs(as_json: JsonOpt = False, limit: int = 50) -> None:
+    """Agent runs, newest first: state, turns, what each waits on."""
+    found = _run(lambda rt: cli_runs.list_runs(rt, limit))
+    if as_json:
+        print(json.dumps([r.model_dump(mode="json") for r in found], indent=2))
+    elif not found:
+        out.print(msg.CLI_NO_RUNS)
+    else:
+        _print_table(cli_runs.runs_table(found))
+
+
+def _show_run(run_id: str, as_json: bool) -> None:
+    view = _run(lambda rt: cli_runs.run_view(rt, run_id))
+    if as_json:
+        print(json.dumps(view.as_json(), indent=2, ensure_ascii=False))
+        return
+    for line in cli_runs.run_lines(view):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command()
+def show(
+    request_id: Annotated[
+        str, typer.Argument(metavar="ID", help="A request id, or a run id (run-…).")
+    ],
+    as_json: JsonOpt = False,
+) -> None:
+    """One request and its full, verified history; or, for a run-… id, the run."""
+    if cli_runs.is_run_id(request_id):
+        _show_run(request_id, as_json)
+        return
 
     async def work(rt: Runtime) -> tuple[ActionRequest, list[str], str]:
         req = await rt.requests.get(request_id)
@@ -138,7 +180,7 @@ def show(request_id: str, as_json: JsonOpt = False) -> None:
             e.get("to", ""),
             e.get("reason_code", "") or "",
         )
-    out.print(t)
+    _print_table(t)
 
 
 @audit_app.command("verify")
@@ -184,17 +226,17 @@ def policy_table(policy: Policy) -> Table:
         tp = policy.tiers[tier]
         chain = " -> ".join(
             ", ".join([*a.users, *a.groups, *a.channels, *([a.oncall] if a.oncall else [])])
-            + f" ({(a.timeout or tp.review_timeout) // 60_000}m)"
+            + f" ({format_duration(a.timeout or tp.review_timeout)})"
             for a in tp.escalation
         )
         t.add_row(
             tier.value,
-            f"{tp.review_timeout // 60_000}m",
+            format_duration(tp.review_timeout),
             chain or "-",
             tp.on_exhausted,
             str(tp.approvals_required),
             # the same principals the machine checks, plus each level's people once reached
-            (", ".join(tp.deciders()) or "-") + " + each level reached",
+            (", ".join(tp.first_deciders()) or "-") + " + each level reached",
         )
     return t
 
@@ -210,7 +252,7 @@ def policy_check(file: Path, as_json: JsonOpt = False) -> None:
     if as_json:
         print(policy.model_dump_json(indent=2))
         return
-    out.print(policy_table(policy))
+    _print_table(policy_table(policy))
     out.print(f"Tools not listed are gated at [bold]{policy.default_tier.value}[/bold].")
 
 

@@ -32,6 +32,9 @@ HOW_TO_SET: dict[str, str] = {
     ),
     "SLACK_API_URL": "the Slack Web API base, default https://slack.com/api/",
     "REDIS_URL": "redis://HOST:6379/0, rediss://... or unix:///PATH; unset: embedded Valkey",
+    "HITL_REDIS_MAX_CONNECTIONS": (
+        "the most Redis connections a process's pool opens, default 50 (waiters need none)"
+    ),
     "HITL_DATA_DIR": "a directory for the embedded Valkey's data and socket",
     "HITL_POLICY": "the path of a policy YAML file; unset: the built-in default policy",
     "HITL_API_TOKEN": (
@@ -76,6 +79,9 @@ class Settings(BaseSettings):
     slack_api_url: str = "https://slack.com/api/"
     # A secret because a Redis URL may carry a password.
     redis_url: SecretStr | None = None
+    # Commands past the cap queue for a free connection (bot/store/connection.py);
+    # long-polls and SDK waits take none of these (bot/store/hub.py).
+    hitl_redis_max_connections: int = Field(default=50, ge=2, le=10_000)
     hitl_data_dir: Path = Field(default_factory=_default_data_dir)
     hitl_policy: Path | None = None
     hitl_api_token: SecretStr | None = None

@@ -12,8 +12,13 @@ def when(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-ALREADY_RESOLVED = "Already {how} by {by} at {at}; nothing changed."
-EXPIRED = "This request expired at {at}; the policy default decides now: {default}."
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """`one` for 1, else `many` (default: `one` + "s"): "1 run", "2 runs"."""
+    return one if n == 1 else (many if many is not None else one + "s")
+
+
+ALREADY_RESOLVED = "Already {how} by {by} ({at}); nothing changed."
+EXPIRED = "This request expired ({at}); the policy default decides now: {default}."
 STALE_PAYLOAD = (
     "The call changed after you looked at it (you saw {seen}, it is now {current}). "
     "Open the latest message and decide again."
@@ -49,7 +54,9 @@ STOP_DONE = "Stopping {run_id}: pending requests and questions are withdrawn."
 RUN_STARTED = "Started {run_id} with the {agent} agent."
 
 # -- Slack rendering (bot/slack/render.py, views.py, escape.py) ------------------------
-# Placeholders are filled with text that is already escaped for mrkdwn.
+# Placeholders are filled with text that is already escaped for mrkdwn. A date ({at})
+# renders as "Today at 9:00 AM" (Slack capitalises a "pretty" day that opens the date),
+# so sentences set it apart ("· {at}", "({at})") instead of writing "at {at}".
 
 RISK_EMOJI = {
     "low": ":large_green_circle:",
@@ -96,13 +103,13 @@ DEADLINE_LABELS = {
     "rollback_pending": "Rollback must report by",
 }
 RESOLUTION = {
-    "approve": "✅ Approved by {who} at {at}",
-    "edit_and_approve": "✏️ Edited and approved by {who} at {at}",
-    "reject": "⛔ Rejected by {who} at {at}",
-    "timeout": "⌛ Nobody decided in time; the policy default applied at {at}",
-    "cancel": "🚫 Withdrawn by {who} at {at}",
+    "approve": "✅ Approved by {who} · {at}",
+    "edit_and_approve": "✏️ Edited and approved by {who} · {at}",
+    "reject": "⛔ Rejected by {who} · {at}",
+    "timeout": "⌛ Nobody decided in time; the policy default applied · {at}",
+    "cancel": "🚫 Withdrawn by {who} · {at}",
 }
-RESOLUTION_OTHER = "{event} by {who} at {at}"
+RESOLUTION_OTHER = "{event} by {who} · {at}"
 
 HEAD_PENDING = "{risk} risk — approval needed"
 HEAD_STATE = "{risk} risk — {state}"
@@ -151,7 +158,7 @@ F_ORIGINAL_HASH = "Original hash, before the edit"
 F_LEVEL = "Escalation level"
 F_WAITING = "Waiting for"
 F_APPROVALS = "Approvals"
-F_APPROVERS = "Approvers"
+F_APPROVERS = "May decide"
 F_CREATED = "Created"
 F_RISK = "Risk"
 F_STATE = "State"
@@ -173,11 +180,13 @@ ESCALATION_INTRO = (
     "(level {level} of {total}). Request {id}."
 )
 ESCALATION_FALLBACK = "⏫ Escalated:"
-REQUEST_FOOT = "Request {id} · created {at} · history: /hitl audit {id}"
+REQUEST_FOOT = "Request {id} · {at} · history: /hitl audit {id}"
 FALLBACK_PENDING = "{risk} risk approval needed: {tool} (request {id})"
 FALLBACK_STATE = "{state}: {tool} (request {id})"
 
-SL_NO_REVIEW = "⏩ {tool} runs without review ({risk} risk, by policy)"
+SL_NO_REVIEW = "⏩ Ran without review, by policy: {item}"
+SL_NO_REVIEW_MANY = "⏩ {n} calls ran without review, by policy:"
+SL_FREE_ITEM = "{call} ({risk} risk)"
 SL_CREATED = "📝 Approval requested for {tool} ({risk} risk); waiting for {who}"
 SL_APPROVED = "✅ Approved by {who} ({n} of {total})"
 SL_APPROVAL_PARTIAL = "👍 Approved by {who} ({n} of {total}); {left} more needed"
@@ -220,12 +229,12 @@ REFUSAL_DEFAULTS = {
 
 Q_HEAD = ":question: *The agent asks*"
 Q_RUN = " (run {run})"
-Q_DUE = "Answer by {at}."
-Q_ANSWERED = "💬 *Answered by* {who} at {at}:"
+Q_DUE = "Deadline: {at}."
+Q_ANSWERED = "💬 *Answered by* {who} · {at}:"
 Q_CLOSED = {
-    "expired": "⌛ Nobody answered by {at}; the question is closed.",
+    "expired": "⌛ Nobody answered in time ({at}); the question is closed.",
     "cancelled": "🚫 The run was stopped; the question is closed.",
-    "open": "The question is open until {at}.",
+    "open": "The question is open until: {at}.",
     "answered": "The question was answered.",
 }
 Q_FOOT = "Question {id}"
@@ -253,7 +262,7 @@ PENDING_OVERDUE = "overdue by {d}"
 POLICY_HEAD = "📜 Approval policy"
 POLICY_REVIEW = "review within {d}"
 POLICY_APPROVALS = (
-    "{n} approval(s) from {who}, and each escalation level's people once reached · "
+    "{n} {approvals} from {who}, and each escalation level's people once reached · "
     "self-approval: {self} · edit before approval: {edit}"
 )
 POLICY_YES_NO = {True: "yes", False: "no"}
@@ -276,11 +285,13 @@ MODAL_CANCEL = "Cancel"
 MODAL_CLOSE = "Close"
 NOT_PENDING = "This request is no longer waiting for review ({state}); there is nothing to decide."
 REJECT_TITLE = "Reject request"
-REJECT_SUBMIT = "Reject"
+# Slack draws every modal's submit button green, and gives apps no way to colour it:
+# the label says what the green button sends.
+REJECT_SUBMIT = "Send rejection"
 REJECT_INTRO = "You are rejecting {tool} (request {id}, hash {hash}). The agent is told why."
 REJECT_REASON_LABEL = "Reason"
 REJECT_REASON_PLACEHOLDER = "Choose a reason"
-REJECT_TEXT_LABEL = "Tell the agent more (optional)"
+REJECT_TEXT_LABEL = "Tell the agent more"  # Slack adds "(optional)" itself
 REJECT_TEXT_HINT = "The agent reads this and may propose a corrected call."
 EDIT_TITLE = "Edit and approve"
 EDIT_SUBMIT = "Approve edited"
@@ -361,3 +372,21 @@ REPLY_AMBIGUOUS = (
     "{n} requests wait for a decision in this thread, so a reply cannot say which one: "
     "use the buttons on the card you mean."
 )
+
+# -- the operator's CLI (bot/cli.py, bot/cli_runs.py) ----------------------------------
+CLI_NO_RUNS = "No runs in the store."
+CLI_RUN_HEAD = "{id}  {agent} agent  state={state}  turns={turns}"
+CLI_RUN_WHO = "started by {who} at {at}"
+CLI_RUN_PROMPT = "prompt: {prompt}"
+CLI_RUN_WAITING = "waiting on: {id}  (hitl-bot show {id})"
+CLI_RUN_END = "{what}: {text}"
+CLI_RUN_THREAD = "thread: {where}"
+CLI_RUN_NO_THREAD = "none (started through the API)"
+CLI_RUN_REQUESTS = "{n} approval {word}:"
+CLI_RUN_REQUEST = "  {id}  {tool}  {risk} risk  {state}"
+CLI_RUN_STEERING = "steering: {n} from people, {queued} not read by the agent yet"
+CLI_RUN_STEER = "{who} ({how}): {text}"
+CLI_RUN_REFUSED = "{who} may not {what}: refused"
+
+# bot/store/hub.py
+WAIT_CLOSED = "This process closed its Redis connection while a wait was held; wait again."

@@ -21,6 +21,7 @@ from redis.exceptions import ResponseError
 from bot.core.policy import TIER_ORDER
 from bot.store import keys
 from bot.store.events import EventBus, Notice
+from bot.store.hub import hub_for
 
 LEGACY_COUNTERS = f"{keys.PREFIX}metrics"  # one hash for every shard, before Cluster support
 GROUP = "metrics"
@@ -144,6 +145,9 @@ async def render(redis: Redis, *, slack_group: str = "slack") -> str:
         "# HELP hitl_outbox_depth Slack notifications not yet delivered.",
         "# TYPE hitl_outbox_depth gauge",
         f"hitl_outbox_depth {await EventBus(redis, slack_group).backlog()}",
+        "# HELP hitl_waiters Long-polls and SDK waits this process holds open.",
+        "# TYPE hitl_waiters gauge",
+        f"hitl_waiters {hub_for(redis).waiting}",
         "# HELP hitl_slack_api_retries_total Slack Web API retries by this process.",
         "# TYPE hitl_slack_api_retries_total counter",
     ]

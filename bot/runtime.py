@@ -14,6 +14,7 @@ from bot.core.policy import Policy, load_policy
 from bot.store.connection import connect
 from bot.store.embedded import EmbeddedServer
 from bot.store.embedded_watch import EmbeddedWatch
+from bot.store.hub import close_hub
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.steering import SteeringStore
@@ -66,6 +67,7 @@ async def open_runtime(
             clock=clock,
         )
     finally:
+        await close_hub(redis)
         await redis.aclose()
         if watch is not None:
             await watch.close()  # stops the server only if no other hitl-bot process uses it

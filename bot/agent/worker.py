@@ -42,6 +42,7 @@ from bot.core.models import RUN_FINAL, Run, RunState
 from bot.core.policy import parse_duration
 from bot.errors import ConfigError, HitlError, NotFound
 from bot.logs import setup as setup_logging
+from bot.messages import plural
 from bot.runtime import open_runtime
 from bot.store import keys, tools
 from bot.store.cluster import retry_startup
@@ -351,7 +352,8 @@ class Worker:
             if mine:
                 # Marked long idle, the entries go to the next worker's XAUTOCLAIM at once.
                 await self._claim(mine, idle_ms=self.config.min_idle_ms)
-        log.info("worker %s stopped; %d runs handed over", self.consumer, len(jobs))
+        n = len(jobs)
+        log.info("worker %s stopped; %d %s handed over", self.consumer, n, plural(n, "run"))
 
 
 async def serve(

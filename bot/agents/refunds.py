@@ -22,6 +22,9 @@ ORDERS: dict[str, dict[str, Any]] = {
     "A1003": {"customer": "Chen", "total": 320.00, "currency": "EUR", "item": "desk"},
 }
 LEDGER: dict[str, dict[str, Any]] = {}  # idempotency key -> refund, as a payments API keeps it
+# An order marked "per_run" (the demo's story order) counts only the refunds of the run
+# asking, so every new run can tell its story again; a real order counts them all.
+PER_RUN = "per_run"
 
 SYSTEM_PROMPT = (
     "You handle refund requests. Look the order up first, refund at most what was paid, "
@@ -31,14 +34,23 @@ SYSTEM_PROMPT = (
 )
 
 
+def _refunded(order_id: str, run_id: str) -> float:
+    per_run = bool(ORDERS[order_id].get(PER_RUN))
+    return sum(
+        float(r["amount"])
+        for r in LEDGER.values()
+        if r["order_id"] == order_id and (not per_run or r.get("run_id") == run_id)
+    )
+
+
 @tool(risk="low", review=False)
-def lookup_order(order_id: str) -> dict[str, Any]:
+def lookup_order(order_id: str, run_id: str) -> dict[str, Any]:
     """Look an order up: customer, total paid, currency, item, and what was refunded."""
     order = ORDERS.get(order_id)
     if order is None:
         return {"error": f"no order {order_id}"}
-    refunded = sum(r["amount"] for r in LEDGER.values() if r["order_id"] == order_id)
-    return {"order_id": order_id, **order, "refunded": refunded}
+    shown = {k: v for k, v in order.items() if k != PER_RUN}
+    return {"order_id": order_id, **shown, "refunded": _refunded(order_id, run_id)}
 
 
 def _void(idempotency_key: str) -> None:
@@ -54,6 +66,7 @@ def issue_refund(
     currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")],
     reason: Annotated[str, Field(min_length=3, max_length=500)],
     idempotency_key: str,
+    run_id: str,
 ) -> str:
     """Refund part or all of an order. Money leaves the company: needs approval."""
     if idempotency_key in LEDGER:  # a retried call: the payments API answers the same
@@ -63,10 +76,14 @@ def issue_refund(
         raise ValueError(f"no order {order_id}")
     if currency != order["currency"]:
         raise ValueError(f"order {order_id} was paid in {order['currency']}, not {currency}")
-    refunded = sum(r["amount"] for r in LEDGER.values() if r["order_id"] == order_id)
-    if refunded + amount > order["total"] + 1e-9:
+    if _refunded(order_id, run_id) + amount > order["total"] + 1e-9:
         raise ValueError(f"{amount} would refund more than the {order['total']} paid")
-    LEDGER[idempotency_key] = {"order_id": order_id, "amount": round(amount, 2), "reason": reason}
+    LEDGER[idempotency_key] = {
+        "order_id": order_id,
+        "amount": round(amount, 2),
+        "reason": reason,
+        "run_id": run_id,
+    }
     return f"Refunded {amount:.2f} {currency} on order {order_id}."
 
 

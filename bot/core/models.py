@@ -95,6 +95,13 @@ class ActionRequest(BaseModel):
             names.update(lvl.groups)
         return frozenset(names)
 
+    def deciders(self) -> tuple[str, ...]:
+        """`eligible()` in reading order: the approvers first, then each level's people."""
+        names = list(self.approvers)
+        for lvl in self.levels[: self.level + 1]:
+            names += [*lvl.users, *lvl.groups]
+        return tuple(dict.fromkeys(names))
+
     def is_requester(self, actor: str) -> bool:
         """The agent that asked, or the person it asked for: neither approves it alone."""
         return actor == self.requester or (

@@ -43,6 +43,15 @@ def parse_duration(value: object) -> int:
     return ms
 
 
+def format_duration(ms: int) -> str:
+    """Milliseconds as a policy file writes them: the largest whole unit ('4h', '90m',
+    '45s'), so `parse_duration(format_duration(ms)) == ms`."""
+    for unit in ("d", "h", "m", "s"):
+        if ms % _UNITS[unit] == 0 and ms >= _UNITS[unit]:
+            return f"{ms // _UNITS[unit]}{unit}"
+    return f"{ms}ms"
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -118,6 +127,12 @@ class TierPolicy(_Strict):
     def deciders(self) -> tuple[str, ...]:
         """Who may decide at the first level: the `approvers` of a request of this tier."""
         return self.approvers or self.reviewers.channels
+
+    def first_deciders(self) -> tuple[str, ...]:
+        """Who may decide a new request of this tier: its approvers plus the first level's
+        people (what `ActionRequest.eligible` gives at level 1), in reading order."""
+        names = (*self.deciders(), *self.reviewers.users, *self.reviewers.groups)
+        return tuple(dict.fromkeys(names))
 
 
 class Rule(_Strict):

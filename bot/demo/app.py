@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import shutil
 import signal
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,9 +59,16 @@ AGENTS = ("claw", "refunds")
 LOG_NAME = "demo.log"
 
 # The refunds desk keeps its orders in memory, a stand-in for a payments API; the
-# suggested prompt needs an order big enough for a $4,200 refund.
+# suggested prompt needs an order big enough for a $4,200 refund, refundable once per
+# run so that every run can tell the story again.
 DEMO_ORDERS: dict[str, dict[str, Any]] = {
-    "A1004": {"customer": "Dana", "total": 4200.00, "currency": "USD", "item": "TV"},
+    "A1004": {
+        "customer": "Dana",
+        "total": 4200.00,
+        "currency": "USD",
+        "item": "TV",
+        refunds.PER_RUN: True,
+    },
 }
 
 
@@ -141,6 +150,7 @@ async def serve_demo(
             rt = await stack.enter_async_context(open_runtime(base))
             found = await count_store(rt)
             emu = await start_emulator(secret, token, options.port, out, app_token=app_token)
+            emu.workspace.opening = dict(say.OPENING[options.agent])
             stack.push_async_callback(emu.stop)
             settings = base.model_copy(update={"slack_api_url": emu.api_url})
             tasks = Supervisor()  # one for bot and worker: /healthz reports them all
@@ -163,6 +173,29 @@ async def serve_demo(
             _print_ready(out, options, rt, found, emu, bot_url, model_name)
             await supervise(stop, bot, working)
             _print_stopped(out, rt, await count_store(rt))
+
+
+def cli_command(argv0: str | None = None, cwd: Path | None = None) -> str:
+    """How to run this CLI from the user's shell: `hitl-bot` when that name on PATH is
+    this program, else the path they started it by (`.venv/bin/hitl-bot` after the
+    README's install), else `python -m bot` with this interpreter."""
+    here = Path(argv0 if argv0 is not None else sys.argv[0])
+    cwd = cwd or Path.cwd()
+    if here.name == APP_NAME:
+        found = shutil.which(APP_NAME)
+        if found and Path(found).resolve() == here.resolve():
+            return APP_NAME
+        return _from(cwd, here)
+    return f"{_from(cwd, Path(sys.executable))} -m bot"
+
+
+def _from(cwd: Path, path: Path) -> str:
+    """`path` as the user would type it from `cwd`: relative when it lies below it."""
+    full = (cwd / path) if not path.is_absolute() else path
+    try:
+        return str(full.relative_to(cwd))
+    except ValueError:
+        return str(full)
 
 
 def _pl(n: int, one: str) -> str:
@@ -200,7 +233,7 @@ def _print_ready(
         )
         line += "\n" + say.FORGOTTEN
         if found.unfinished:
-            line += "\n" + say.UNFINISHED
+            line += "\n" + say.UNFINISHED.format(cli=escape(cli_command()))
     else:
         line = say.FOUND_NONE
     out.print(f"Store: {store}. {line}", soft_wrap=True, highlight=False)
@@ -209,6 +242,7 @@ def _print_ready(
     elsewhere = rt.server is not None and rt.settings.hitl_data_dir != default_dir
     token = rt.settings.hitl_api_token
     operator = say.OPERATOR.format(
+        cli=escape(cli_command()),
         env=say.ENV_HINT.format(data_dir=data_dir) if elsewhere else "",
         bot=bot_url,
         parts=say.BOT_PARTS_SOCKET if options.socket_mode else say.BOT_PARTS_HTTP,

@@ -23,7 +23,7 @@ FOUND = (
 )
 UNFINISHED = (
     "The worker resumes the unfinished ones and their requests still time out and escalate, "
-    "but their threads went with the emulator: follow them with hitl-bot pending and show."
+    "but their threads went with the emulator: follow them with {cli} pending and show."
 )
 FOUND_NONE = "The store is empty: this is the first session on this data dir."
 FORGOTTEN = (
@@ -37,9 +37,34 @@ READY = """
   Open [bold link={page}]{page}[/bold link]  — a local Slack; "Act as" (top left) picks who you are.
 """
 
+# The emulator page opens where "Try it" starts: this person, this channel, this hint
+# line above the messages, and the suggested message already in the composer.
+OPENING = {
+    "claw": {
+        "user": "UKID",
+        "channel": "general",
+        "draft": "@hitl-bot Get me the bear!",
+        "hint": (
+            "You are kid in #general. Press Enter to send the message below, then open "
+            'its thread. Switch people with "Act as" (top left).'
+        ),
+    },
+    "refunds": {
+        "user": "UCAROL",
+        "channel": "general",
+        "draft": "@hitl-bot Refund order A1004 in full ($4,200), the TV arrived broken",
+        "hint": (
+            "You are carol in #general. Press Enter to send the message below, then open "
+            'its thread. Switch people with "Act as" (top left).'
+        ),
+    },
+}
+
 TRY_CLAW = """[bold]Try it[/bold]
-  1. Act as [bold]kid[/bold], open [bold]#general[/bold] and post:  @hitl-bot Get me the bear!
-  2. Open the message's thread: move_claw runs without asking anyone (low risk, no review).
+  1. The page opens as [bold]kid[/bold] in [bold]#general[/bold] with the message ready:
+     press Enter to post  @hitl-bot Get me the bear!
+  2. Open the message's thread: move_claw runs without asking anyone (low risk, no review);
+     its moves are listed on one line, with their arguments.
   3. The agent asks "Is this the one?": reply [bold]yes[/bold] in the thread.
   4. drop_claw spends the last coin, so it waits for a grown-up: kid asked, so kid's
      own click is refused. Act as [bold]parent[/bold] and click [bold]Approve[/bold] or
@@ -51,7 +76,8 @@ TRY_CLAW = """[bold]Try it[/bold]
 """
 
 TRY_REFUNDS = """[bold]Try it[/bold]
-  1. Act as [bold]carol[/bold], open [bold]#general[/bold] and post:
+  1. The page opens as [bold]carol[/bold] in [bold]#general[/bold] with the message ready;
+     press Enter to post:
        @hitl-bot Refund order A1004 in full ($4,200), the TV arrived broken
   2. Open the message's thread: lookup_order runs without asking; the refund of 4,200 is
      above 1,000, so it is high risk and only @finance (alice, carol) may approve it.
@@ -59,13 +85,14 @@ TRY_REFUNDS = """[bold]Try it[/bold]
      [bold]alice[/bold] and click [bold]Approve[/bold] (it asks you to confirm) or
      [bold]Reject[/bold] (a reason is required).
   Steer: reply [bold]No, wait: make it $1,100[/bold] in the thread: the waiting refund is
-  withdrawn, and the agent reads your correction and proposes the new amount.
+  withdrawn, and the agent reads your correction and proposes the new amount. Every new
+  run can refund A1004 again, so the story can be told as often as you like.
   Or wait: after {review} s it escalates to #hitl-oncall (@oncall: bob), and {review} s later
   the policy default rejects it.
 """
 
 OPERATOR = """[bold]Meanwhile, in another terminal[/bold]{env}
-  hitl-bot pending · hitl-bot show <request id> · hitl-bot audit verify
+  {cli} pending · {cli} runs · {cli} show <request or run id> · {cli} audit verify
   The bot itself ({parts}): {bot}  (API token: {token})
   Policy: {policy}   Log: {log}
 

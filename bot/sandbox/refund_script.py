@@ -48,6 +48,7 @@ class _Reading:
     order_id: str | None = None
     amount: float | None = None  # None: whatever is left to refund
     reason: str = ""
+    corrected: bool = False  # a person changed the amount after the first request
     order: dict[str, Any] | None = None  # the last lookup of order_id
     asked: bool = False
     receipt: str | None = None
@@ -61,15 +62,17 @@ def _money(text: str) -> float | None:
     return float((m.group(1) or m.group(2)).replace(",", ""))
 
 
-def _hear(r: _Reading, text: str) -> None:
+def _hear(r: _Reading, text: str, *, first: bool = False) -> None:
     """A person's words: they may name another order, another amount, or 'in full'."""
     found = ORDER_ID.search(text)
     if found and found.group(1).upper() != r.order_id:
         r.order_id, r.order = found.group(1).upper(), None
+    before = r.amount
     if IN_FULL.search(text):
         r.amount = None
     elif (amount := _money(text)) is not None:
         r.amount = amount
+    r.corrected = r.corrected or (not first and r.amount != before)
     r.receipt = r.ending = None  # they spoke after it: the earlier outcome is not the last word
 
 
@@ -81,9 +84,9 @@ def _read(messages: Sequence[Mapping[str, Any]]) -> _Reading:
         role, content = m.get("role"), str(m.get("content") or "")
         if role == "user":
             text = MENTION.sub("", content).strip()
+            _hear(r, text, first=first)
             if first:
                 r.reason, first = text, False
-            _hear(r, text)
         elif role == "assistant":
             names |= {c.id: c.name for c in tool_calls_of(m)}
         elif role == "tool":
@@ -134,6 +137,10 @@ def refund_responder(messages: Sequence[Mapping[str, Any]]) -> Turn:
         return say(f"Order {r.order_id} is already refunded in full.")
     amount = left if r.amount is None else min(r.amount, left)
     reason = r.reason[:200] if len(r.reason) >= 3 else "requested by the customer"
+    if r.corrected:  # the first request's amount is no longer the one asked for
+        how = "in full" if amount == left else "partly"
+        cur = r.order["currency"]
+        reason = f"Refund {how}: {_whole(amount):,} {cur}, as corrected by a person"
     return call(
         "issue_refund",
         order_id=r.order_id,

@@ -4,75 +4,29 @@ Shared by the HTTP API (`bot.api`) and the SDK's direct mode, so an outside
 agent gets the same moves whichever way it talks. It only composes the
 stores; `report` would sit well in `bot.store` as `RequestStore.report`.
 
-Waits are cut into blocking reads shorter than the Redis client's socket
-timeout: redis-py 8 gives every client a 5 s `socket_timeout` by default, and
-an `XREAD BLOCK` longer than that fails with TimeoutError instead of waiting.
+Waits need no care for the client's socket timeout (redis-py 8 gives every
+client 5 s by default): they block in the wait hub's readers, which use
+connections of their own with a read timeout past their block.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable
-from typing import TypeVar, cast
-
-from redis.asyncio import Redis, RedisCluster
-
-from bot.core.models import ActionRequest, Decision, Question, QuestionState
+from bot.core.models import ActionRequest, Decision, Question
 from bot.core.states import Event, State
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 
 MAX_DETAIL = 3000  # `Decision.detail`'s limit
-UNBOUNDED_BLOCK_S = 3600.0
-ASSUMED_SOCKET_TIMEOUT_S = 5.0  # redis-py 8's default when the URL and kwargs name none
-T = TypeVar("T")
-
-
-def block_limit(redis: Redis) -> float:
-    """The longest one blocking read may last on this client: under its socket timeout."""
-    pool = getattr(redis, "connection_pool", None)
-    if pool is not None:
-        kw = pool.connection_kwargs
-    else:  # a cluster client: every node's connections share the client's kwargs
-        kw = cast(RedisCluster, redis).get_default_node().connection_kwargs
-    if "socket_timeout" in kw:
-        timeout = kw["socket_timeout"]
-    else:  # from_url without one: the connection class's default applies
-        timeout = kw.get("orig_socket_timeout", ASSUMED_SOCKET_TIMEOUT_S)
-    if not timeout:
-        return UNBOUNDED_BLOCK_S
-    t = float(timeout)
-    return max(0.05, min(t * 0.8, t - 0.5))  # room for the reply to arrive after the block
-
-
-async def _in_steps(
-    wait: Callable[[float], Awaitable[T]], done: Callable[[T], bool], step: float, timeout_s: float
-) -> T:
-    deadline = time.monotonic() + max(0.0, timeout_s)
-    while True:
-        item = await wait(min(step, max(0.0, deadline - time.monotonic())))
-        if done(item) or time.monotonic() >= deadline:
-            return item
 
 
 async def wait_request(requests: RequestStore, rid: str, timeout_s: float) -> ActionRequest:
     """The request once it leaves pending_review, or as it stands after `timeout_s`."""
-    return await _in_steps(
-        lambda s: requests.wait(rid, s),
-        lambda r: r.state != State.PENDING_REVIEW,
-        block_limit(requests.redis),
-        timeout_s,
-    )
+    return await requests.wait(rid, timeout_s)
 
 
 async def wait_question(questions: QuestionStore, qid: str, timeout_s: float) -> Question:
     """The question once answered, expired or cancelled, or as it stands after `timeout_s`."""
-    return await _in_steps(
-        lambda s: questions.wait(qid, s),
-        lambda q: q.state != QuestionState.OPEN,
-        block_limit(questions.redis),
-        timeout_s,
-    )
+    return await questions.wait(qid, timeout_s)
 
 
 def _clip(detail: str | None) -> str | None:

@@ -201,12 +201,22 @@ def _fit(text: str) -> str:
 
 
 async def _ephemeral(client: AsyncWebClient, body: dict[str, Any], text: str) -> None:
-    channel = (body.get("channel") or {}).get("id") or body.get("container", {}).get("channel_id")
+    container = body.get("container") or {}
+    channel = (body.get("channel") or {}).get("id") or container.get("channel_id")
     user = body["user"]["id"]
     if channel:
-        await tell(client, channel=channel, user=user, text=text)
+        await tell(client, channel=channel, user=user, text=text, thread_ts=_thread_of(body))
     else:
         log.info("no channel to tell %s: %s", user, text)
+
+
+def _thread_of(body: dict[str, Any]) -> str | None:
+    """The thread of the clicked card, so the answer appears beside the card the person
+    clicked, not at the bottom of the channel; None for a card outside any thread (an
+    ephemeral in a thread nobody opened would go unseen)."""
+    message = body.get("message") or {}
+    found = message.get("thread_ts") or (body.get("container") or {}).get("thread_ts")
+    return str(found) if found else None
 
 
 async def open_view(client: AsyncWebClient, body: dict[str, Any], view: dict[str, Any]) -> None:

@@ -197,3 +197,26 @@ def _names_only(items: list[_Arg], room: int) -> list[Block]:
         section(p, block_id="hitl_args" if i == 0 else f"hitl_args_{i}")
         for i, p in enumerate(pieces)
     ]
+
+
+# -- calls that ran without review, one line each in the run's thread ----------------
+
+CALL_CHARS = 160
+
+
+def compact_call(tool: str, args: dict[str, Any]) -> str:
+    """`move_claw(direction="left", steps=2)`: the call on one line, values as JSON."""
+    parts = [f"{k}={esc.pretty_json(v, indent=None)}" for k, v in args.items()]
+    return f"{tool}({', '.join(parts)})"
+
+
+def free_item(req: ActionRequest) -> str:
+    call = esc.inline_code(compact_call(req.tool, req.args), CALL_CHARS)
+    return msg.SL_FREE_ITEM.format(call=call, risk=req.risk.value)
+
+
+def free_line(items: list[str]) -> str:
+    if len(items) == 1:
+        return esc.truncate(msg.SL_NO_REVIEW.format(item=items[0]), esc.MESSAGE_TEXT)
+    head = msg.SL_NO_REVIEW_MANY.format(n=len(items))
+    return esc.truncate("\n".join([head, *(f"• {i}" for i in items)]), esc.MESSAGE_TEXT)

@@ -25,6 +25,7 @@ from bot.slack import render
 from bot.slack.escalations import EscalationPosts
 from bot.slack.once import OncePoster, Posted, Tag
 from bot.slack.replies import remember_card
+from bot.slack.runlines import RunLines
 from bot.store import keys
 from bot.store.events import EventBus, Notice
 from bot.store.lease import Lease
@@ -63,6 +64,7 @@ class Notifier:
         self._lanes = asyncio.Semaphore(8)
         self.once = OncePoster(rt.redis, client)
         self.escalations = EscalationPosts(rt, client, self.once, self.pager)
+        self.lines = RunLines(rt.redis, client)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until `stop` is set. A Redis error raises: run it under a Supervisor
@@ -186,8 +188,8 @@ class Notifier:
                 await self.rt.redis.hdel(keys.request(req.id), POSTING)
         if not ts and (req.state == State.PENDING_REVIEW or n.event == "create"):
             if req.state != State.PENDING_REVIEW:  # approved by policy: no buttons to post
-                if run_channel and run_thread:
-                    await self._say(run_channel, run_thread, render.status_line(req, "no_review"))
+                if (run := await self._run_of(req.run_id)) is not None:
+                    await self.lines.free_call(run, req)
                 return
             msg = render.approval_message(req, now_ms=self.rt.clock())
             card = await self.once.post(
@@ -252,6 +254,7 @@ class Notifier:
         if h[0] and h[1]:
             await self.client.chat_update(channel=h[0], ts=h[1], text=msg.text, blocks=msg.blocks)
             return
+        await self.lines.said_other(q.run_id)
         post = await self.once.post(
             Tag("question", q.id, "question"),
             (keys.question(q.id), POSTING),
@@ -278,7 +281,12 @@ class Notifier:
                     channel=run.channel or DEFAULT_CHANNEL, text=head.text, blocks=head.blocks
                 )
                 await self.runs.set_home(run.id, resp["channel"], resp["ts"])
+                await self.lines.card_posted(run, resp["ts"])
+                run = await self.runs.get(run.id)
+            if run.channel and run.thread_ts:
+                await self.lines.remember_link(run.id, run.channel, run.thread_ts)
             return
+        await self.lines.refresh_card(run)
         ended = n.state in {s.value for s in RUN_FINAL}  # this event, not the run's latest
         if ended and run.channel and run.thread_ts:
             await self._say(run.channel, run.thread_ts, render.run_header(run).text)
@@ -287,6 +295,7 @@ class Notifier:
         return cast(list[str | None], await self.rt.redis.hmget(key, list(fields)))
 
     async def _say(self, channel: str, thread_ts: str, text: str) -> None:
+        await self.lines.said_other(await self.runs.by_thread(channel, thread_ts))
         await self.client.chat_postMessage(
             channel=channel, thread_ts=thread_ts, text=text, unfurl_links=False
         )

@@ -30,7 +30,7 @@ from bot.core.states import State as S
 from bot.slack import escape as esc
 from bot.slack.call import DECISION_KEYS as DECISION_KEYS  # part of this module's API
 from bot.slack.call import call_blocks as call_blocks
-from bot.slack.call import decision_fields
+from bot.slack.call import decision_fields, free_item, free_line
 from bot.slack.escape import Block, field, section
 from bot.slack.escape import ButtonValue as ButtonValue  # part of this module's API
 
@@ -205,11 +205,17 @@ def _meta(req: ActionRequest, now_ms: int) -> list[str]:
         out.append(field(msg.F_WAITING, waiting_for(req)))
     if req.state == S.PENDING_REVIEW or req.approvals:
         out.append(field(msg.F_APPROVALS, approvals_text(req)))
-    if tuple(req.approvers) != ("*",):
-        out.append(
-            field(msg.F_APPROVERS, esc.join_fit([esc.principal(a) for a in req.approvers], 1500))
-        )
+    if req.state == S.PENDING_REVIEW:
+        out.append(field(msg.F_APPROVERS, deciders_text(req)))
     return out
+
+
+def deciders_text(req: ActionRequest, limit: int = 1500) -> str:
+    """Who may decide now, mentioned: the approvers and every level reached so far."""
+    names = req.deciders()
+    if "*" in names:
+        return msg.ANYONE_ELIGIBLE
+    return esc.join_fit([esc.principal(a) for a in names], limit) or msg.NOBODY
 
 
 def _fallback(req: ActionRequest) -> str:
@@ -229,7 +235,7 @@ def _fallback(req: ActionRequest) -> str:
 def status_line(req: ActionRequest, event: str) -> str:
     """One short line for the run's thread, saying what `event` just did to `req`."""
     if event == "no_review":
-        line = msg.SL_NO_REVIEW.format(tool=esc.code(req.tool), risk=req.risk.value.upper())
+        line = free_line([free_item(req)])
     elif event in ("approve", "edit_and_approve") and req.state in (S.PENDING_REVIEW, S.APPROVED):
         line = _approval_line(req, event)
     elif event in ("timeout", "reassign") and req.state == S.PENDING_REVIEW:
@@ -272,7 +278,10 @@ def _state_line(req: ActionRequest) -> str:
     if req.state in (S.FAILED, S.ROLLBACK_PENDING, S.MANUAL_INTERVENTION):
         return msg.STATUS_LINES[req.state.value].format(detail=detail)
     line = msg.STATUS_LINES.get(req.state.value, state_label(req))
-    return line + (f": {esc.fit(req.detail, 500)}" if req.detail else "")
+    # Only the outcome carries the executor's report: the line of an earlier event is
+    # rendered from the latest request, whose detail did not exist yet at that event.
+    done = req.state == S.COMPLETED and req.detail
+    return line + (f": {esc.fit(req.detail or '', 500)}" if done else "")
 
 
 def refusal(kind: str, **details: Any) -> str:

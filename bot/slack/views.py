@@ -33,6 +33,7 @@ from bot.slack.render import (
     VIEW_PAYLOAD,
     VIEW_REJECT,
     approvals_text,
+    deciders_text,
     level_who,
     outcome_text,
     risk_word,
@@ -219,9 +220,7 @@ def payload_modal(req: ActionRequest) -> View:
     for i, lvl in enumerate(req.levels):
         now = f" {msg.LEVEL_CURRENT}" if i == req.level and req.state == S.PENDING_REVIEW else ""
         chain.append(f"{i + 1}. {level_who(lvl, 600)} ({esc.duration(lvl.timeout_ms)}){now}")
-    if tuple(req.approvers) != ("*",):
-        approvers = esc.join_fit([esc.principal(a) for a in req.approvers], 1500)
-        chain.append(f"*{msg.F_APPROVERS}:* {approvers}")
+    chain.append(f"*{msg.F_APPROVERS}:* {deciders_text(req)}")
     parts = esc.pack(chain)[:3]
     blocks += [section(p, block_id=f"hitl_payload_chain_{i}") for i, p in enumerate(parts)]
     if (outcome := outcome_text(req)) is not None:
@@ -314,14 +313,20 @@ def policy_blocks(policy: Policy, *, max_blocks: int) -> list[Block]:
 def _tier_text(tier: RiskTier, tp: TierPolicy) -> str:
     chain = [f"{i}. {_level(a, tp)}" for i, a in enumerate((tp.reviewers, *tp.escalation), 1)]
     # the principals a request of this tier carries (what the machine checks)
-    approvers = esc.join_fit([esc.principal(a) for a in tp.deciders()], 400) or msg.NOBODY
+    firsts = tp.first_deciders()
+    approvers = (
+        msg.ANYONE_ELIGIBLE
+        if "*" in firsts
+        else esc.join_fit([esc.principal(a) for a in firsts], 400) or msg.NOBODY
+    )
     return "\n".join([
         f"*{msg.RISK_EMOJI[tier.value]} {tier.value.upper()}* · "
         + msg.POLICY_REVIEW.format(d=esc.duration(tp.review_timeout)),
         f"*{msg.F_CHAIN}* {esc.join_fit(chain, 2000, ' → ')}",
         f"*{msg.F_EXHAUSTED}* {tp.on_exhausted.value}",
         msg.POLICY_APPROVALS.format(
-            n=tp.approvals_required, who=approvers, self=msg.POLICY_YES_NO[tp.self_approval],
+            n=tp.approvals_required, approvals=msg.plural(tp.approvals_required, "approval"),
+            who=approvers, self=msg.POLICY_YES_NO[tp.self_approval],
             edit=msg.POLICY_YES_NO[tp.allow_edit],
         ),
     ])  # fmt: skip

@@ -1,4 +1,10 @@
-"""Open the one Redis/Valkey connection pool a hitl-bot process uses."""
+"""Open the one Redis/Valkey connection pool a hitl-bot process uses.
+
+The pool is bounded (HITL_REDIS_MAX_CONNECTIONS) and a command past the bound
+waits up to POOL_WAIT_S for a free connection instead of failing at once with
+"Too many connections". Nothing holds a pooled connection for long: waiters
+block in the per-shard readers of bot/store/hub.py, which have their own.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +24,11 @@ from bot.store.embedded import LOG_NAME, EmbeddedServer, ensure_server
 
 __all__ = ["connect", "redact_url"]
 
-# Bounds only the connect; reads stay unbounded because waiters block on purpose.
+# Bounds only the connect; reads stay unbounded because the notifier, workers and
+# metrics block in XREADGROUP on purpose (for a second at most each).
 CONNECT_TIMEOUT = 5.0
+POOL_WAIT_S = 20.0  # a command waits this long for a free connection, then fails (a burst
+# of a thousand new long-polls on a busy loop took more than 5 s to drain, see bench/waiters.py)
 
 BAD_URL = (
     "REDIS_URL {url} is not a Redis URL ({error}); "
@@ -52,7 +61,7 @@ async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServ
         server = await asyncio.to_thread(ensure_server, settings.hitl_data_dir)
         url = server.url
     try:
-        client = await _open_client(url)
+        client = await _open_client(url, settings.hitl_redis_max_connections)
     except ValueError as exc:
         raise ConfigError(BAD_URL.format(url=redact_url(url), error=exc)) from exc
     except (RedisError, OSError) as exc:
@@ -68,21 +77,24 @@ async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServ
     return client, server
 
 
-async def _open_client(url: str, **extra: Any) -> redis.asyncio.Redis:
+async def _open_client(url: str, max_connections: int) -> redis.asyncio.Redis:
     """A client that answered; a cluster client when the node at `url` is in a cluster.
 
     Any node of a Redis/Valkey Cluster will do: `INFO cluster` says whether the
     server runs in cluster mode, and the cluster client then finds the other
-    nodes and follows the slots as they move (failover, resharding). `extra`
-    goes to both kinds of client (a cluster client keeps one pool per node).
+    nodes and follows the slots as they move (failover, resharding). It keeps
+    one pool of `max_connections` per node and has no waiting pool: past the
+    bound a command fails (a 503 at the API) instead of waiting.
     """
     kwargs: dict[str, Any] = {
         "decode_responses": True,
         "socket_connect_timeout": CONNECT_TIMEOUT,
-        "socket_timeout": None,  # redis-py 8 defaults to 5 s; XREAD BLOCK must outlive it
-        **extra,
+        "socket_timeout": None,  # redis-py 8 defaults to 5 s; a blocking read must outlive it
     }
-    client = redis.asyncio.from_url(url, **kwargs)
+    pool = redis.asyncio.BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=POOL_WAIT_S, **kwargs
+    )
+    client = redis.asyncio.Redis.from_pool(pool)
     try:
         await client.ping()
         clustered = await is_cluster_node(client)
@@ -93,7 +105,9 @@ async def _open_client(url: str, **extra: Any) -> redis.asyncio.Redis:
         return client
     await client.aclose()
     try:
-        cluster = redis.asyncio.RedisCluster.from_url(url, **kwargs)
+        cluster = redis.asyncio.RedisCluster.from_url(
+            url, max_connections=max_connections, **kwargs
+        )
     except RedisClusterException as exc:  # a database other than 0, say
         raise ValueError(str(exc)) from exc
     try:

@@ -9,10 +9,12 @@ per request would need, could not be updated in the same script on Cluster.)
 
 from __future__ import annotations
 
+import re
 import zlib
 
 PREFIX = "hitl:"
 SHARDS = 16
+_SHARD_TAG = re.compile(re.escape(PREFIX) + r"\{s(\d{2})\}:")
 
 
 def shard_of(item_id: str) -> int:
@@ -52,6 +54,20 @@ def wake(item_id: str) -> str:
     return f"{_t(item_id)}wake:{item_id}"
 
 
+def shard_of_key(key: str) -> int:
+    """The shard of a key built by this module from a shard tag (`hitl:{s07}:...`)."""
+    found = _SHARD_TAG.match(key)
+    if found is None:
+        raise ValueError(f"{key!r} carries no shard tag")
+    return int(found.group(1))
+
+
+def wait_control(shard: int, hub_id: str) -> str:
+    """One process's control stream in a shard: an entry there wakes that process's
+    blocked wait reader so it starts watching a new wake key (bot/store/hub.py)."""
+    return f"{tag(shard)}waits:{hub_id}"
+
+
 def question(qid: str) -> str:
     return f"{_t(qid)}q:{qid}"
 
@@ -83,11 +99,6 @@ def events(shard: int) -> str:
 def metrics(shard: int) -> str:
     """Hash of Prometheus counters for events of the shard (bot/metrics.py sums them)."""
     return f"{tag(shard)}metrics"
-
-
-def shard_of_key(key: str) -> int:
-    """The shard of a key built by `tag` (`hitl:{s07}:...` -> 7)."""
-    return int(key[len(PREFIX) + 2 : len(PREFIX) + 4])
 
 
 def request_keys(rid: str) -> list[str]:

@@ -1,8 +1,10 @@
-"""Push-based waiting: block on an item's wake stream until it changes, with a deadline.
+"""Push-based waiting: wait until an item's wake stream moves past the version read.
 
 The stream entry ids are the item's versions, so a waiter that read version v
-asks for anything after `v-0`: a change that lands between the read and the
-block is still seen, and a wait that starts after the decision returns at once.
+waits for anything after `v-0`: a change that lands between the read and the
+wait is still seen, and a wait that starts after the decision returns at once.
+The blocking itself is the process's wait hub (bot/store/hub.py): one reader
+per shard, so waiters cost no Redis connection each.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
 from redis.asyncio import Redis
+
+from bot.store.hub import hub_for
 
 
 class Versioned(Protocol):
@@ -33,10 +37,9 @@ async def wait_until(
     deadline = time.monotonic() + max(0.0, timeout_s)
     item = await load()
     while not done(item):
-        left_ms = int((deadline - time.monotonic()) * 1000)
-        if left_ms <= 0:
+        left = deadline - time.monotonic()
+        if left <= 0:
             break
-        # block=0 would mean forever in Redis, so never pass it.
-        await redis.xread({wake_key: f"{item.version}-0"}, count=1, block=max(1, left_ms))
+        await hub_for(redis).changed(wake_key, item.version, left)
         item = await load()
     return item

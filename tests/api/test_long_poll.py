@@ -1,8 +1,9 @@
 """GET ?wait= over a real socket: it holds, and wakes on the decision.
 
 Each poll asks for the longest wait the server allows (60 s), and each test first
-sees the server blocked in XREAD: a poll that returns `approved` was woken by the
-decision, since the wait could only have ended in `pending_review`. How fast it
+sees the server hold it (its `hitl_waiters` gauge counts it): a poll that returns
+`approved` was woken by the decision, since the wait could only have ended in
+`pending_review`. How fast it
 wakes is measured by bench/click_latency.py, not asserted here.
 """
 
@@ -38,14 +39,17 @@ LONGEST = 60  # LiveServer's max_wait_s
 HTTP_TIMEOUT = 90  # past the longest wait, so a poll is never cut short by the client
 
 
-async def _blocked_clients(redis: Redis) -> int:
-    return sum("b" in c.get("flags", "") for c in await redis.client_list())
+async def _waiters(url: str) -> int:
+    """The server's own count of the waits it holds (GET /metrics, `hitl_waiters`)."""
+    async with httpx.AsyncClient(base_url=url, headers=AUTH, timeout=10) as c:
+        text = (await c.get("/metrics")).text
+    return int(next(ln for ln in text.splitlines() if ln.startswith("hitl_waiters ")).split()[1])
 
 
-async def _until_blocked(redis: Redis, count: int) -> None:
-    """Until `count` clients are parked in a blocking read on the server."""
+async def _until_waiting(url: str, count: int) -> None:
+    """Until the server holds exactly `count` waits."""
     async with asyncio.timeout(30):
-        while await _blocked_clients(redis) < count:
+        while await _waiters(url) != count:
             await asyncio.sleep(0.01)
 
 
@@ -54,9 +58,9 @@ async def test_long_poll_wakes_on_the_decision(
 ) -> None:
     async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=HTTP_TIMEOUT) as c:
         made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 1}})).json()
-        before = await _blocked_clients(redis)
+        before = await _waiters(live.url)
         poll = asyncio.create_task(c.get(f"/v1/approvals/{made['id']}", params={"wait": LONGEST}))
-        await _until_blocked(redis, before + 1)
+        await _until_waiting(live.url, before + 1)
         assert not poll.done()  # held open, not answered with the pending request
         await store.transition(  # as the Slack side would
             made["id"],
@@ -69,9 +73,9 @@ async def test_long_poll_wakes_on_the_decision(
 async def test_long_poll_returns_pending_when_the_wait_ends(live: LiveServer, redis: Redis) -> None:
     async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=HTTP_TIMEOUT) as c:
         made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 2}})).json()
-        before = await _blocked_clients(redis)
+        before = await _waiters(live.url)
         poll = asyncio.create_task(c.get(f"/v1/approvals/{made['id']}", params={"wait": 0.4}))
-        await _until_blocked(redis, before + 1)  # it held the request rather than answer at once
+        await _until_waiting(live.url, before + 1)  # it held the request rather than answer
         resp = await poll
     assert resp.status_code == 200 and resp.json()["state"] == "pending_review"
 
@@ -87,12 +91,12 @@ async def test_many_long_polls_hold_no_threads(
         limits=httpx.Limits(max_connections=200),
     ) as c:
         made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 3}})).json()
-        before = await _blocked_clients(redis)
+        before = await _waiters(live.url)
         polls = [
             asyncio.create_task(c.get(f"/v1/approvals/{made['id']}", params={"wait": LONGEST}))
             for _ in range(100)
         ]
-        await _until_blocked(redis, before + 100)
+        await _until_waiting(live.url, before + 100)
         await store.transition(
             made["id"],
             Decision(event=Event.APPROVE, actor="UBOSS", payload_hash=made["payload_hash"]),
@@ -106,9 +110,9 @@ async def test_question_long_poll_wakes_on_the_answer(
 ) -> None:
     async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=HTTP_TIMEOUT) as c:
         q = (await c.post("/v1/questions", json={"question": "Which order?"})).json()
-        before = await _blocked_clients(redis)
+        before = await _waiters(live.url)
         poll = asyncio.create_task(c.get(f"/v1/questions/{q['id']}", params={"wait": LONGEST}))
-        await _until_blocked(redis, before + 1)
+        await _until_waiting(live.url, before + 1)
         assert not poll.done()
         await questions.answer(q["id"], actor="UKID", answer="A1")
         resp = await poll
@@ -119,16 +123,14 @@ async def test_question_long_poll_wakes_on_the_answer(
 async def test_a_client_that_hangs_up_frees_the_wait(live: LiveServer, redis: Redis) -> None:
     async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=30) as c:
         made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 4}})).json()
-    before = await _blocked_clients(redis)
+    before = await _waiters(live.url)
     poller = httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=30)
     poll = asyncio.create_task(poller.get(f"/v1/approvals/{made['id']}", params={"wait": LONGEST}))
-    await _until_blocked(redis, before + 1)  # the server blocks in XREAD
+    await _until_waiting(live.url, before + 1)
     poll.cancel()
     await poller.aclose()  # the client hangs up
-    # Freed by the hang-up: the wait itself would hold its connection for 60 s.
-    async with asyncio.timeout(LONGEST / 2):
-        while await _blocked_clients(redis) != before:
-            await asyncio.sleep(0.02)
+    # Freed by the hang-up: the wait itself would be held for 60 s.
+    await _until_waiting(live.url, before)
 
 
 async def test_a_wait_longer_than_the_redis_socket_timeout(

@@ -127,7 +127,15 @@ def slack_mode() -> str:
 
 
 @pytest.fixture
-async def bot(redis_url: str, redis: Redis, tmp_path: Path, slack_mode: str) -> AsyncIterator[Bot]:
+def serve_env() -> dict[str, Any]:
+    """Extra settings for the bot; a test module overrides this fixture to change them."""
+    return {}
+
+
+@pytest.fixture
+async def bot(
+    redis_url: str, redis: Redis, tmp_path: Path, slack_mode: str, serve_env: dict[str, Any]
+) -> AsyncIterator[Bot]:
     policy_file = tmp_path / "policy.yaml"
     policy_file.write_text(yaml.safe_dump(POLICY))
     users = default_users() + [User(f"UTEAM{i}", f"team{i}", f"Team {i}") for i in range(5)]
@@ -150,6 +158,7 @@ async def bot(redis_url: str, redis: Redis, tmp_path: Path, slack_mode: str) -> 
         hitl_policy=policy_file,
         hitl_port=0,
         hitl_api_token="api-token",
+        **serve_env,
     )
     stop = asyncio.Event()
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()

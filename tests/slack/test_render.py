@@ -228,7 +228,7 @@ CLAIM: Step = (Event.CLAIM, {"actor": "system"})
 @pytest.mark.parametrize(
     ("steps", "state", "shows"),
     [
-        ((APPROVE,), State.APPROVED, "✅ Approved by <@UBOSS> at <!date^1800000060^"),
+        ((APPROVE,), State.APPROVED, "✅ Approved by <@UBOSS> · <!date^1800000060^"),
         (
             ((Event.REJECT, {"reason_code": "wrong_target", "text": "use <!channel> acct"}),),
             State.CANCELLED,
@@ -263,7 +263,7 @@ def test_rejected_header_and_outcome_say_who_when_and_why() -> None:
     msg = render.approval_message(req, now_ms=NOW)
     assert msg.blocks[0]["text"]["text"] == ":large_orange_circle: HIGH risk — ⛔ Rejected"
     outcome = next(b for b in msg.blocks if b.get("block_id") == "hitl_outcome")["text"]["text"]
-    assert "⛔ Rejected by <@UBOSS> at <!date^1800000060^" in outcome
+    assert "⛔ Rejected by <@UBOSS> · <!date^1800000060^" in outcome
     assert "`too_risky` — not today" in outcome
 
 

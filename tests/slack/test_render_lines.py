@@ -51,7 +51,8 @@ def test_escalation_message_mentions_the_new_level_with_the_same_buttons() -> No
 def test_status_line_for_every_step_of_a_life() -> None:
     req = make()
     assert render.status_line(req, "create").startswith("📝 Approval requested for `refund`")
-    assert render.status_line(req, "no_review").startswith("⏩ `refund` runs without review")
+    free = render.status_line(req, "no_review")
+    assert free.startswith("⏩ Ran without review, by policy: `refund(amount=1200, currency=")
     ok = decide(req, Event.APPROVE)
     assert render.status_line(ok, "approve") == "✅ Approved by <@UBOSS> (1 of 1)"
     running = decide(ok, Event.CLAIM, "system")
@@ -79,11 +80,11 @@ def test_status_line_for_every_step_of_a_life() -> None:
 def test_refusals_say_what_happened_in_slack_terms() -> None:
     text = render.refusal("already_resolved", by="UBOSS", at=NOW, how="approved")
     assert text == (
-        ":information_source: Already approved by <@UBOSS> at "
-        "<!date^1800000000^{date_short_pretty} at {time}|2027-01-15T08:00:00Z>; nothing changed."
+        ":information_source: Already approved by <@UBOSS> "
+        "(<!date^1800000000^{date_short_pretty} at {time}|2027-01-15T08:00:00Z>); nothing changed."
     )
     expired = render.refusal("expired", at=NOW, default="auto_rejected")
-    assert "expired at <!date^1800000000^" in expired and "auto_rejected" in expired
+    assert "expired (<!date^1800000000^" in expired and "auto_rejected" in expired
     for kind in ("expired", "not_eligible", "stale_payload", "invalid"):
         said = render.refusal(kind, detail="U1 <!channel> may not")
         assert "&lt;!channel&gt;" in said and "<!channel>" not in said
@@ -109,7 +110,7 @@ def test_question_offers_an_answer_button_until_answered() -> None:
     validate(msg)
     text = "\n".join(mrkdwn_texts(msg.blocks))
     assert "Refund &lt;!channel&gt; or not?" in text
-    assert "<@U0REQUESTER>, <!subteam^S0TEAM> Answer by <!date^1800003600^" in text
+    assert "<@U0REQUESTER>, <!subteam^S0TEAM> Deadline: <!date^1800003600^" in text
     assert buttons(msg.blocks)["hitl_answer"]["value"] == "q7"
     answered = q.model_copy(
         update={
@@ -161,7 +162,7 @@ def test_policy_summary_lists_tiers_chain_defaults_and_approvers() -> None:
     assert "*:large_orange_circle: HIGH* · review within 10 min" in text
     assert "1. #approvals (10 min) → 2. <@UONCALL> (10 min) → 3. <@ULEAD> (5 min)" in text
     assert "*When nobody answers:* auto_rejected" in text
-    assert "2 approval(s) from anyone" in text  # critical
+    assert "2 approvals from anyone" in text  # critical
     assert "from <@UBOSS>, <!subteam^SFINANCE>" in text  # high
     assert "`refund` → medium; `amount &gt; 1000` → high" in text
     assert "`move_claw` → low, no review" in text

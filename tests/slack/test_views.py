@@ -69,7 +69,7 @@ def test_reject_modal_asks_a_reason_code_and_is_bound_to_the_call() -> None:
     validate_view(view)
     assert view["callback_id"] == render.VIEW_REJECT == "hitl_reject_modal"
     assert ButtonValue.decode(view["private_metadata"]) == (req.id, req.payload_hash)
-    assert view["submit"]["text"] == "Reject"
+    assert view["submit"]["text"] == "Send rejection"
     fields = inputs(view)
     select = fields[views.REASON_BLOCK]
     assert "optional" not in select or select["optional"] is False  # a code is required
@@ -78,6 +78,7 @@ def test_reject_modal_asks_a_reason_code_and_is_bound_to_the_call() -> None:
     assert select["element"]["options"][0]["text"]["text"] == "Wrong target"
     text = fields[views.REASON_TEXT_BLOCK]
     assert text["optional"] is True and text["element"]["multiline"] is True
+    assert "optional" not in text["label"]["text"]  # Slack adds "(optional)" to the label
     shown = "\n".join(mrkdwn_texts(view["blocks"]))
     assert "`refund`" in shown and "1,200 EUR" in shown  # what is being rejected
 
@@ -195,7 +196,7 @@ def test_payload_modal_shows_hashes_state_levels_and_approvers() -> None:
     assert f"`{edited.payload_hash}`" in text and f"`{req.payload_hash}`" in text
     assert "✅ Approved" in text and "<@UBOSS>" in text
     assert "1. #approvals (10 min)\n2. <@UONCALL> (10 min)\n3. <@ULEAD> (5 min)" in text
-    assert "*Approvers:* <@UBOSS>, <!subteam^SFINANCE>" in text
+    assert "*May decide:* <@UBOSS>, <!subteam^SFINANCE>" in text
     pending = "\n".join(mrkdwn_texts(views.payload_modal(req)["blocks"]))
     assert "1. #approvals (10 min) ← now" in pending
 

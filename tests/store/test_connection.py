@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -92,3 +93,22 @@ async def test_url_with_an_unknown_scheme_is_a_config_error(data_dir: Path) -> N
 )
 def test_redact_url(url: str, shown: str) -> None:
     assert redact_url(url) == shown
+
+
+async def test_a_full_pool_makes_a_command_wait_not_fail(data_dir: Path, redis_url: str) -> None:
+    """HITL_REDIS_MAX_CONNECTIONS=2, both connections busy: a third command queues for
+    one instead of failing with "Too many connections"."""
+    capped = Settings(redis_url=SecretStr(redis_url), hitl_redis_max_connections=2)
+    client, _ = await connect(capped)
+    try:
+        busy = [
+            asyncio.create_task(client.blpop([f"hitl:test:none:{i}"], timeout=1)) for i in (1, 2)
+        ]
+        async with asyncio.timeout(10):
+            while len(client.connection_pool._in_use_connections) < 2:
+                await asyncio.sleep(0.01)
+        assert await client.ping()
+        assert any(b.done() for b in busy)  # it waited for a connection to come back
+        assert await asyncio.gather(*busy) == [None, None]
+    finally:
+        await client.aclose()

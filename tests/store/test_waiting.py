@@ -15,6 +15,7 @@ from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import AlreadyResolved
+from bot.store.hub import hub_for
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from tests.clients import open_client
@@ -22,13 +23,17 @@ from tests.clients import open_client
 LONGER_THAN_ANY_TEST = 3600.0
 
 
-async def blocked_on_the_server(redis: Redis) -> None:
-    """Until some client is parked in a blocking XREAD: the waiter is waiting for a push."""
+async def held(client: Redis, count: int = 1) -> None:
+    """Until the client's wait hub holds `count` waiters, its shard reader blocked in XREAD."""
     async with asyncio.timeout(30):
-        while not any(
-            c.get("cmd") == "xread" and "b" in c.get("flags", "") for c in await redis.client_list()
-        ):
+        while hub_for(client).waiting < count or not await _reader_blocked(client):
             await asyncio.sleep(0.01)
+
+
+async def _reader_blocked(redis: Redis) -> bool:
+    return any(
+        c.get("cmd") == "xread" and "b" in c.get("flags", "") for c in await redis.client_list()
+    )
 
 
 async def test_waiter_wakes_on_decision(
@@ -41,7 +46,7 @@ async def test_waiter_wakes_on_decision(
     waiter = RequestStore(waiter_client)
     try:
         task = asyncio.create_task(waiter.wait(req.id, timeout_s=LONGER_THAN_ANY_TEST))
-        await blocked_on_the_server(redis)
+        await held(waiter_client)
         assert not task.done()
         await store.transition(
             req.id, Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
@@ -74,7 +79,7 @@ async def test_wait_deadline_returns_still_pending(
     waiter_client = await open_client(redis_url)
     try:
         task = asyncio.create_task(RequestStore(waiter_client).wait(req.id, timeout_s=0.3))
-        await blocked_on_the_server(redis)  # it did wait, rather than return at once
+        await held(waiter_client)  # it did wait, rather than return at once
         got = await task
         assert got.state == State.PENDING_REVIEW
     finally:
@@ -89,7 +94,7 @@ async def test_question_first_answer_wins(
     try:
         waiter = QuestionStore(waiter_client)
         waiting = asyncio.create_task(waiter.wait(q.id, timeout_s=LONGER_THAN_ANY_TEST))
-        await blocked_on_the_server(redis)
+        await held(waiter_client)
         first = await questions.answer(q.id, actor="UKID", answer="the penguin")
         assert first.answer == "the penguin" and first.answered_by == "UKID"
         again = await questions.answer(q.id, actor="UKID", answer="the penguin")

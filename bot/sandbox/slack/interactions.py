@@ -137,6 +137,8 @@ class Interactions:
                 "message_ts": ts,
                 "channel_id": where.id,
                 "is_ephemeral": ephemeral is not None,
+                # as Slack sends it for a message inside a thread
+                **({"thread_ts": origin.thread_ts} if origin.thread_ts else {}),
             },
             channel=where,
             message=message,

@@ -54,6 +54,7 @@ def snapshot(ws: Workspace) -> JSON:
             "app_id": ws.app_id,
             "name": ws.bot.name,
         },
+        "opening": ws.opening,
         "users": [_user(u) for u in ws.users.values()],
         "usergroups": [
             {"id": g.id, "handle": g.handle, "name": g.name, "users": list(g.users)}

@@ -215,6 +215,9 @@ class Workspace:
         self.app_id = app_id
         self._initial = copy.deepcopy((users, channels, usergroups))
         self.version = 0
+        # Where the page opens (user, channel name, a hint line, a draft): the demo sets it
+        # to the first step its banner tells; None opens as the first person.
+        self.opening: JSON | None = None
         self.reset()
 
     def reset(self) -> None:

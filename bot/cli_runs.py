@@ -1,0 +1,137 @@
+"""Agent runs for the operator's CLI: `hitl-bot runs` and `hitl-bot show RUN_ID`.
+
+Read straight from the store (runs are kept 30 days): the run, the requests it made
+(from the request index since the run started), the corrections people sent (the
+run's audit), and the link to its Slack thread that the bot recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from rich.table import Table
+
+from bot import messages as msg
+from bot.core.models import ActionRequest, Run
+from bot.errors import NotFound
+from bot.runtime import Runtime
+from bot.slack.runlines import LINK
+from bot.store import keys
+from bot.store.runs import RunStore
+
+RUN_PREFIX = "run-"
+
+
+def is_run_id(item_id: str) -> bool:
+    return item_id.startswith(RUN_PREFIX)
+
+
+@dataclass
+class RunView:
+    run: Run
+    link: str | None = None
+    requests: list[ActionRequest] = field(default_factory=list)
+    steering: list[dict[str, Any]] = field(default_factory=list)  # the run's audit lines
+    queued: int = 0  # corrections not read by the agent yet
+
+    def as_json(self) -> dict[str, Any]:
+        return self.run.model_dump(mode="json") | {
+            "link": self.link,
+            "requests": [r.model_dump(mode="json") for r in self.requests],
+            "steering": self.steering,
+            "steering_queued": self.queued,
+        }
+
+
+async def list_runs(rt: Runtime, limit: int) -> list[Run]:
+    """The newest `limit` runs. A SCAN over the run hashes: fine for an operator's look,
+    not for a hot path (runs have no index of their own)."""
+    runs = RunStore(rt.redis)
+    found: list[Run] = []
+    async for raw in rt.redis.scan_iter(match=f"{keys.PREFIX}{{run:*}}", count=500):
+        key = raw.decode() if isinstance(raw, bytes) else str(raw)
+        if not key.endswith("}"):
+            continue  # the run's transcript, audit and steering lists
+        run_id = key[len(keys.PREFIX) + len("{run:") : -1]
+        try:
+            found.append(await runs.get(run_id))
+        except NotFound:
+            continue  # expired between the SCAN and the read
+    found.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+    return found[:limit]
+
+
+async def run_view(rt: Runtime, run_id: str) -> RunView:
+    run = await RunStore(rt.redis).get(run_id)
+    link = await rt.redis.hget(keys.run(run_id), LINK)
+    view = RunView(run, str(link) if link else None)
+    for rid in await rt.requests.ids_between(run.created_at):
+        try:
+            req = await rt.requests.get(rid)
+        except NotFound:
+            continue
+        if req.run_id == run_id:
+            view.requests.append(req)
+    lines = cast(list[str], await rt.redis.lrange(keys.run_audit(run_id), 0, -1))
+    view.steering = [json.loads(line) for line in lines]
+    view.queued = int(await rt.redis.llen(keys.steering(run_id)))
+    return view
+
+
+def runs_table(runs: list[Run]) -> Table:
+    t = Table("id", "agent", "state", "turns", "requester", "waiting on", "started", "prompt")
+    for r in runs:
+        t.add_row(
+            r.id,
+            r.agent,
+            r.state.value,
+            str(r.turns),
+            r.requester,
+            r.waiting_on or "-",
+            msg.when(r.created_at),
+            _short(r.prompt, 60),
+        )
+    return t
+
+
+def run_lines(view: RunView) -> list[str]:
+    """The run as plain lines (no markup: everything in them came from people or agents)."""
+    r = view.run
+    out = [
+        msg.CLI_RUN_HEAD.format(id=r.id, agent=r.agent, state=r.state.value, turns=r.turns),
+        msg.CLI_RUN_WHO.format(who=r.requester, at=msg.when(r.created_at)),
+        msg.CLI_RUN_PROMPT.format(prompt=r.prompt),
+    ]
+    if r.waiting_on:
+        out.append(msg.CLI_RUN_WAITING.format(id=r.waiting_on))
+    if r.result or r.error:
+        out.append(
+            msg.CLI_RUN_END.format(what="error" if r.error else "result", text=r.error or r.result)
+        )
+    where = view.link or (f"{r.channel} {r.thread_ts}" if r.thread_ts else None)
+    out.append(msg.CLI_RUN_THREAD.format(where=where or msg.CLI_RUN_NO_THREAD))
+    n = len(view.requests)
+    out.append(msg.CLI_RUN_REQUESTS.format(n=n, word=msg.plural(n, "request")))
+    for q in view.requests:
+        out.append(
+            msg.CLI_RUN_REQUEST.format(id=q.id, tool=q.tool, risk=q.risk.value, state=q.state.value)
+        )
+    said = [e for e in view.steering if e.get("kind") in ("user_steering", "refused")]
+    out.append(msg.CLI_RUN_STEERING.format(n=len(said), queued=view.queued))
+    for e in said:
+        if e.get("kind") == "refused":
+            line = msg.CLI_RUN_REFUSED.format(who=e.get("actor", "?"), what=e.get("what", "?"))
+        else:
+            how = "stop" if e.get("hard_stop") else "steer"
+            line = msg.CLI_RUN_STEER.format(
+                who=e.get("actor", "?"), how=how, text=e.get("text", "")
+            )
+        out.append(f"  {msg.when(e.get('at'))}  {line}")
+    return out
+
+
+def _short(text: str, n: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= n else flat[: n - 1] + "…"

@@ -1,0 +1,36 @@
+"""Every sentence `hitl-bot mcp` shows a model or an operator, in one place."""
+
+from __future__ import annotations
+
+GATE_FAILED = "{tool}: the approval gate could not be asked ({error}); the call did not run."
+CLAIM_FAILED = "{tool}: the approved call could not be claimed ({error}); it did not run."
+UPSTREAM_DOWN = "{tool}: upstream {upstream!r} is not reachable ({error}); the call did not run."
+UPSTREAM_CRASHED = "{tool}: upstream {upstream!r} failed while running the call: {error}"
+UNKNOWN_TOOL = "No tool named {tool!r}; list the tools again (tools/list)."
+ASK_UNANSWERED = "Nobody answered in time: {error}"
+
+# The report the audit keeps for each forwarded call: it names the upstream.
+AUDIT_OK = "upstream {upstream}: {tool} ran"
+AUDIT_TOOL_ERROR = "upstream {upstream}: {tool} returned a tool error: {text}"
+AUDIT_CRASH = "upstream {upstream}: {tool} crashed: {error}"
+AUDIT_HANDED_OVER = "approved over MCP and handed to the client ({via}), which runs it"
+
+CONFIG_UNREADABLE = "{path}: cannot read the proxy config ({error}); fix: check --config."
+CONFIG_INVALID = "{path}: {problems}"
+NO_UPSTREAM = (
+    "Give the upstream servers: --config FILE (YAML with 'upstreams:'), or one command "
+    "after '--' (hitl-bot mcp proxy -- npx some-mcp-server)."
+)
+BOTH_UPSTREAMS = "Give either --config or a command after '--', not both."
+LISTENING = "hitl-bot mcp {what}: streamable HTTP on {url}"
+UPSTREAM_LIST_FAILED = "upstream %s: listing its tools failed: %s"
+NEED_MCP_TOKEN = (
+    "Refusing to serve MCP on {host} without a token: anyone who reaches the port could use "
+    "this gate. Fix: export HITL_MCP_TOKEN=<a long random secret> (clients send it as "
+    "'Authorization: Bearer ...'), or listen on 127.0.0.1."
+)
+VAR_UNSET = (
+    "The proxy config uses ${{{var}}}, which is not set; fix: export {var} before starting "
+    "the proxy."
+)
+NEED_EXTRA = "hitl-bot mcp needs the MCP SDK; fix: pip install 'hitl-bot[mcp]'."

@@ -1,0 +1,134 @@
+"""`hitl-bot mcp proxy`: upstream MCP servers behind the approval gate.
+
+Lists every upstream's tools as `<upstream>__<tool>`. Each `tools/call` goes through
+the gate under that name, so the policy file names them the same way
+(`files__read_file: {tier: low, review: none}`): `review: none` tools run at once
+(audited), the others wait for a person in Slack, and an edit is what runs. A call
+that is not approved, or whose upstream fails, comes back as a tool error whose
+text says why, for the model to read; the gateway itself keeps serving. The report
+of every call that ran names its upstream, so the audit shows where it went.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+)
+
+from bot.mcp import gating
+from bot.mcp import messages as msg
+from bot.mcp.config import ProxyConfig, exposed_name
+from bot.mcp.upstream import UpstreamLink
+from bot.sdk import Gate
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Route:
+    link: UpstreamLink
+    tool: str  # the upstream's own name for it
+    schema: dict[str, Any]
+
+
+def tool_error(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def _text_of(result: CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, TextContent))[:500]
+
+
+class Gateway:
+    def __init__(self, gate: Gate, config: ProxyConfig) -> None:
+        self.gate = gate
+        self.links = [UpstreamLink(name, spec) for name, spec in config.upstreams.items()]
+        self.routes: dict[str, Route] = {}
+
+    async def list_tools(self) -> list[Tool]:
+        """Every upstream's tools, renamed; an upstream that is down is left out (logged)."""
+        out: list[Tool] = []
+        routes: dict[str, Route] = {}
+        for link in self.links:
+            try:
+                tools = await link.tools()
+            except Exception as exc:
+                log.warning(msg.UPSTREAM_LIST_FAILED, link.name, exc)
+                await link.reset()
+                routes.update({k: r for k, r in self.routes.items() if r.link is link})
+                continue
+            for t in tools:
+                name = exposed_name(link.name, t.name)
+                routes[name] = Route(link, t.name, dict(t.input_schema))
+                out.append(t.model_copy(update={"name": name}))
+        self.routes = routes
+        return out
+
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        route = self.routes.get(name)
+        return None if route is None else route.schema
+
+    async def call(self, name: str, args: dict[str, Any]) -> CallToolResult:
+        route = self.routes.get(name)
+        if route is None:
+            await self.list_tools()  # a client may call without listing first
+            route = self.routes.get(name)
+        if route is None:
+            return tool_error(msg.UNKNOWN_TOOL.format(tool=name))
+        upstream = route.link.name
+        try:
+            req = await gating.decided(self.gate, name, args, args_schema=route.schema)
+            req = await gating.claimed(self.gate, req)
+        except gating.Refused as exc:
+            return tool_error(str(exc))
+        try:
+            result = await route.link.call(route.tool, req.args)
+        except Exception as exc:
+            error = str(exc) or type(exc).__name__
+            detail = msg.AUDIT_CRASH.format(upstream=upstream, tool=route.tool, error=error)
+            await gating.report(self.gate, req, ok=False, detail=detail)
+            return tool_error(
+                msg.UPSTREAM_CRASHED.format(tool=name, upstream=upstream, error=error)
+            )
+        if result.is_error:
+            text = _text_of(result)
+            detail = msg.AUDIT_TOOL_ERROR.format(upstream=upstream, tool=route.tool, text=text)
+        else:
+            detail = msg.AUDIT_OK.format(upstream=upstream, tool=route.tool)
+        await gating.report(self.gate, req, ok=not result.is_error, detail=detail)
+        return result
+
+    async def aclose(self) -> None:
+        for link in self.links:
+            await link.aclose()
+
+
+def build_proxy(gateway: Gateway, *, name: str = "hitl-proxy") -> Server[Any]:
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=await gateway.list_tools())
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult:
+        return await gateway.call(params.name, dict(params.arguments or {}))
+
+    return Server(
+        name,
+        get_tool_input_schema=gateway.input_schema,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )

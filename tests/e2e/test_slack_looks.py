@@ -1,0 +1,88 @@
+"""A run's thread as the people in it read it (issue 12): one folded line for the calls
+without review, refusals beside the card, and a /hitl run card that follows its run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.core.models import RunState
+from bot.slack import render
+from tests.e2e.conftest import Agents, Bot, all_text, button_values, eventually
+
+FREE = "ran without review"
+
+
+async def _card(bot: Bot, ch: str, home: str) -> Any:
+    found = [
+        m
+        for m in bot.emu.replies(ch, home)
+        if render.ACTION_APPROVE in button_values(m.blocks) and "drop_claw" in all_text(m.blocks)
+    ]
+    return found[-1] if found else None
+
+
+async def _said(bot: Bot, ch: str, home: str, needle: str) -> Any:
+    found = [m for m in bot.emu.replies(ch, home) if needle in m.text + all_text(m.blocks)]
+    return found[-1] if found else None
+
+
+async def test_a_burst_of_free_calls_is_one_line_with_their_arguments(
+    bot: Bot, agents: Agents
+) -> None:
+    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    ch, home = posted.channel, posted.ts
+    await eventually(lambda: _said(bot, ch, home, "Is this the one?"), timeout=15)
+    lines = [m.text for m in bot.emu.replies(ch, home) if FREE in m.text]
+    # The claw moved more than once before it asked: one line, updated, lists every move.
+    assert len(lines) == 1, lines
+    assert lines[0].count("`move_claw(direction=") >= 2, lines[0]
+    assert '"cm": ' not in lines[0] and "cm=" in lines[0]
+
+
+async def test_a_refused_click_is_answered_in_the_cards_thread_with_mentions(
+    bot: Bot, agents: Agents
+) -> None:
+    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    ch, home = posted.channel, posted.ts
+    await eventually(lambda: _said(bot, ch, home, "Is this the one?"), timeout=15)
+    await bot.emu.post("UKID", ch, "yes", thread_ts=home)
+    card = await eventually(lambda: _card(bot, ch, home), timeout=15)
+    await bot.emu.click("UKID", render.ACTION_APPROVE, channel=ch, ts=card.ts)
+
+    async def told() -> Any:
+        found = [e for e in bot.emu.ephemerals("UKID") if "may not decide" in e.text]
+        return found[-1] if found else None
+
+    refusal = await eventually(told)
+    assert refusal.thread_ts == home  # beside the card, not at the bottom of #general
+    assert refusal.text.startswith("🚫 <@UKID> may not decide")
+    assert "UKID" not in refusal.text.replace("<@UKID>", "")  # no bare ids
+
+
+async def test_the_run_card_follows_its_run_to_the_end(bot: Bot, agents: Agents) -> None:
+    out = await bot.emu.command("UKID", "#general", "/hitl", "run claw Get me the bear!")
+    assert out.status == 200
+
+    async def card() -> Any:
+        found = [m for m in bot.emu.messages("general") if "agent run" in all_text(m.blocks)]
+        return found[-1] if found else None
+
+    posted = await eventually(card)
+    run_id = await eventually(lambda: bot.runs.by_thread(posted.channel, posted.ts))
+
+    async def shows(label: str) -> Any:
+        now = next(m for m in bot.emu.messages("general") if m.ts == posted.ts)
+        return now if label in all_text(now.blocks) else None
+
+    waiting = await eventually(lambda: shows("Waiting for a person"), timeout=15)
+    assert "*Turns*\n0" not in all_text(waiting.blocks)
+    await bot.emu.command("UKID", "#general", "/hitl", f"stop {run_id}")
+
+    async def stopped() -> Any:
+        run = await bot.runs.get(run_id)
+        return run if run.state == RunState.STOPPED else None
+
+    await eventually(stopped, timeout=15)
+    final = await eventually(lambda: shows("Stopped"), timeout=15)
+    text = all_text(final.blocks)
+    assert "Queued" not in text and "Reply in this thread" not in text

@@ -1,0 +1,55 @@
+"""An upstream MCP server for the gateway's tests, written with the SDK.
+
+`lookup` is free (the test policy says `review: none`), `delete` is gated, and
+`crash` kills the process mid-call. Every call that runs appends one JSON line to
+$UPSTREAM_LOG, so a test sees what ran, with which arguments, how many times.
+
+Run: python -m tests.mcp.upstream_server [--port N]   (stdio without --port)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server: MCPServer = MCPServer("upstream-demo", log_level="WARNING")
+
+
+def _ran(tool: str, **args: object) -> None:
+    with open(os.environ["UPSTREAM_LOG"], "a") as f:
+        f.write(json.dumps({"tool": tool, "args": args}) + "\n")
+
+
+@server.tool()
+def lookup(key: str) -> str:
+    """Read a value (harmless); "missing" is a tool error."""
+    _ran("lookup", key=key)
+    if key == "missing":
+        raise ToolError("no such key: missing")
+    return f"value of {key}"
+
+
+@server.tool()
+def delete(path: str, recursive: bool = False) -> str:
+    """Delete a path (needs a person)."""
+    _ran("delete", path=path, recursive=recursive)
+    return f"deleted {path}" + (" recursively" if recursive else "")
+
+
+@server.tool()
+def crash() -> str:
+    """Die in the middle of the call, as a buggy server would."""
+    _ran("crash")
+    os._exit(3)
+
+
+if __name__ == "__main__":
+    if "--port" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--port") + 1])
+        server.run("streamable-http", port=port)
+    else:
+        server.run()
