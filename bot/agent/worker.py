@@ -45,6 +45,7 @@ from bot.logs import setup as setup_logging
 from bot.messages import plural
 from bot.runtime import open_runtime
 from bot.store import keys, tools
+from bot.store.cluster import retry_startup
 from bot.supervise import Supervisor
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,9 @@ class Worker:
         return self.config.consumer
 
     async def ensure_group(self) -> None:
+        await retry_startup(self._create_group, what="creating the run queue's group")
+
+    async def _create_group(self) -> None:
         try:
             # From the start: runs queued before any worker existed still count.
             await self.redis.xgroup_create(keys.RUN_QUEUE, self.config.group, id="0", mkstream=True)

@@ -11,7 +11,8 @@ Status codes:
     NotEligible            403 not_eligible
     PayloadError           422 payload_error
     request validation     422 validation_error    (malformed JSON too)
-    StoreUnavailable       503 store_unavailable   (also a lost Redis connection)
+    StoreUnavailable       503 store_unavailable   (also a lost Redis connection, or a
+                                                    cluster slot failing over; Retry-After)
     anything else          500 internal            (never a traceback in the body)
 
 The `error` codes are a contract: `bot.sdk.http` turns them back into the same
@@ -29,6 +30,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from redis.exceptions import AskError, ClusterError, SlotNotCoveredError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.exceptions import HTTPException
@@ -40,6 +42,17 @@ from bot.errors import WIRE, AlreadyResolved, HitlError, InvalidTransition
 log = logging.getLogger(__name__)
 
 STATUS: dict[type[HitlError], tuple[int, str]] = WIRE
+RETRY_AFTER_S = 1  # a lost connection comes back, a cluster fails over, in seconds
+# Passing store trouble: a lost connection, or on a cluster a slot without a primary
+# yet (failover), moving, or still redirecting once the client's retries ran out.
+STORE_DOWN: tuple[type[Exception], ...] = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    ClusterError,
+    TryAgainError,
+    AskError,
+    SlotNotCoveredError,
+)
 
 
 class ErrorBody(BaseModel):
@@ -79,7 +92,8 @@ async def _hitl(_: Request, exc: Exception) -> JSONResponse:
         extra.update(by=exc.by, at=exc.at, how=exc.how)
     if status >= 500:
         log.error("%s: %s", code, exc)
-    return error_response(status, code, str(exc), **extra)
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if status == 503 else None
+    return error_response(status, code, str(exc), headers, **extra)
 
 
 def _where(loc: tuple[int | str, ...] | list[int | str]) -> str:
@@ -110,7 +124,12 @@ async def _http(_: Request, exc: Exception) -> JSONResponse:
 
 async def _store_down(_: Request, exc: Exception) -> JSONResponse:
     log.warning("store unavailable: %s", exc)
-    return error_response(503, "store_unavailable", msg.STORE_DOWN.format(error=exc))
+    return error_response(
+        503,
+        "store_unavailable",
+        msg.STORE_DOWN.format(error=exc),
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
 
 
 async def _internal(_: Request, exc: Exception) -> JSONResponse:
@@ -123,8 +142,8 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(HitlError, _hitl)
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(HTTPException, _http)
-    app.add_exception_handler(RedisConnectionError, _store_down)
-    app.add_exception_handler(RedisTimeoutError, _store_down)
+    for store_down in STORE_DOWN:
+        app.add_exception_handler(store_down, _store_down)
     app.add_exception_handler(ClientGone, client_gone)
     app.add_exception_handler(Exception, _internal)
 

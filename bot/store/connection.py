@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
 from bot.config import Settings
 from bot.errors import ConfigError, StoreUnavailable
+from bot.store.cluster import is_cluster_node
 from bot.store.durability import warn_if_unsafe
 from bot.store.embedded import LOG_NAME, EmbeddedServer, ensure_server
 
@@ -59,21 +61,10 @@ async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServ
         server = await asyncio.to_thread(ensure_server, settings.hitl_data_dir)
         url = server.url
     try:
-        pool = redis.asyncio.BlockingConnectionPool.from_url(
-            url,
-            max_connections=settings.hitl_redis_max_connections,
-            timeout=POOL_WAIT_S,
-            decode_responses=True,
-            socket_connect_timeout=CONNECT_TIMEOUT,
-            socket_timeout=None,  # redis-py 8 defaults to 5 s; a blocking read must outlive it
-        )
-        client = redis.asyncio.Redis.from_pool(pool)
+        client = await _open_client(url, settings.hitl_redis_max_connections)
     except ValueError as exc:
         raise ConfigError(BAD_URL.format(url=redact_url(url), error=exc)) from exc
-    try:
-        await client.ping()
     except (RedisError, OSError) as exc:
-        await client.aclose()
         if server is None:
             message = UNREACHABLE.format(url=redact_url(url), error=exc)
         else:
@@ -84,6 +75,52 @@ async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServ
     if server is None:
         await warn_if_unsafe(client)
     return client, server
+
+
+async def _open_client(url: str, max_connections: int) -> redis.asyncio.Redis:
+    """A client that answered; a cluster client when the node at `url` is in a cluster.
+
+    Any node of a Redis/Valkey Cluster will do: `INFO cluster` says whether the
+    server runs in cluster mode, and the cluster client then finds the other
+    nodes and follows the slots as they move (failover, resharding). It keeps
+    one pool of `max_connections` per node and has no waiting pool: past the
+    bound a command fails (a 503 at the API) instead of waiting.
+    """
+    kwargs: dict[str, Any] = {
+        "decode_responses": True,
+        "socket_connect_timeout": CONNECT_TIMEOUT,
+        "socket_timeout": None,  # redis-py 8 defaults to 5 s; a blocking read must outlive it
+    }
+    pool = redis.asyncio.BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=POOL_WAIT_S, **kwargs
+    )
+    client = redis.asyncio.Redis.from_pool(pool)
+    try:
+        await client.ping()
+        clustered = await is_cluster_node(client)
+    except BaseException:
+        await client.aclose()
+        raise
+    if not clustered:
+        return client
+    await client.aclose()
+    try:
+        cluster = redis.asyncio.RedisCluster.from_url(
+            url, max_connections=max_connections, **kwargs
+        )
+    except RedisClusterException as exc:  # a database other than 0, say
+        raise ValueError(str(exc)) from exc
+    try:
+        await cluster.initialize()
+    except RedisClusterException as exc:
+        await cluster.aclose()
+        raise RedisError(str(exc)) from exc
+    except BaseException:
+        await cluster.aclose()
+        raise
+    # RedisCluster shares Redis's command methods but not its class: the bot keeps
+    # to single-slot commands (bot/store/cluster.py), so it stands in for one.
+    return cast(redis.asyncio.Redis, cluster)
 
 
 def redact_url(url: str) -> str:

@@ -8,13 +8,16 @@ a pause, which makes the stream the outbox too.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, cast
 
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from bot.store import keys
+from bot.store.cluster import is_cluster, retry_startup
 
 MAXLEN = 100_000
 
@@ -65,20 +68,33 @@ class EventBus:
 
     async def ensure_group(self) -> None:
         for stream in self.streams:
-            try:
-                # From the start: events written before the first reader existed still count.
-                await self.redis.xgroup_create(stream, self.group, id="0", mkstream=True)
-            except ResponseError as exc:
-                if "BUSYGROUP" not in str(exc):
-                    raise
+            await retry_startup(partial(self._create, stream), what=f"group on {stream}")
+
+    async def _create(self, stream: str) -> None:
+        try:
+            # From the start: events written before the first reader existed still count.
+            await self.redis.xgroup_create(stream, self.group, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
 
     async def read(self, consumer: str, *, count: int = 100, block_ms: int = 1000) -> list[Notice]:
+        if not is_cluster(self.redis):
+            return await self._read(self.streams, consumer, count, max(1, block_ms))
+        # On a cluster one XREADGROUP may name one slot only: a quick look at every
+        # stream first, so a busy shard is not held up by the idle ones' blocks.
+        out = await self._each(consumer, count, None)
+        return out or await self._each(consumer, count, max(1, block_ms))
+
+    async def _each(self, consumer: str, count: int, block: int | None) -> list[Notice]:
+        reads = [self._read([s], consumer, count, block) for s in self.streams]
+        return [n for got in await asyncio.gather(*reads) for n in got]
+
+    async def _read(
+        self, streams: list[str], consumer: str, count: int, block: int | None
+    ) -> list[Notice]:
         got = await self.redis.xreadgroup(
-            self.group,
-            consumer,
-            dict.fromkeys(self.streams, ">"),
-            count=count,
-            block=max(1, block_ms),
+            self.group, consumer, dict.fromkeys(streams, ">"), count=count, block=block
         )
         out = []
         for stream, entries in cast(list[tuple[str, list[tuple[str, dict[str, str]]]]], got or []):

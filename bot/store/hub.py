@@ -30,14 +30,15 @@ import random
 import secrets
 import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from redis.asyncio import Redis
-from redis.asyncio.connection import AbstractConnection
+from redis.asyncio import Redis, RedisCluster
+from redis.asyncio.connection import AbstractConnection, Connection
 
 from bot import messages as msg
 from bot.errors import StoreUnavailable
 from bot.store import keys
+from bot.store.cluster import is_cluster
 
 __all__ = ["WaitHub", "close_hub", "hub_for"]
 
@@ -73,12 +74,14 @@ class WaitHub:
 
     def __init__(self, redis: Redis) -> None:
         self._redis = weakref.ref(redis)  # the hub must not keep its client alive
-        pool = redis.connection_pool
-        self._connection_class = pool.connection_class
+        # A cluster client has no single pool: each reader connects to the node that
+        # owns its shard's slot (bot/store/cluster.py), looked up at every (re)connect.
+        pool = None if is_cluster(redis) else redis.connection_pool
+        self._connection_class = Connection if pool is None else pool.connection_class
         # Our own connections, never the pool's: decoded replies, and a read timeout
         # past the block (the pool's may be shorter, or none at all).
         self._connection_kwargs: dict[str, Any] = {
-            **pool.connection_kwargs,
+            **({} if pool is None else pool.connection_kwargs),
             "decode_responses": True,
             "socket_timeout": READ_TIMEOUT_S,
         }
@@ -171,6 +174,19 @@ class WaitHub:
             # at most BLOCK_MS away, includes this waiter anyway.
             log.debug("waking the shard %d wait reader failed: %s", shard.number, exc)
 
+    async def _connection(self, shard: _Shard, *, refresh: bool) -> AbstractConnection:
+        redis = self._redis()
+        if redis is None or not is_cluster(redis):
+            return self._connection_class(**self._connection_kwargs)
+        cluster = cast(RedisCluster, redis)
+        if refresh:  # after a failover the shard's slot may have a new primary
+            await cluster.nodes_manager.initialize()
+        node = cluster.get_node_from_key(shard.control)
+        if node is None:  # no primary for the slot yet: the caller backs off and retries
+            raise StoreUnavailable(f"no node serves shard {shard.number} yet")
+        kwargs = {**node.connection_kwargs, **self._connection_kwargs}
+        return cast(AbstractConnection, node.connection_class(**kwargs))
+
     async def _read(self, shard: _Shard) -> None:
         conn: AbstractConnection | None = None
         failures = idle = 0
@@ -183,7 +199,7 @@ class WaitHub:
                     break
                 try:
                     if conn is None:
-                        conn = self._connection_class(**self._connection_kwargs)
+                        conn = await self._connection(shard, refresh=failures > 0)
                         await conn.connect()  # type: ignore[no-untyped-call]
                         if failures:
                             log.info("wait reader for shard %d reconnected", shard.number)

@@ -96,6 +96,11 @@ def events(shard: int) -> str:
     return f"{tag(shard)}events"
 
 
+def metrics(shard: int) -> str:
+    """Hash of Prometheus counters for events of the shard (bot/metrics.py sums them)."""
+    return f"{tag(shard)}metrics"
+
+
 def request_keys(rid: str) -> list[str]:
     """The KEYS of the request scripts, in their order."""
     s = shard_of(rid)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -21,11 +22,13 @@ from bot.core.schema import call_problems, schema_problem
 from bot.core.states import Event, State
 from bot.errors import ConfigError, IdempotencyConflict, InvalidTransition, NotFound, PayloadError
 from bot.store import keys, tools
+from bot.store.cluster import is_cluster
 from bot.store.codec import from_hash, reply, to_hash
 from bot.store.scripts import CREATE, TRANSITION
 from bot.store.waiting import wait_until
 
 WAKE_TTL_S = 86_400
+CLUSTER_IN_FLIGHT = 16  # timeout scripts one store sends at once to a cluster
 log = logging.getLogger(__name__)
 
 
@@ -54,6 +57,7 @@ class RequestStore:
         self.ids = ids
         self._create = redis.register_script(CREATE)
         self._transition = redis.register_script(TRANSITION)
+        self._in_flight = asyncio.Semaphore(CLUSTER_IN_FLIGHT)
 
     async def create(
         self,
@@ -198,14 +202,27 @@ class RequestStore:
     async def timeout_many(self, timers: list[tuple[str, int]]) -> list[Moved | None]:
         """Fire many fenced timeouts in one pipeline (the sweeper's batch); None: gone."""
         now = self.clock()
-        pipe = self.redis.pipeline(transaction=False)
-        for rid, fence in timers:
-            d = Decision(event=Event.TIMEOUT, fence=fence)
-            await self._transition(
-                keys=keys.request_keys(rid), args=_argv(d, now, "", ""), client=pipe
-            )
+        calls = [
+            (keys.request_keys(rid), _argv(Decision(event=Event.TIMEOUT, fence=f), now, "", ""))
+            for rid, f in timers
+        ]
+        if is_cluster(self.redis):
+            # A cluster pipeline refuses EVALSHA: one call each, a bounded number in flight
+            # for the whole store. A cluster client fails (MaxConnectionsError) rather than
+            # queue once a node's pool is used up, and waiters hold connections too.
+
+            async def one(k: list[str], a: list[str | int]) -> Any:
+                async with self._in_flight:
+                    return await self._transition(keys=k, args=a)
+
+            replies = await asyncio.gather(*(one(k, a) for k, a in calls))
+        else:
+            pipe = self.redis.pipeline(transaction=False)
+            for k, a in calls:
+                await self._transition(keys=k, args=a, client=pipe)
+            replies = await pipe.execute()
         out: list[Moved | None] = []
-        for status, raw, *_ in await pipe.execute():
+        for status, raw, *_ in replies:
             if status == "not_found":
                 out.append(None)
             else:

@@ -15,6 +15,7 @@ from bot.errors import Expired
 from bot.store import audit, keys
 from bot.store.questions import QuestionStore
 from bot.store.requests import Moved, RequestStore
+from tests.clients import open_client
 
 
 def sweeper(store: RequestStore, clock: FakeClock, redis: Redis) -> Sweeper:
@@ -99,7 +100,7 @@ async def test_two_sweepers_fire_each_of_1000_timeouts_once(
             (await store.create(policy, tool="refund", args={"n": i}, requester="U1")).request.id
         )
     clock.advance(10 * 60_000)
-    clients = [Redis.from_url(redis_url, decode_responses=True) for _ in range(2)]
+    clients = [await open_client(redis_url) for _ in range(2)]
     try:
         sweepers = [
             Sweeper(

@@ -19,6 +19,9 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
+from redis.cluster import RedisCluster
+
+from tests.clients import CLUSTER
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = re.compile(r"Open (http://127\.0\.0\.1:\d+)/")
@@ -27,6 +30,8 @@ FOUND = re.compile(r"Found (\d+) runs? \((\d+) unfinished\) and (\d+) approval r
 FOREIGN = ("REDIS_URL", "OPENAI_BASE_URL", "HITL_POLICY", "SLACK_APP_TOKEN", "HITL_API_TOKEN")
 T = TypeVar("T")
 PONDER_S = 6
+# HITL_TEST_CLUSTER=1: the demo runs on the session's Valkey Cluster instead (see on_cluster).
+STORE_ENV: dict[str, str] = {}
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -43,9 +48,19 @@ def data_dir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def on_cluster(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not CLUSTER:
+        return  # the embedded Valkey, started and stopped by the demo itself
+    url = request.getfixturevalue("redis_url")
+    with RedisCluster.from_url(url) as client:
+        client.flushall()
+    monkeypatch.setitem(STORE_ENV, "REDIS_URL", url)
+
+
 def env_for(data_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in FOREIGN}
-    return env | {"HITL_DATA_DIR": str(data_dir)}
+    return env | {"HITL_DATA_DIR": str(data_dir)} | STORE_ENV
 
 
 def valkeys(data_dir: Path) -> list[int]:

@@ -80,7 +80,11 @@ async def test_no_http_slack_endpoint_so_forged_clicks_get_404_and_change_nothin
     assert (await bot.requests.get(rid)).state == State.PENDING_REVIEW
     # while the same click over the socket decides it
     await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
-    assert (await bot.requests.get(rid)).state == State.APPROVED
+
+    async def approved() -> bool:  # the envelope is acked before the listener is done
+        return (await bot.requests.get(rid)).state == State.APPROVED
+
+    await eventually(approved)
 
 
 async def test_healthz_follows_the_link_and_a_dropped_socket_reconnects(bot: Bot) -> None:

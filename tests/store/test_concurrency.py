@@ -14,6 +14,7 @@ from bot.core.states import Event, State
 from bot.errors import AlreadyResolved
 from bot.store import audit
 from bot.store.requests import RequestStore
+from tests.clients import open_client
 
 USERS = [f"U{i:02d}" for i in range(20)]
 
@@ -22,7 +23,7 @@ async def _storm(redis_url: str, clock: FakeClock, rid: str, phash: str) -> Coun
     """200 approve attempts by 20 users, each attempt on its own connection."""
 
     async def attempt(user: str) -> str:
-        client = Redis.from_url(redis_url, decode_responses=True, single_connection_client=True)
+        client = await open_client(redis_url, single_connection_client=True)
         try:
             moved = await RequestStore(client, clock=clock).transition(
                 rid, Decision(event=Event.APPROVE, actor=user, payload_hash=phash)
@@ -74,7 +75,7 @@ async def test_claim_race_executes_once(
     req = (await store.create(policy, tool="move_claw", args={}, requester="U1")).request
 
     async def claim(n: int) -> bool:
-        client = Redis.from_url(redis_url, decode_responses=True, single_connection_client=True)
+        client = await open_client(redis_url, single_connection_client=True)
         try:
             await RequestStore(client, clock=clock).transition(
                 req.id, Decision(event=Event.CLAIM, actor=f"w{n}")

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from redis.asyncio import Redis
 
 from bot.clock import FakeClock
 from bot.core.policy import parse_policy
 from bot.core.states import Event
 from bot.store import audit
 from bot.store.requests import RequestStore
+from tests.clients import open_client
 from tests.conftest import QUORUM_POLICY
 from tests.store.lua_vs_core import compare, decision
 
@@ -78,7 +78,7 @@ def test_lua_and_core_agree(
 
 
 async def _run(url: str, call: tuple[str, dict[str, Any]], steps: list[dict[str, Any]]) -> None:
-    client = Redis.from_url(url, decode_responses=True)
+    client = await open_client(url)
     clock = FakeClock()
     store = RequestStore(client, clock=clock)
     try:

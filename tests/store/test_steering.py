@@ -7,6 +7,7 @@ import asyncio
 from redis.asyncio import Redis
 
 from bot.store.steering import SteeringStore
+from tests.clients import open_client
 
 
 async def test_each_correction_is_consumed_once(redis: Redis, redis_url: str) -> None:
@@ -16,7 +17,7 @@ async def test_each_correction_is_consumed_once(redis: Redis, redis_url: str) ->
     assert await steer.pending("run1") == 50
 
     async def consumer() -> list[str]:
-        client = Redis.from_url(redis_url, decode_responses=True)
+        client = await open_client(redis_url)
         got = []
         try:
             mine = SteeringStore(client)

@@ -18,6 +18,7 @@ from bot.errors import AlreadyResolved
 from bot.store.hub import hub_for
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
+from tests.clients import open_client
 
 LONGER_THAN_ANY_TEST = 3600.0
 
@@ -41,7 +42,7 @@ async def test_waiter_wakes_on_decision(
     req = (
         await store.create(policy, tool="refund", args={"a": 1, "amount": 1}, requester="U1")
     ).request
-    waiter_client = Redis.from_url(redis_url, decode_responses=True)
+    waiter_client = await open_client(redis_url)
     waiter = RequestStore(waiter_client)
     try:
         task = asyncio.create_task(waiter.wait(req.id, timeout_s=LONGER_THAN_ANY_TEST))
@@ -75,7 +76,7 @@ async def test_wait_deadline_returns_still_pending(
     req = (
         await store.create(policy, tool="refund", args={"a": 1, "amount": 1}, requester="U1")
     ).request
-    waiter_client = Redis.from_url(redis_url, decode_responses=True)
+    waiter_client = await open_client(redis_url)
     try:
         task = asyncio.create_task(RequestStore(waiter_client).wait(req.id, timeout_s=0.3))
         await held(waiter_client)  # it did wait, rather than return at once
@@ -89,7 +90,7 @@ async def test_question_first_answer_wins(
     questions: QuestionStore, redis: Redis, redis_url: str
 ) -> None:
     q = await questions.ask("Which prize?", timeout_ms=60_000, run_id="run1")
-    waiter_client = Redis.from_url(redis_url, decode_responses=True)
+    waiter_client = await open_client(redis_url)
     try:
         waiter = QuestionStore(waiter_client)
         waiting = asyncio.create_task(waiter.wait(q.id, timeout_s=LONGER_THAN_ANY_TEST))

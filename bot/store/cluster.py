@@ -1,0 +1,78 @@
+"""What the bot does differently on Redis/Valkey Cluster, in one place.
+
+Every key carries one of `keys.SHARDS` hash tags, so each script, MULTI and
+multi-key read touches one slot. What a cluster still refuses, and the bot
+therefore avoids there: a command over keys in several slots (an XREADGROUP
+over every shard's stream), and EVALSHA inside a pipeline.
+
+During a failover the slots of the lost primary answer with errors until its
+replica takes over (a few seconds): `TRANSIENT` names those errors so callers
+can answer "try again" (HTTP 503 with Retry-After) and startup steps can retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import redis.asyncio
+from redis.exceptions import (
+    AskError as _AskError,
+)
+from redis.exceptions import (
+    ClusterError,
+    ConnectionError,
+    RedisClusterException,
+    TimeoutError,
+    TryAgainError,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# A lost node, a slot with no primary yet, a slot moving, a retry budget used up
+# chasing MOVED/ASK redirects: all pass once the cluster settles.
+TRANSIENT: tuple[type[Exception], ...] = (
+    ConnectionError,
+    TimeoutError,
+    ClusterError,  # ClusterDownError, MasterDownError
+    TryAgainError,
+    _AskError,  # MovedError too
+    RedisClusterException,  # SlotNotCoveredError, "Redis Cluster cannot be connected"
+)
+STARTUP_RETRY_S = 120.0  # longer than any failover the cluster's node timeout allows
+
+
+def is_cluster(client: object) -> bool:
+    """True for a cluster client (`redis.asyncio.RedisCluster`)."""
+    return isinstance(client, redis.asyncio.RedisCluster)
+
+
+async def is_cluster_node(client: redis.asyncio.Redis) -> bool:
+    """Whether the server behind a plain client runs in cluster mode."""
+    info = await client.info("cluster")
+    return str(info.get("cluster_enabled", "0")) == "1"
+
+
+async def retry_startup(
+    step: Callable[[], Awaitable[T]], *, what: str, within_s: float = STARTUP_RETRY_S
+) -> T:
+    """Run a startup step, retrying transient store errors with backoff for `within_s`.
+
+    A consumer group created while its slot fails over must not end the process;
+    past `within_s` the last error is raised (fail closed: the supervisor sees it).
+    """
+    deadline = time.monotonic() + within_s
+    pause = 0.1
+    while True:
+        try:
+            return await step()
+        except TRANSIENT as exc:
+            if time.monotonic() + pause > deadline:
+                raise
+            log.warning("%s failed (%s); retrying in %.1f s", what, exc, pause)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 2.0)
