@@ -171,7 +171,7 @@ class _Guard:
 
     async def obtain(self, call: _Call) -> tuple[ActionRequest, Invocation]:
         """Wait for approval, check the approved arguments fit, claim: ready to run."""
-        req = await self.gate.request_approval(
+        req, claimed = await self.gate.acquire(
             self.tool,
             call.args,
             risk=self.risk,
@@ -181,7 +181,10 @@ class _Guard:
             idempotency_key=call.key,
             timeout=self.timeout,
             args_schema=self.schema_for(call),
+            claim=True,
         )
+        if claimed:  # a free call: created and claimed in one step, never edited
+            return req, call.original
         invocation = call.original
         if req.payload_hash != call.proposed_hash:  # a person edited the arguments
             try:

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 class Created:
     request: ActionRequest
     created: bool  # False: the idempotency key matched an existing request
+    claimed: bool = False  # created exempt and claimed in the same step (`claim_as`)
 
 
 @dataclass(frozen=True)
@@ -68,12 +69,17 @@ class RequestStore:
         risk: RiskTier | None = None,
         on_behalf_of: str | None = None,
         args_schema: dict[str, Any] | None = None,
+        claim_as: str | None = None,
     ) -> Created:
         """Create the request (or find it again by `idempotency_key`).
 
         `args_schema`: the JSON Schema of the tool's arguments. The proposed arguments
         must fit it (PayloadError), and it is recorded for the tool before the request
         exists, so the Edit modal can check a person's edit against it.
+
+        `claim_as`: an executor's name. A new request the policy exempts from review is
+        then claimed by it in the same round trip (`Created.claimed`), audited as a claim
+        would be; a request that needs review, or an existing one, is left as it is.
         """
         if args_schema is not None:
             if (problem := schema_problem(args_schema)) is not None:
@@ -115,30 +121,19 @@ class RequestStore:
             records.append(
                 [Event.APPROVE.value, State.PENDING_REVIEW.value, State.APPROVED.value, "no_review"]
             )
-        status, out = await self._create(
-            keys=keys.request_keys(rid),
-            args=[now, requester, json.dumps(records), json.dumps(to_hash(req))],
-        )
+        argv: list[str | int] = [now, requester, json.dumps(records), json.dumps(to_hash(req))]
+        if claim_as and not needs_review:
+            argv += [claim_as, WAKE_TTL_S]
+        status, out = await self._create(keys=keys.request_keys(rid), args=argv)
         stored = from_hash(reply(out))
+        claimed = status == "ok" and stored.state == State.EXECUTING
         if status == "ok":
-            log.info(
-                "transition",
-                extra={
-                    "request_id": rid,
-                    "event": "create",
-                    "actor": requester,
-                    "from_state": None,
-                    "to_state": stored.state.value,
-                    "version": stored.version,
-                    "tool": tool,
-                    "run_id": run_id,
-                },
-            )
+            _log_created(stored, requester, claim_as if claimed else None)
         if status == "conflict":
             raise IdempotencyConflict(
                 msg.IDEMPOTENCY_CONFLICT.format(key=idempotency_key, existing=stored.payload_hash)
             )
-        return Created(stored, created=status == "ok")
+        return Created(stored, created=status == "ok", claimed=claimed)
 
     async def get(self, rid: str) -> ActionRequest:
         h = cast(dict[str, str], await self.redis.hgetall(keys.request(rid)))
@@ -243,6 +238,33 @@ class RequestStore:
             lambda: self.get(rid),
             lambda r: r.state != State.PENDING_REVIEW,
             timeout_s,
+        )
+
+
+def _log_created(req: ActionRequest, requester: str, claimer: str | None) -> None:
+    """The same log lines a create and a separate claim would have written."""
+    moves: list[tuple[str, str, str | None, str, int]] = [
+        ("create", requester, None, req.state.value, req.version)
+    ]
+    if claimer is not None:
+        approved = State.APPROVED.value
+        moves = [
+            ("create", requester, None, approved, req.version - 1),
+            ("claim", claimer, approved, req.state.value, req.version),
+        ]
+    for event, actor, was, to, version in moves:
+        log.info(
+            "transition",
+            extra={
+                "request_id": req.id,
+                "event": event,
+                "actor": actor,
+                "from_state": was,
+                "to_state": to,
+                "version": version,
+                "tool": req.tool,
+                "run_id": req.run_id,
+            },
         )
 
 
