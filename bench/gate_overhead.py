@@ -40,7 +40,7 @@ from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.steering import SteeringStore
 
-LEVEL = {"review_timeout": "4h", "reviewers": {"channels": ["#hitl-approvals"]}}
+LEVEL = {"review_timeout": "4h", "reviewers": {"channels": ["#hitl-approvals"]}, "approvers": ["*"]}
 POLICY = parse_policy(
     {
         "tiers": {t: LEVEL for t in ("low", "medium", "high", "critical")},

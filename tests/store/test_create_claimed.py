@@ -31,9 +31,7 @@ async def trail(redis: Redis, rid: str) -> list[tuple[Any, ...]]:
 
 async def events(redis: Redis, rid: str) -> list[tuple[str, str, str, str]]:
     got = cast(list[tuple[str, dict[str, str]]], await redis.xrange(keys.request_keys(rid)[6]))
-    return [
-        (f["kind"], f["event"], f["state"], f["version"]) for _, f in got if f.get("id") == rid
-    ]
+    return [(f["kind"], f["event"], f["state"], f["version"]) for _, f in got if f.get("id") == rid]
 
 
 async def indexes(redis: Redis, rid: str) -> dict[str, Any]:
