@@ -101,6 +101,7 @@ class Gate:
         self.on_behalf_of = on_behalf_of
         self.channel = channel
         self.ask_timeout_ms = ask_timeout_ms
+        self._schemas: dict[int, tuple[Tool, dict[str, Any]]] = {}
 
     async def check(
         self, call: ToolCall, tools: ToolRegistry, *, run_id: str, resumed: bool = False
@@ -137,7 +138,7 @@ class Gate:
                 idempotency_key=idempotency_key(run_id, call.id),
                 risk=t.risk,
                 # Recorded for the tool, so the Edit modal checks a person's edit against it.
-                args_schema=t.schema(),
+                args_schema=self._schema(t),
                 claim_as=claim_as,
             )
         except (InvalidArguments, PayloadError) as exc:
@@ -145,6 +146,13 @@ class Gate:
         if made.claimed:
             return await self._run_shielded(made.request, t, run_id)
         return await self.settle(made.request, t, run_id)
+
+    def _schema(self, t: Tool) -> dict[str, Any]:
+        """The tool's schema, built once per tool: pydantic builds it anew on every call."""
+        hit = self._schemas.get(id(t))
+        if hit is None or hit[0] is not t:
+            hit = self._schemas[id(t)] = (t, t.schema())
+        return hit[1]
 
     async def _resume(self, call: ToolCall, tools: ToolRegistry, run_id: str) -> Outcome | None:
         """What this call already got before the run moved workers, if anything."""

@@ -71,8 +71,19 @@ def problems(
         return [msg.ARGS_NOT_OBJECT]
     if schema is None:
         return _same_names(args, current)
+    return fit_problems(_validator(schema), args)
+
+
+def compiled(schema: Mapping[str, Any]) -> Validator:
+    """A reusable validator for a schema `schema_problem` accepted: building one costs
+    more than using it, so a caller checking many calls keeps it."""
+    return _validator(schema)
+
+
+def fit_problems(validator: Validator, args: dict[str, Any]) -> list[str]:
+    """Why `args` do not fit the compiled schema (empty: they do)."""
     try:
-        errors = sorted(_validator(schema).iter_errors(args), key=_order)
+        errors = sorted(validator.iter_errors(args), key=_order)
         return [_describe(e) for e in errors[:MAX_SHOWN]]
     except Exception as exc:  # a broken schema or an unresolvable $ref: refuse, never pass
         return [msg.ARGS_SCHEMA_BROKEN.format(error=type(exc).__name__)]

@@ -27,9 +27,11 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast
 
+from jsonschema.protocols import Validator
+
 from bot.core.models import ActionRequest, RiskTier
 from bot.core.payload import canonical_args, payload_hash
-from bot.core.schema import call_problems
+from bot.core.schema import compiled, fit_problems
 from bot.errors import HitlError, PayloadError
 from bot.logs import mask
 from bot.sdk import messages as msg
@@ -114,6 +116,7 @@ class _Guard:
         self.channel = channel
         self.declared = args_schema is not None
         self.schema = args_schema if self.declared else derive(self.tool, fn, self.hidden)
+        self._fit: Validator | None = None  # built on first use: it costs more than a check
 
     # -- arguments -----------------------------------------------------------------
 
@@ -162,7 +165,9 @@ class _Guard:
         """
         if self.schema is None or self.declared:
             return self.schema
-        if call_problems(self.schema, json.loads(canonical_args(call.args))):
+        if self._fit is None:
+            self._fit = compiled(self.schema)
+        if fit_problems(self._fit, json.loads(canonical_args(call.args))):
             log.warning(msg.SCHEMA_SKIPPED, self.tool)
             return None
         return self.schema

@@ -8,6 +8,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, cast
 
+from jsonschema.protocols import Validator
 from redis.asyncio import Redis
 
 from bot import messages as msg
@@ -17,7 +18,7 @@ from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTie
 from bot.core.payload import canonical_args, payload_hash, stored_args
 from bot.core.policy import Policy
 from bot.core.proposal import propose
-from bot.core.schema import call_problems, schema_problem
+from bot.core.schema import compiled, fit_problems, schema_problem
 from bot.core.states import Event, State
 from bot.errors import ConfigError, IdempotencyConflict, InvalidTransition, NotFound, PayloadError
 from bot.store import keys, tools
@@ -26,6 +27,7 @@ from bot.store.scripts import CREATE, TRANSITION
 from bot.store.waiting import wait_until
 
 WAKE_TTL_S = 86_400
+SCHEMA_CACHE = 1024  # (tool, schema) pairs checked and recorded, per store
 log = logging.getLogger(__name__)
 
 
@@ -55,6 +57,7 @@ class RequestStore:
         self.ids = ids
         self._create = redis.register_script(CREATE)
         self._transition = redis.register_script(TRANSITION)
+        self._schemas: dict[tuple[str, str], tuple[Policy, Validator]] = {}
 
     async def create(
         self,
@@ -82,15 +85,9 @@ class RequestStore:
         would be; a request that needs review, or an existing one, is left as it is.
         """
         if args_schema is not None:
-            if (problem := schema_problem(args_schema)) is not None:
-                raise PayloadError(problem)
-            if found := call_problems(args_schema, json.loads(canonical_args(args))):
+            validator = await self._schema(policy, tool, args_schema)
+            if found := fit_problems(validator, json.loads(canonical_args(args))):
                 raise PayloadError(msg.ARGS_DO_NOT_FIT.format(tool=tool, problems="; ".join(found)))
-            try:  # a rule reading an argument this schema lacks is a typo: refuse, never skip
-                policy.check_schema(tool, args_schema)
-            except ConfigError as exc:
-                raise PayloadError(str(exc)) from None
-            await tools.record(self.redis, tool, args_schema)
         now = self.clock()
         rid = id_for_key(idempotency_key) if idempotency_key else self.ids()
         req, needs_review = propose(
@@ -134,6 +131,26 @@ class RequestStore:
                 msg.IDEMPOTENCY_CONFLICT.format(key=idempotency_key, existing=stored.payload_hash)
             )
         return Created(stored, created=status == "ok", claimed=claimed)
+
+    async def _schema(self, policy: Policy, tool: str, schema: dict[str, Any]) -> Validator:
+        """Check and record a tool's schema once per store, policy and schema text: the
+        checks cost more than the rest of a free call (bench/gate_overhead.py), and a
+        schema this process recorded already stands unless it changes here."""
+        key = (tool, tools.text(schema))
+        hit = self._schemas.get(key)
+        if hit is not None and hit[0] is policy:
+            return hit[1]
+        if (problem := schema_problem(schema)) is not None:
+            raise PayloadError(problem)
+        try:  # a rule reading an argument this schema lacks is a typo: refuse, never skip
+            policy.check_schema(tool, schema)
+        except ConfigError as exc:
+            raise PayloadError(str(exc)) from None
+        await tools.record(self.redis, tool, schema)
+        if len(self._schemas) >= SCHEMA_CACHE:
+            self._schemas.clear()
+        self._schemas[key] = (policy, compiled(schema))
+        return self._schemas[key][1]
 
     async def get(self, rid: str) -> ActionRequest:
         h = cast(dict[str, str], await self.redis.hgetall(keys.request(rid)))
