@@ -203,11 +203,19 @@ class _Guard:
         return await self.gate.claim(req.id), invocation
 
     async def report(
-        self, req: ActionRequest, *, ok: bool, detail: str | None, compensated: bool | None = None
+        self,
+        req: ActionRequest,
+        *,
+        ok: bool,
+        detail: str | None,
+        compensated: bool | None = None,
+        first: bool = False,
     ) -> None:
         """Never raises: the side effect happened, so the caller must get its result."""
         try:
-            await self.gate.report(req.id, ok=ok, detail=detail, compensated=compensated)
+            await self.gate.report(
+                req.id, ok=ok, detail=detail, compensated=compensated, executing=first
+            )
         except HitlError as exc:
             log.warning(msg.REPORT_FAILED, req.id, exc)
 
@@ -219,7 +227,7 @@ class _Guard:
             result = await cast(Callable[..., Awaitable[Any]], self.fn)(*pa, **pk)
         except BaseException as exc:
             await self.report(
-                req, ok=False, detail=_failure(exc), compensated=bool(self.compensate)
+                req, ok=False, detail=_failure(exc), compensated=bool(self.compensate), first=True
             )
             if self.compensate is not None:
                 try:
@@ -231,7 +239,7 @@ class _Guard:
                 else:
                     await self.report(req, ok=True, detail="compensated")
             raise
-        await self.report(req, ok=True, detail=_result(result))
+        await self.report(req, ok=True, detail=_result(result), first=True)
         return result
 
     def run_sync(self, a: tuple[Any, ...], kw: dict[str, Any]) -> Any:
@@ -241,7 +249,8 @@ class _Guard:
             result = self.fn(*pa, **pk)
         except BaseException as exc:
             comp = bool(self.compensate)
-            gate.run_sync(self.report(req, ok=False, detail=_failure(exc), compensated=comp))
+            failed = self.report(req, ok=False, detail=_failure(exc), compensated=comp, first=True)
+            gate.run_sync(failed)
             if self.compensate is not None:
                 try:
                     self.compensate(*pa, **pk)
@@ -250,7 +259,7 @@ class _Guard:
                 else:
                     gate.run_sync(self.report(req, ok=True, detail="compensated"))
             raise
-        gate.run_sync(self.report(req, ok=True, detail=_result(result)))
+        gate.run_sync(self.report(req, ok=True, detail=_result(result), first=True))
         return result
 
 

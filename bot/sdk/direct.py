@@ -79,10 +79,22 @@ class DirectBackend:
         return await execution.claim(self.rt.requests, rid, actor=self.actor)
 
     async def report(
-        self, rid: str, *, ok: bool, detail: str | None, compensated: bool | None
+        self,
+        rid: str,
+        *,
+        ok: bool,
+        detail: str | None,
+        compensated: bool | None,
+        executing: bool = False,
     ) -> ActionRequest:
         return await execution.report(
-            self.rt.requests, rid, ok=ok, detail=detail, compensated=compensated, actor=self.actor
+            self.rt.requests,
+            rid,
+            ok=ok,
+            detail=detail,
+            compensated=compensated,
+            actor=self.actor,
+            executing=executing,
         )
 
     async def cancel(self, rid: str, *, reason: str) -> ActionRequest:

@@ -393,11 +393,15 @@ class Gate:
         ok: bool,
         detail: str | None = None,
         compensated: bool | None = None,
+        executing: bool = False,
     ) -> ActionRequest:
-        """Report the execution (or, on rollback_pending, the compensation)."""
+        """Report the execution (or, on rollback_pending, the compensation).
+
+        `executing`: this gate claimed the request and has not reported yet (saves a read).
+        """
         clipped = None if detail is None else detail[:3000]
         return await (await self.backend()).report(
-            request_id, ok=ok, detail=clipped, compensated=compensated
+            request_id, ok=ok, detail=clipped, compensated=compensated, executing=executing
         )
 
     async def cancel(self, request_id: str, *, reason: str = "withdrawn") -> ActionRequest:
