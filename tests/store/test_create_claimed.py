@@ -12,12 +12,15 @@ from typing import Any, cast
 import pytest
 from redis.asyncio import Redis
 
+from bot.clock import FakeClock
+from bot.core.machine import apply
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import InvalidTransition
 from bot.store import audit, keys
 from bot.store.requests import RequestStore
+from tests.store.lua_vs_core import comparable, expected_audit
 
 VOLATILE = {"id", "audit_head", "idem"}  # differ between two requests by construction
 
@@ -99,3 +102,23 @@ async def test_claim_as_on_an_existing_request_claims_nothing(
     assert [e[1] for e in await trail(redis, first.request.id)][-1] == "worker-1"
     with pytest.raises(InvalidTransition):
         await store.transition(first.request.id, Decision(event=Event.CLAIM, actor="worker-2"))
+
+
+async def test_claimed_create_matches_the_pure_machine(
+    store: RequestStore, policy: Policy, redis: Redis, clock: FakeClock
+) -> None:
+    """What Lua claimed is what `bot.core.machine` makes of the approved request."""
+    call = {"tool": "move_claw", "args": {"dir": "up"}, "requester": "U1"}
+    approved = (await store.create(policy, **call)).request  # type: ignore[arg-type]
+    claim = Decision(event=Event.CLAIM, actor="worker-1")
+    step = apply(approved, claim, clock())
+    await redis.flushdb()
+    made = await store.create(policy, **call, claim_as="worker-1")  # type: ignore[arg-type]
+    assert comparable(made.request) == comparable(
+        step.request.model_copy(update={"id": made.request.id})
+    )
+    got = [
+        (e.kind, e.event, e.from_state, e.to_state, e.reason_code)
+        for e in await audit.entries(redis, made.request.id)
+    ][2:]
+    assert got == expected_audit(approved, claim, step)
