@@ -8,7 +8,9 @@ alternation, so both see the same machine. Three ways through the gate:
 Then the Redis traffic of one call: round trips and commands the client sent (counted
 in redis-py), and what the server ran (CONFIG RESETSTAT + INFO commandstats, in-Lua
 calls included). Prints figures; not a test. Starts its own Valkey unless REDIS_URL
-is set (that database is FLUSHED).
+is set (that database is FLUSHED). Then cProfile's top lines for each path, and
+PASS/MISS against issue 13's targets: < 0.6 ms p50 added, < 0.3 ms CPU per call
+(CPU: this process, per gated call plus its direct twin, which costs ~nothing).
 
     .venv/bin/python bench/gate_overhead.py [--n 5000] [--m 200]
 """
@@ -17,8 +19,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import hashlib
+import io
 import itertools
+import pstats
+import sys
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -40,7 +46,7 @@ from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.steering import SteeringStore
 
-LEVEL = {"review_timeout": "4h", "reviewers": {"channels": ["#hitl-approvals"]}}
+LEVEL = {"review_timeout": "4h", "reviewers": {"channels": ["#hitl-approvals"]}, "approvers": ["*"]}
 POLICY = parse_policy(
     {
         "tiers": {t: LEVEL for t in ("low", "medium", "high", "critical")},
@@ -53,6 +59,7 @@ SCRIPT_NAMES = {
     if k.isupper() and isinstance(getattr(scripts, k), str)
 }
 Call = Callable[[], Awaitable[Any]]
+ROOT = sys.prefix.rsplit("/", 1)[0] + "/"  # shortens paths in the profile
 
 
 async def note(text: str) -> str:
@@ -175,17 +182,38 @@ async def bench(url: str, n: int, m: int) -> dict[str, Timing]:
         "SDK async": (sdk_call, direct),
         "SDK sync": (sync_call, direct_sync),
     }
-    out, trips = {}, {}
+    out, trips, profiles = {}, {}, {}
     for name, (gated, base) in paths.items():
         await timed(100, gated, base)  # warm-up: connections, scripts
         out[name] = await timed(n, gated, base)
         trips[name] = await traffic(r, m, gated)
+        profiles[name] = await profiled(m, gated)
     out["(bare Redis PING)"] = await timed(n, r.ping, direct)  # one round trip, for scale
     await sdk.aclose()
     await r.flushdb()
     await r.aclose()
     print_traffic(trips, m)
+    for name, text in profiles.items():
+        print(f"\ncProfile, {name}: {m} calls, top {TOP} by own time")
+        print(text)
     return out
+
+
+TOP = 12
+
+
+async def profiled(m: int, gated: Call) -> str:
+    """Where one path's CPU goes: cProfile over m calls, the top lines by own time."""
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(m):
+        await gated()
+    prof.disable()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(TOP)
+    lines = [ln for ln in buf.getvalue().splitlines() if ln.strip()]
+    start = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("ncalls"))
+    return "\n".join("  " + ln.replace(ROOT, "") for ln in lines[start:])
 
 
 def print_traffic(got: dict[str, Traffic], m: int) -> None:
@@ -229,7 +257,11 @@ async def main() -> None:
     for name, us in added.items():
         if name.startswith("("):
             continue
-        print(verdict(f"added per call, {name}, p50 ms", us / 1000, "< 1", us < 1000, ".2f"))
+        print(verdict(f"added per call, {name}, p50 ms", us / 1000, "< 0.6", us < 600, ".2f"))
+    for name, (_, _, cpu) in got.items():
+        if name.startswith("("):
+            continue
+        print(verdict(f"CPU per call, {name}, ms", cpu / 1000, "< 0.3", cpu < 300, ".2f"))
 
 
 if __name__ == "__main__":

@@ -25,8 +25,17 @@ from bot.agent.llm import ToolCall
 from bot.agent.outcome import Outcome, explain, stopped
 from bot.agent.tools import Tool, ToolRegistry
 from bot.clock import Clock, wall_ms
-from bot.core.models import ActionRequest, Decision, Question, QuestionState, RunState, Steering
+from bot.core.models import (
+    SYSTEM,
+    ActionRequest,
+    Decision,
+    Question,
+    QuestionState,
+    RunState,
+    Steering,
+)
 from bot.core.policy import Policy
+from bot.core.proposal import exempt
 from bot.core.states import Event, State
 from bot.errors import Expired, HitlError, InvalidTransition, NotFound, PayloadError
 from bot.store import keys
@@ -92,6 +101,7 @@ class Gate:
         self.on_behalf_of = on_behalf_of
         self.channel = channel
         self.ask_timeout_ms = ask_timeout_ms
+        self._schemas: dict[int, tuple[Tool, dict[str, Any]]] = {}
 
     async def check(
         self, call: ToolCall, tools: ToolRegistry, *, run_id: str, resumed: bool = False
@@ -111,6 +121,10 @@ class Gate:
             args = t.parse(call.arguments)
             if t.asks_person:
                 return await self.ask(str(args["question"]), run_id=run_id, call_id=call.id)
+            # A tool the policy exempts is created already claimed (one round trip), unless
+            # the run was stopped: then it is created approved and withdrawn, as before.
+            free = exempt(self.policy, t.name, args, t.risk)
+            claim_as = SYSTEM if free and not await self._stopped(run_id) else None
             made = await self.requests.create(
                 self.policy,
                 tool=t.name,
@@ -124,11 +138,21 @@ class Gate:
                 idempotency_key=idempotency_key(run_id, call.id),
                 risk=t.risk,
                 # Recorded for the tool, so the Edit modal checks a person's edit against it.
-                args_schema=t.schema(),
+                args_schema=self._schema(t),
+                claim_as=claim_as,
             )
         except (InvalidArguments, PayloadError) as exc:
             return Outcome(msg.INVALID_ARGS.format(tool=call.name, problems=exc), "invalid")
+        if made.claimed:
+            return await self._run_shielded(made.request, t, run_id)
         return await self.settle(made.request, t, run_id)
+
+    def _schema(self, t: Tool) -> dict[str, Any]:
+        """The tool's schema, built once per tool: pydantic builds it anew on every call."""
+        hit = self._schemas.get(id(t))
+        if hit is None or hit[0] is not t:
+            hit = self._schemas[id(t)] = (t, t.schema())
+        return hit[1]
 
     async def _resume(self, call: ToolCall, tools: ToolRegistry, run_id: str) -> Outcome | None:
         """What this call already got before the run moved workers, if anything."""
@@ -289,6 +313,9 @@ class Gate:
             if now.state in (State.CANCELLED, State.AUTO_REJECTED):
                 return await self._explain(now, run_id)
             raise LostClaim(f"request {req.id} was claimed by another executor") from None
+        return await self._run_shielded(claimed, tool, run_id)
+
+    async def _run_shielded(self, claimed: ActionRequest, tool: Tool, run_id: str) -> Outcome:
         # Claimed: from here the tool runs and reports even if this task is cancelled
         # (a graceful shutdown), so the request never stays `executing` for nothing.
         work = asyncio.ensure_future(self._run_claimed(claimed, tool, run_id))

@@ -13,6 +13,12 @@ from bot.runtime import Runtime
 from bot.sdk import execution
 
 
+def _sent(req: ActionRequest, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """The request as JSON, serialised once by pydantic's own encoder: returned as a model,
+    FastAPI would validate it again against `response_model` and encode it in Python."""
+    return Response(req.model_dump_json(), status, headers, media_type="application/json")
+
+
 def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
     r = APIRouter(prefix="/approvals", tags=["approvals"])
 
@@ -26,7 +32,7 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
             **documented(403, 409, 422),
         },
     )
-    async def create(body: ApprovalIn, request: Request, response: Response) -> ActionRequest:
+    async def create(body: ApprovalIn, request: Request) -> Response:
         made = await rt.requests.create(
             rt.policy,
             tool=body.tool,
@@ -41,10 +47,8 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         )
         if body.run_id:
             await mark_outside_run(rt, body.run_id)
-        if not made.created:
-            response.status_code = 200
-        response.headers["Location"] = f"/v1/approvals/{made.request.id}"
-        return made.request
+        where = {"Location": f"/v1/approvals/{made.request.id}"}
+        return _sent(made.request, 201 if made.created else 200, where)
 
     @r.get(
         "/{request_id}",
@@ -52,11 +56,11 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         summary="Read a request; with ?wait, hold until it leaves pending_review",
         responses=documented(404, 422),
     )
-    async def get(request: Request, request_id: ItemPath, wait: Wait = None) -> ActionRequest:
+    async def get(request: Request, request_id: ItemPath, wait: Wait = None) -> Response:
         if wait:
             waiting = execution.wait_request(rt.requests, request_id, min(wait, max_wait_s))
-            return await hold(request, waiting)
-        return await rt.requests.get(request_id)
+            return _sent(await hold(request, waiting))
+        return _sent(await rt.requests.get(request_id))
 
     @r.post(
         "/{request_id}/claim",
@@ -64,8 +68,8 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         summary="approved -> executing, exactly once (for outside executors)",
         responses=documented(404, 409, 410),
     )
-    async def claim(request_id: ItemPath, request: Request) -> ActionRequest:
-        return await execution.claim(rt.requests, request_id, actor=caller(request))
+    async def claim(request_id: ItemPath, request: Request) -> Response:
+        return _sent(await execution.claim(rt.requests, request_id, actor=caller(request)))
 
     @r.post(
         "/{request_id}/result",
@@ -73,8 +77,8 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         summary="Report how the execution (or its compensation) went",
         responses=documented(404, 409, 410, 422),
     )
-    async def result(request_id: ItemPath, body: ResultIn, request: Request) -> ActionRequest:
-        return await execution.report(
+    async def result(request_id: ItemPath, body: ResultIn, request: Request) -> Response:
+        done = await execution.report(
             rt.requests,
             request_id,
             ok=body.ok,
@@ -82,6 +86,7 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
             compensated=body.compensated,
             actor=caller(request),
         )
+        return _sent(done)
 
     @r.post(
         "/{request_id}/cancel",
@@ -91,9 +96,9 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
     )
     async def cancel(
         request_id: ItemPath, request: Request, body: CancelIn | None = None
-    ) -> ActionRequest:
+    ) -> Response:
         reason = (body or CancelIn()).reason
         actor = caller(request)
-        return await execution.withdraw(rt.requests, request_id, actor=actor, reason=reason)
+        return _sent(await execution.withdraw(rt.requests, request_id, actor=actor, reason=reason))
 
     return r

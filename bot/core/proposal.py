@@ -17,6 +17,21 @@ from bot.core.states import State
 from bot.errors import Forbidden
 
 
+def _tier(
+    policy: Policy, tool: str, args: dict[str, Any], risk: RiskTier | None
+) -> tuple[RiskTier, bool]:
+    verdict = policy.classify(tool, args)
+    tier = verdict.tier
+    if risk is not None and TIER_ORDER.index(risk) > TIER_ORDER.index(tier):
+        tier = risk
+    return tier, verdict.review or tier != verdict.tier
+
+
+def exempt(policy: Policy, tool: str, args: dict[str, Any], risk: RiskTier | None) -> bool:
+    """Whether the policy lets this call run without a person (`review: none`)."""
+    return not _tier(policy, tool, args, risk)[1]
+
+
 def propose(
     policy: Policy,
     *,
@@ -36,11 +51,7 @@ def propose(
     A caller-supplied `risk` may raise the tier the policy gives, never lower it.
     """
     canonical_args(args)
-    verdict = policy.classify(tool, args)
-    tier = verdict.tier
-    if risk is not None and TIER_ORDER.index(risk) > TIER_ORDER.index(tier):
-        tier = risk
-    needs_review = verdict.review or tier != verdict.tier
+    tier, needs_review = _tier(policy, tool, args, risk)
     tp = policy.tiers[tier]
     levels = policy.levels(tier, now)
     review_channels = {ch for lvl in levels for ch in lvl.channels}

@@ -14,6 +14,7 @@ there so the person learns in the modal, not the agent after the fact.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -46,13 +47,21 @@ def schema_problem(schema: object) -> str | None:
     if lone_surrogate(schema):
         return msg.SCHEMA_INVALID.format(error=msg.TEXT_LONE_SURROGATE)
     try:
-        size = len(json.dumps(schema, allow_nan=False).encode())
+        text = json.dumps(schema, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
         return msg.SCHEMA_INVALID.format(error=exc)
-    if size > MAX_SCHEMA_BYTES:
+    if (size := len(text.encode())) > MAX_SCHEMA_BYTES:
         return msg.SCHEMA_TOO_LARGE.format(size=size, limit=MAX_SCHEMA_BYTES)
     if schema.get("type", "object") != "object":
         return msg.SCHEMA_NOT_OBJECT_TYPE
+    return _meta_problem(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _meta_problem(text: str) -> str | None:
+    """The check against the draft's meta-schema, by the schema's sorted JSON text: it
+    costs a millisecond, and a gated function sends the same schema with every call."""
+    schema = json.loads(text)
     try:
         validator_for(schema, default=Draft202012Validator).check_schema(schema)
     except js_errors.SchemaError as exc:
@@ -71,8 +80,19 @@ def problems(
         return [msg.ARGS_NOT_OBJECT]
     if schema is None:
         return _same_names(args, current)
+    return fit_problems(_validator(schema), args)
+
+
+def compiled(schema: Mapping[str, Any]) -> Validator:
+    """A reusable validator for a schema `schema_problem` accepted: building one costs
+    more than using it, so a caller checking many calls keeps it."""
+    return _validator(schema)
+
+
+def fit_problems(validator: Validator, args: dict[str, Any]) -> list[str]:
+    """Why `args` do not fit the compiled schema (empty: they do)."""
     try:
-        errors = sorted(_validator(schema).iter_errors(args), key=_order)
+        errors = sorted(validator.iter_errors(args), key=_order)
         return [_describe(e) for e in errors[:MAX_SHOWN]]
     except Exception as exc:  # a broken schema or an unresolvable $ref: refuse, never pass
         return [msg.ARGS_SCHEMA_BROKEN.format(error=type(exc).__name__)]

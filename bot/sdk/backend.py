@@ -35,7 +35,13 @@ class Backend(Protocol):
     async def claim(self, rid: str) -> ActionRequest: ...
 
     async def report(
-        self, rid: str, *, ok: bool, detail: str | None, compensated: bool | None
+        self,
+        rid: str,
+        *,
+        ok: bool,
+        detail: str | None,
+        compensated: bool | None,
+        executing: bool = False,
     ) -> ActionRequest: ...
 
     async def cancel(self, rid: str, *, reason: str) -> ActionRequest: ...

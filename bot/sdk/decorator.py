@@ -27,9 +27,11 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast
 
+from jsonschema.protocols import Validator
+
 from bot.core.models import ActionRequest, RiskTier
 from bot.core.payload import canonical_args, payload_hash
-from bot.core.schema import call_problems
+from bot.core.schema import compiled, fit_problems
 from bot.errors import HitlError, PayloadError
 from bot.logs import mask
 from bot.sdk import messages as msg
@@ -114,6 +116,7 @@ class _Guard:
         self.channel = channel
         self.declared = args_schema is not None
         self.schema = args_schema if self.declared else derive(self.tool, fn, self.hidden)
+        self._fit: Validator | None = None  # built on first use: it costs more than a check
 
     # -- arguments -----------------------------------------------------------------
 
@@ -162,7 +165,9 @@ class _Guard:
         """
         if self.schema is None or self.declared:
             return self.schema
-        if call_problems(self.schema, json.loads(canonical_args(call.args))):
+        if self._fit is None:
+            self._fit = compiled(self.schema)
+        if fit_problems(self._fit, json.loads(canonical_args(call.args))):
             log.warning(msg.SCHEMA_SKIPPED, self.tool)
             return None
         return self.schema
@@ -171,7 +176,7 @@ class _Guard:
 
     async def obtain(self, call: _Call) -> tuple[ActionRequest, Invocation]:
         """Wait for approval, check the approved arguments fit, claim: ready to run."""
-        req = await self.gate.request_approval(
+        req, claimed = await self.gate.acquire(
             self.tool,
             call.args,
             risk=self.risk,
@@ -181,7 +186,10 @@ class _Guard:
             idempotency_key=call.key,
             timeout=self.timeout,
             args_schema=self.schema_for(call),
+            claim=True,
         )
+        if claimed:  # a free call: created and claimed in one step, never edited
+            return req, call.original
         invocation = call.original
         if req.payload_hash != call.proposed_hash:  # a person edited the arguments
             try:
@@ -195,11 +203,19 @@ class _Guard:
         return await self.gate.claim(req.id), invocation
 
     async def report(
-        self, req: ActionRequest, *, ok: bool, detail: str | None, compensated: bool | None = None
+        self,
+        req: ActionRequest,
+        *,
+        ok: bool,
+        detail: str | None,
+        compensated: bool | None = None,
+        first: bool = False,
     ) -> None:
         """Never raises: the side effect happened, so the caller must get its result."""
         try:
-            await self.gate.report(req.id, ok=ok, detail=detail, compensated=compensated)
+            await self.gate.report(
+                req.id, ok=ok, detail=detail, compensated=compensated, executing=first
+            )
         except HitlError as exc:
             log.warning(msg.REPORT_FAILED, req.id, exc)
 
@@ -211,7 +227,7 @@ class _Guard:
             result = await cast(Callable[..., Awaitable[Any]], self.fn)(*pa, **pk)
         except BaseException as exc:
             await self.report(
-                req, ok=False, detail=_failure(exc), compensated=bool(self.compensate)
+                req, ok=False, detail=_failure(exc), compensated=bool(self.compensate), first=True
             )
             if self.compensate is not None:
                 try:
@@ -223,7 +239,7 @@ class _Guard:
                 else:
                     await self.report(req, ok=True, detail="compensated")
             raise
-        await self.report(req, ok=True, detail=_result(result))
+        await self.report(req, ok=True, detail=_result(result), first=True)
         return result
 
     def run_sync(self, a: tuple[Any, ...], kw: dict[str, Any]) -> Any:
@@ -233,7 +249,8 @@ class _Guard:
             result = self.fn(*pa, **pk)
         except BaseException as exc:
             comp = bool(self.compensate)
-            gate.run_sync(self.report(req, ok=False, detail=_failure(exc), compensated=comp))
+            failed = self.report(req, ok=False, detail=_failure(exc), compensated=comp, first=True)
+            gate.run_sync(failed)
             if self.compensate is not None:
                 try:
                     self.compensate(*pa, **pk)
@@ -242,7 +259,7 @@ class _Guard:
                 else:
                     gate.run_sync(self.report(req, ok=True, detail="compensated"))
             raise
-        gate.run_sync(self.report(req, ok=True, detail=_result(result)))
+        gate.run_sync(self.report(req, ok=True, detail=_result(result), first=True))
         return result
 
 

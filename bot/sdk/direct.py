@@ -62,6 +62,13 @@ class DirectBackend:
         )
         return made.request
 
+    async def create_claimed(self, **fields: Any) -> tuple[ActionRequest, bool]:
+        """`create`; a call the policy exempts is claimed by this backend's actor in the
+        same step (True)."""
+        fields["requester"] = fields["requester"] or self.actor
+        made = await self.rt.requests.create(self.rt.policy, **fields, claim_as=self.actor)
+        return made.request, made.claimed
+
     async def get(self, rid: str) -> ActionRequest:
         return await self.rt.requests.get(rid)
 
@@ -72,10 +79,22 @@ class DirectBackend:
         return await execution.claim(self.rt.requests, rid, actor=self.actor)
 
     async def report(
-        self, rid: str, *, ok: bool, detail: str | None, compensated: bool | None
+        self,
+        rid: str,
+        *,
+        ok: bool,
+        detail: str | None,
+        compensated: bool | None,
+        executing: bool = False,
     ) -> ActionRequest:
         return await execution.report(
-            self.rt.requests, rid, ok=ok, detail=detail, compensated=compensated, actor=self.actor
+            self.rt.requests,
+            rid,
+            ok=ok,
+            detail=detail,
+            compensated=compensated,
+            actor=self.actor,
+            executing=executing,
         )
 
     async def cancel(self, rid: str, *, reason: str) -> ActionRequest:

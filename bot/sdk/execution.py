@@ -46,6 +46,7 @@ async def report(
     detail: str | None,
     compensated: bool | None,
     actor: str,
+    executing: bool = False,
 ) -> ActionRequest:
     """Record how an execution (or its compensation) went.
 
@@ -54,11 +55,16 @@ async def report(
     `compensated` (a compensating action runs), else manual_intervention.
     rollback_pending: ok -> rolled_back; not ok -> manual_intervention.
     Anything else is refused by the store with the reason (who decided, when).
+    `executing`: the caller holds the claim, so the read that finds the state is skipped
+    (if a deadline moved it meanwhile, the store refuses the report just the same).
     """
-    req = await requests.get(rid)
-    if req.state in (State.APPROVED, State.AUTO_APPROVED):
+    if executing:
+        req = None
+    else:
+        req = await requests.get(rid)
+    if req is not None and req.state in (State.APPROVED, State.AUTO_APPROVED):
         req = await claim(requests, rid, actor=actor)
-    if req.state == State.ROLLBACK_PENDING:
+    if req is not None and req.state == State.ROLLBACK_PENDING:
         event = Event.ROLLBACK_OK if ok else Event.ROLLBACK_FAILED
         decision = Decision(event=event, actor=actor, detail=_clip(detail))
     else:

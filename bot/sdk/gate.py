@@ -197,6 +197,41 @@ class Gate:
         `args_schema`: the JSON Schema of the tool's arguments; recorded for the tool so
         a person's edit that does not fit it is refused before it is approved.
         """
+        made, _ = await self._submit(
+            tool,
+            args,
+            risk=risk,
+            run_id=run_id,
+            requester=requester,
+            channel=channel,
+            idempotency_key=idempotency_key,
+            on_behalf_of=on_behalf_of,
+            args_schema=args_schema,
+        )
+        return made
+
+    async def _submit(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        risk: RiskTier | str | None = None,
+        run_id: str | None = None,
+        requester: str | None = None,
+        channel: str | None = None,
+        idempotency_key: str | None = None,
+        on_behalf_of: str | None = None,
+        args_schema: dict[str, Any] | None = None,
+        claim: bool = False,
+    ) -> tuple[ActionRequest, bool]:
+        """`submit`, and with `claim` in direct mode, a call the policy exempts from review
+        is created already claimed by this gate (one round trip): then True.
+
+        Over HTTP the requester is the API token's identity: a `requester` other than
+        the default is sent, and the server refuses it unless it is that identity.
+        `args_schema`: the JSON Schema of the tool's arguments; recorded for the tool so
+        a person's edit that does not fit it is refused before it is approved.
+        """
         canonical_args(args)  # plain JSON only, in both modes (HTTP would coerce dates)
         body = checked(
             ApprovalIn,
@@ -212,17 +247,20 @@ class Gate:
         )
         who = body.requester or self.requester
         b = await self.backend()
-        return await b.create(
-            tool=body.tool,
-            args=args,
-            requester=None if self.mode == "http" and who == DEFAULT_REQUESTER else who,
-            on_behalf_of=body.on_behalf_of,
-            run_id=body.run_id,
-            channel=body.channel,
-            idempotency_key=body.idempotency_key,
-            risk=body.risk,
-            args_schema=body.args_schema,
-        )
+        fields: dict[str, Any] = {
+            "tool": body.tool,
+            "args": args,
+            "requester": None if self.mode == "http" and who == DEFAULT_REQUESTER else who,
+            "on_behalf_of": body.on_behalf_of,
+            "run_id": body.run_id,
+            "channel": body.channel,
+            "idempotency_key": body.idempotency_key,
+            "risk": body.risk,
+            "args_schema": body.args_schema,
+        }
+        if claim and isinstance(b, DirectBackend):
+            return await b.create_claimed(**fields)
+        return await b.create(**fields), False
 
     async def decision(
         self, request: ActionRequest | str, *, timeout: float | None = None
@@ -281,8 +319,37 @@ class Gate:
         args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest:
         """Submit and wait: the approved request (its `args` may have been edited)."""
+        req, _ = await self.acquire(
+            tool,
+            args,
+            risk=risk,
+            run_id=run_id,
+            requester=requester,
+            channel=channel,
+            idempotency_key=idempotency_key,
+            timeout=timeout,
+            args_schema=args_schema,
+        )
+        return req
+
+    async def acquire(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        risk: RiskTier | str | None = None,
+        run_id: str | None = None,
+        requester: str | None = None,
+        channel: str | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+        args_schema: dict[str, Any] | None = None,
+        claim: bool = False,
+    ) -> tuple[ActionRequest, bool]:
+        """`request_approval`; with `claim`, a free call may come back already claimed
+        by this gate (True), ready to run and report, in one round trip."""
         submitting = asyncio.ensure_future(
-            self.submit(
+            self._submit(
                 tool,
                 args,
                 risk=risk,
@@ -291,19 +358,26 @@ class Gate:
                 channel=channel,
                 idempotency_key=idempotency_key,
                 args_schema=args_schema,
+                claim=claim,
             )
         )
         try:
-            req = await asyncio.shield(submitting)
+            req, claimed = await asyncio.shield(submitting)
         except asyncio.CancelledError:
             # Cancelled while the request was being created: it may exist already,
             # and a person must not be asked about a call nobody will make.
             with contextlib.suppress(Exception):
-                made = await asyncio.wait_for(submitting, 5)
+                made, claimed = await asyncio.wait_for(submitting, 5)
                 b = await self.backend()
-                await asyncio.wait_for(b.cancel(made.id, reason="caller_gone"), 5)
+                if claimed:  # claimed but never run: say so, nothing to undo
+                    await b.report(made.id, ok=False, detail=msg.NOT_RUN, compensated=True)
+                    await b.report(made.id, ok=True, detail=msg.NOT_RUN, compensated=None)
+                else:
+                    await asyncio.wait_for(b.cancel(made.id, reason="caller_gone"), 5)
             raise
-        return await self.decision(req, timeout=timeout)
+        if claimed:
+            return req, True
+        return await self.decision(req, timeout=timeout), False
 
     async def get(self, request_id: str) -> ActionRequest:
         return await (await self.backend()).get(request_id)
@@ -319,11 +393,15 @@ class Gate:
         ok: bool,
         detail: str | None = None,
         compensated: bool | None = None,
+        executing: bool = False,
     ) -> ActionRequest:
-        """Report the execution (or, on rollback_pending, the compensation)."""
+        """Report the execution (or, on rollback_pending, the compensation).
+
+        `executing`: this gate claimed the request and has not reported yet (saves a read).
+        """
         clipped = None if detail is None else detail[:3000]
         return await (await self.backend()).report(
-            request_id, ok=ok, detail=clipped, compensated=compensated
+            request_id, ok=ok, detail=clipped, compensated=compensated, executing=executing
         )
 
     async def cancel(self, request_id: str, *, reason: str = "withdrawn") -> ActionRequest:

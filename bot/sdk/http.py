@@ -150,7 +150,13 @@ class HttpBackend:
         return await self._request("POST", f"/v1/approvals/{rid}/claim")
 
     async def report(
-        self, rid: str, *, ok: bool, detail: str | None, compensated: bool | None
+        self,
+        rid: str,
+        *,
+        ok: bool,
+        detail: str | None,
+        compensated: bool | None,
+        executing: bool = False,
     ) -> ActionRequest:
         body = ResultIn(ok=ok, detail=detail, compensated=compensated)
         return await self._request("POST", f"/v1/approvals/{rid}/result", body=body)

@@ -45,3 +45,5 @@ NO_LIVE_BOT = (
     "last %d s): requests will wait unseen until one runs; fix: start `hitl-bot serve` on "
     "the same REDIS_URL or HITL_DATA_DIR."
 )
+# A free call created already claimed whose caller went away before running it.
+NOT_RUN = "not run: the caller went away before running it; nothing to undo"

@@ -9,6 +9,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, cast
 
+from jsonschema.protocols import Validator
 from redis.asyncio import Redis
 
 from bot import messages as msg
@@ -18,7 +19,7 @@ from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTie
 from bot.core.payload import canonical_args, payload_hash, stored_args
 from bot.core.policy import Policy
 from bot.core.proposal import propose
-from bot.core.schema import call_problems, schema_problem
+from bot.core.schema import compiled, fit_problems, schema_problem
 from bot.core.states import Event, State
 from bot.errors import ConfigError, IdempotencyConflict, InvalidTransition, NotFound, PayloadError
 from bot.store import keys, tools
@@ -29,6 +30,7 @@ from bot.store.waiting import wait_until
 
 WAKE_TTL_S = 86_400
 CLUSTER_IN_FLIGHT = 16  # timeout scripts one store sends at once to a cluster
+SCHEMA_CACHE = 1024  # (tool, schema) pairs checked and recorded, per store
 log = logging.getLogger(__name__)
 
 
@@ -36,6 +38,7 @@ log = logging.getLogger(__name__)
 class Created:
     request: ActionRequest
     created: bool  # False: the idempotency key matched an existing request
+    claimed: bool = False  # created exempt and claimed in the same step (`claim_as`)
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class RequestStore:
         self._create = redis.register_script(CREATE)
         self._transition = redis.register_script(TRANSITION)
         self._in_flight = asyncio.Semaphore(CLUSTER_IN_FLIGHT)
+        self._schemas: dict[tuple[str, str], tuple[Policy, Validator]] = {}
 
     async def create(
         self,
@@ -72,23 +76,22 @@ class RequestStore:
         risk: RiskTier | None = None,
         on_behalf_of: str | None = None,
         args_schema: dict[str, Any] | None = None,
+        claim_as: str | None = None,
     ) -> Created:
         """Create the request (or find it again by `idempotency_key`).
 
         `args_schema`: the JSON Schema of the tool's arguments. The proposed arguments
         must fit it (PayloadError), and it is recorded for the tool before the request
         exists, so the Edit modal can check a person's edit against it.
+
+        `claim_as`: an executor's name. A new request the policy exempts from review is
+        then claimed by it in the same round trip (`Created.claimed`), audited as a claim
+        would be; a request that needs review, or an existing one, is left as it is.
         """
         if args_schema is not None:
-            if (problem := schema_problem(args_schema)) is not None:
-                raise PayloadError(problem)
-            if found := call_problems(args_schema, json.loads(canonical_args(args))):
+            validator = await self._schema(policy, tool, args_schema)
+            if found := fit_problems(validator, json.loads(canonical_args(args))):
                 raise PayloadError(msg.ARGS_DO_NOT_FIT.format(tool=tool, problems="; ".join(found)))
-            try:  # a rule reading an argument this schema lacks is a typo: refuse, never skip
-                policy.check_schema(tool, args_schema)
-            except ConfigError as exc:
-                raise PayloadError(str(exc)) from None
-            await tools.record(self.redis, tool, args_schema)
         now = self.clock()
         rid = id_for_key(idempotency_key) if idempotency_key else self.ids()
         req, needs_review = propose(
@@ -119,30 +122,39 @@ class RequestStore:
             records.append(
                 [Event.APPROVE.value, State.PENDING_REVIEW.value, State.APPROVED.value, "no_review"]
             )
-        status, out = await self._create(
-            keys=keys.request_keys(rid),
-            args=[now, requester, json.dumps(records), json.dumps(to_hash(req))],
-        )
+        argv: list[str | int] = [now, requester, json.dumps(records), json.dumps(to_hash(req))]
+        if claim_as and not needs_review:
+            argv += [claim_as, WAKE_TTL_S]
+        status, out = await self._create(keys=keys.request_keys(rid), args=argv)
         stored = from_hash(reply(out))
+        claimed = status == "ok" and stored.state == State.EXECUTING
         if status == "ok":
-            log.info(
-                "transition",
-                extra={
-                    "request_id": rid,
-                    "event": "create",
-                    "actor": requester,
-                    "from_state": None,
-                    "to_state": stored.state.value,
-                    "version": stored.version,
-                    "tool": tool,
-                    "run_id": run_id,
-                },
-            )
+            _log_created(stored, requester, claim_as if claimed else None)
         if status == "conflict":
             raise IdempotencyConflict(
                 msg.IDEMPOTENCY_CONFLICT.format(key=idempotency_key, existing=stored.payload_hash)
             )
-        return Created(stored, created=status == "ok")
+        return Created(stored, created=status == "ok", claimed=claimed)
+
+    async def _schema(self, policy: Policy, tool: str, schema: dict[str, Any]) -> Validator:
+        """Check and record a tool's schema once per store, policy and schema text: the
+        checks cost more than the rest of a free call (bench/gate_overhead.py), and a
+        schema this process recorded already stands unless it changes here."""
+        key = (tool, tools.text(schema))
+        hit = self._schemas.get(key)
+        if hit is not None and hit[0] is policy:
+            return hit[1]
+        if (problem := schema_problem(schema)) is not None:
+            raise PayloadError(problem)
+        try:  # a rule reading an argument this schema lacks is a typo: refuse, never skip
+            policy.check_schema(tool, schema)
+        except ConfigError as exc:
+            raise PayloadError(str(exc)) from None
+        await tools.record(self.redis, tool, schema)
+        if len(self._schemas) >= SCHEMA_CACHE:
+            self._schemas.clear()
+        self._schemas[key] = (policy, compiled(schema))
+        return self._schemas[key][1]
 
     async def get(self, rid: str) -> ActionRequest:
         h = cast(dict[str, str], await self.redis.hgetall(keys.request(rid)))
@@ -260,6 +272,33 @@ class RequestStore:
             lambda: self.get(rid),
             lambda r: r.state != State.PENDING_REVIEW,
             timeout_s,
+        )
+
+
+def _log_created(req: ActionRequest, requester: str, claimer: str | None) -> None:
+    """The same log lines a create and a separate claim would have written."""
+    moves: list[tuple[str, str, str | None, str, int]] = [
+        ("create", requester, None, req.state.value, req.version)
+    ]
+    if claimer is not None:
+        approved = State.APPROVED.value
+        moves = [
+            ("create", requester, None, approved, req.version - 1),
+            ("claim", claimer, approved, req.state.value, req.version),
+        ]
+    for event, actor, was, to, version in moves:
+        log.info(
+            "transition",
+            extra={
+                "request_id": req.id,
+                "event": event,
+                "actor": actor,
+                "from_state": was,
+                "to_state": to,
+                "version": version,
+                "tool": req.tool,
+                "run_id": req.run_id,
+            },
         )
 
 

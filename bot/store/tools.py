@@ -24,7 +24,7 @@ from bot.store import keys
 log = logging.getLogger(__name__)
 
 
-def _text(schema: Mapping[str, Any]) -> str:
+def text(schema: Mapping[str, Any]) -> str:
     return json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -32,7 +32,7 @@ async def record(redis: Redis, tool: str, schema: Mapping[str, Any]) -> None:
     """Remember `schema` as the arguments of `tool`; PayloadError if it is no JSON Schema."""
     if (problem := schema_problem(dict(schema))) is not None:
         raise PayloadError(problem)
-    await redis.hset(keys.TOOL_SCHEMAS, tool, _text(schema))
+    await redis.hset(keys.TOOL_SCHEMAS, tool, text(schema))
 
 
 async def record_all(redis: Redis, schemas: Mapping[str, Mapping[str, Any]]) -> None:
@@ -41,7 +41,7 @@ async def record_all(redis: Redis, schemas: Mapping[str, Mapping[str, Any]]) -> 
         if (problem := schema_problem(dict(schema))) is not None:
             raise PayloadError(f"{tool}: {problem}")
     if schemas:
-        await redis.hset(keys.TOOL_SCHEMAS, mapping={t: _text(s) for t, s in schemas.items()})
+        await redis.hset(keys.TOOL_SCHEMAS, mapping={t: text(s) for t, s in schemas.items()})
 
 
 async def schema_of(redis: Redis, tool: str) -> dict[str, Any] | None:

@@ -1,0 +1,52 @@
+"""A free call (`review: none`) through the decorator: two script calls, the full trail."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from redis.asyncio import Redis
+
+from bot.core.policy import Policy
+from bot.sdk import require_approval
+from bot.store import audit
+from bot.store.requests import RequestStore
+from tests.sdk.conftest import direct_gate
+
+
+async def commands_for(redis: Redis, call: object) -> dict[str, int]:
+    await redis.config_resetstat()
+    await call  # type: ignore[misc]
+    stats = cast(dict[str, dict[str, int]], await redis.info("commandstats"))
+    return {k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()}
+
+
+async def test_a_free_call_costs_two_script_calls_and_keeps_the_trail(
+    redis: Redis, redis_url: str, policy: Policy
+) -> None:
+    gate = direct_gate(redis_url, policy)
+    moved: list[str] = []
+
+    @require_approval(gate)
+    async def move_claw(dir: str) -> str:
+        moved.append(dir)
+        return f"moved {dir}"
+
+    try:
+        assert await move_claw("left") == "moved left"  # opens the store, records the schema
+        ran = await commands_for(redis, move_claw("right"))
+    finally:
+        await gate.aclose()
+
+    assert moved == ["left", "right"]
+    # create-and-claim, then succeed; the one HGETALL is the succeed script's own read
+    assert ran.get("evalsha") == 2 and ran.get("hgetall") == 1
+    ids = await RequestStore(redis).ids_between()
+    for rid in ids:
+        trail = await audit.entries(redis, rid)
+        assert [(e.event, e.to_state, e.actor) for e in trail] == [
+            ("create", "pending_review", "agent-7"),
+            ("approve", "approved", "system"),
+            ("claim", "executing", "agent-7"),
+            ("succeed", "completed", "agent-7"),
+        ]
+        assert await audit.verify_request(redis, rid) is None

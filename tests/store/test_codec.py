@@ -1,0 +1,34 @@
+"""Replies are decoded without pydantic's validation: the result must equal the validated model."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from redis.asyncio import Redis
+
+from bot.core.models import ActionRequest, Decision
+from bot.core.policy import Policy
+from bot.core.states import Event
+from bot.store import keys
+from bot.store.codec import from_hash
+from bot.store.requests import RequestStore
+
+
+async def test_decoded_request_equals_the_validated_one(
+    store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    req = (await store.create(policy, tool="refund", args={"amount": 5000}, requester="U1")).request
+    d = Decision(event=Event.APPROVE, actor="UBOSS", payload_hash=req.payload_hash)
+    await store.transition(req.id, d)
+    cancel = Decision(event=Event.CANCEL, reason_code="run_stopped", text="stopped")
+    for step in (None, cancel):
+        if step is not None:
+            await store.transition(req.id, step)
+        h = cast(dict[str, str], await redis.hgetall(keys.request(req.id)))
+        fast = from_hash(h)
+        slow = ActionRequest.model_validate(fast.model_dump())
+        assert fast == slow and fast.model_dump() == slow.model_dump()
+        assert fast.levels and fast.approvals and type(fast.approvals[0].at) is int
+        assert type(fast.state) is type(slow.state) and type(fast.risk) is type(slow.risk)
+        assert type(fast.levels[0].channels) is tuple and type(fast.approvers) is tuple
+    assert fast.resolution is not None and fast.resolution.event is Event.APPROVE
