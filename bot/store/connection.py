@@ -77,14 +77,19 @@ async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServ
     return client, server
 
 
+CLUSTER_POOL_FACTOR = 8
+
+
 async def _open_client(url: str, max_connections: int) -> redis.asyncio.Redis:
     """A client that answered; a cluster client when the node at `url` is in a cluster.
 
     Any node of a Redis/Valkey Cluster will do: `INFO cluster` says whether the
     server runs in cluster mode, and the cluster client then finds the other
-    nodes and follows the slots as they move (failover, resharding). It keeps
-    one pool of `max_connections` per node and has no waiting pool: past the
-    bound a command fails (a 503 at the API) instead of waiting.
+    nodes and follows the slots as they move (failover, resharding). Its pool per
+    node cannot wait: past the bound a command fails at once (MaxConnectionsError).
+    So a cluster node gets CLUSTER_POOL_FACTOR times the setting: a burst of
+    clicks must queue on the server, not fail in the client. (Waiters hold no
+    pool connection: the wake hub reads for them.)
     """
     kwargs: dict[str, Any] = {
         "decode_responses": True,
@@ -106,7 +111,7 @@ async def _open_client(url: str, max_connections: int) -> redis.asyncio.Redis:
     await client.aclose()
     try:
         cluster = redis.asyncio.RedisCluster.from_url(
-            url, max_connections=max_connections, **kwargs
+            url, max_connections=max_connections * CLUSTER_POOL_FACTOR, **kwargs
         )
     except RedisClusterException as exc:  # a database other than 0, say
         raise ValueError(str(exc)) from exc
