@@ -194,6 +194,7 @@ async def test_a_slack_retry_of_the_same_reply_acts_once(bot: Bot) -> None:
 
     trail = await eventually(refused_twice)
     await eventually(told_twice)
-    # the later reply's refusal is in, and the retry added nothing before it
-    assert [e.event for e in trail] == ["approve", "reject"]
+    # Both replies were refused once each and the retry added nothing. Two distinct
+    # replies are handled as they arrive, each after its ack, so either may land first.
+    assert sorted(e.event for e in trail) == ["approve", "reject"]
     assert len(bot.emu.ephemerals("UCAROL")) == 2
