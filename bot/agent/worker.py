@@ -45,7 +45,7 @@ from bot.logs import setup as setup_logging
 from bot.messages import plural
 from bot.runtime import open_runtime
 from bot.store import keys, tools
-from bot.store.cluster import retry_startup
+from bot.store.cluster import is_cluster, retry_startup
 from bot.supervise import Supervisor
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,11 @@ class Worker:
         return self.config.consumer
 
     async def ensure_group(self) -> None:
-        await retry_startup(self._create_group, what="creating the run queue's group")
+        await retry_startup(
+            self._create_group,
+            what="creating the run queue's group",
+            cluster=is_cluster(self.redis),
+        )
 
     async def _create_group(self) -> None:
         try:

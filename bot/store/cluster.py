@@ -58,13 +58,22 @@ async def is_cluster_node(client: redis.asyncio.Redis) -> bool:
 
 
 async def retry_startup(
-    step: Callable[[], Awaitable[T]], *, what: str, within_s: float = STARTUP_RETRY_S
+    step: Callable[[], Awaitable[T]],
+    *,
+    what: str,
+    cluster: bool,
+    within_s: float = STARTUP_RETRY_S,
 ) -> T:
-    """Run a startup step, retrying transient store errors with backoff for `within_s`.
+    """Run a startup step; on a cluster, retry transient store errors for `within_s`.
 
     A consumer group created while its slot fails over must not end the process;
     past `within_s` the last error is raised (fail closed: the supervisor sees it).
+    On a single server there is no failover to wait out: the error goes straight to
+    the task's supervisor, which retries with backoff and reports the task on
+    /healthz meanwhile (a server that is down must show, not hide in a retry loop).
     """
+    if not cluster:
+        return await step()
     deadline = time.monotonic() + within_s
     pause = 0.1
     while True:

@@ -68,7 +68,11 @@ class EventBus:
 
     async def ensure_group(self) -> None:
         for stream in self.streams:
-            await retry_startup(partial(self._create, stream), what=f"group on {stream}")
+            await retry_startup(
+                partial(self._create, stream),
+                what=f"group on {stream}",
+                cluster=is_cluster(self.redis),
+            )
 
     async def _create(self, stream: str) -> None:
         try:
