@@ -296,7 +296,18 @@ _ANY = _fields(
 )
 
 
-_PERSON = _must("user", _both(_OBJ, _required("id")))
+def _team(value: Any, where: str) -> None:
+    """Bolt finds the workspace in `team`, else `user.team_id` or `view.team_id` (an
+    org-wide install sends team null); with none of them, older Bolt raises KeyError."""
+    if value.get("team"):
+        return
+    for holder in ("user", "view"):
+        if isinstance(value.get(holder), dict) and value[holder].get("team_id"):
+            return
+    raise _bad(f"{where}.team", "is missing, and so are user.team_id and view.team_id")
+
+
+_PERSON = _both(_must("user", _both(_OBJ, _required("id"))), _team)
 _MESSAGE_EVENT = _both(_required("channel", "ts"), _fields({"channel": _STR, "text": _STR}))
 _EVENTS: dict[str, Check] = {"message": _MESSAGE_EVENT, "app_mention": _MESSAGE_EVENT}
 

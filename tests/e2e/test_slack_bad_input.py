@@ -48,7 +48,7 @@ def click(actions: list[Any]) -> str:
     return form(
         {
             "type": "block_actions",
-            "user": {"id": "UALICE"},
+            "user": {"id": "UALICE", "team_id": "T0HITL"},
             "trigger_id": "1.2.3",
             "channel": {"id": "CHITLAPPROVALS"},
             "container": {"type": "message"},
@@ -74,7 +74,9 @@ def reject_view(*, metadata: str | None = REAL, reason: str | None = "too much")
 
 
 def submit(view: dict[str, Any]) -> str:
-    return form({"type": "view_submission", "user": {"id": "UALICE"}, "view": view})
+    return form(
+        {"type": "view_submission", "user": {"id": "UALICE", "team_id": "T0HITL"}, "view": view}
+    )
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,10 @@ CASES = [
     Case("view_submission without state", submit(reject_view(reason=None))),
     Case("view_submission without private_metadata", submit(reject_view(metadata=None))),
     Case("a reject reason over 3,000 characters", submit(reject_view(reason="x" * 3001))),
+    Case(
+        "no team anywhere (older Bolt raised KeyError)",
+        form({"type": "view_submission", "user": {"id": "UALICE"}, "view": reject_view()}),
+    ),
     Case("a lone surrogate", submit(reject_view(reason="\ud800"))),
 ]
 
@@ -214,11 +220,28 @@ async def test_an_edit_of_a_request_that_does_not_exist_is_refused_in_the_modal(
 SOCKET_CASES: list[Any] = [
     [1],
     None,
-    {"type": "block_actions", "user": {"id": "UALICE"}, "trigger_id": "1", "actions": []},
+    {
+        "type": "block_actions",
+        "user": {"id": "UALICE", "team_id": "T0HITL"},
+        "trigger_id": "1",
+        "actions": [],
+    },
     {"type": "event_callback", "event": None},
-    {"type": "view_submission", "user": {"id": "UALICE"}, "view": reject_view(reason=None)},
-    {"type": "view_submission", "user": {"id": "UALICE"}, "view": reject_view(metadata=None)},
-    {"type": "view_submission", "user": {"id": "UALICE"}, "view": reject_view(reason="x" * 3001)},
+    {
+        "type": "view_submission",
+        "user": {"id": "UALICE", "team_id": "T0HITL"},
+        "view": reject_view(reason=None),
+    },
+    {
+        "type": "view_submission",
+        "user": {"id": "UALICE", "team_id": "T0HITL"},
+        "view": reject_view(metadata=None),
+    },
+    {
+        "type": "view_submission",
+        "user": {"id": "UALICE", "team_id": "T0HITL"},
+        "view": reject_view(reason="x" * 3001),
+    },
 ]
 
 

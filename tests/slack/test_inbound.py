@@ -77,7 +77,7 @@ def test_parse_reads_a_body_as_bolt_does(body: tuple[str, str | None]) -> None:
 
 
 def _view(**view: Any) -> dict[str, Any]:
-    return {"type": "view_submission", "user": {"id": "U1"}, "view": view}
+    return {"type": "view_submission", "user": {"id": "U1", "team_id": "T1"}, "view": view}
 
 
 @pytest.mark.parametrize(
