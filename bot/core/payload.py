@@ -54,5 +54,10 @@ def stored_args(args: dict[str, Any]) -> str:
 
 def payload_hash(tool: str, args: dict[str, Any]) -> str:
     """sha256 of the canonical call; two calls hash alike only if tool and args are equal."""
-    body = json.dumps(tool, ensure_ascii=False) + ":" + canonical_args(args)
+    return hash_of(tool, canonical_args(args))
+
+
+def hash_of(tool: str, canonical: str) -> str:
+    """`payload_hash` from arguments already made canonical by `canonical_args`."""
+    body = json.dumps(tool, ensure_ascii=False) + ":" + canonical
     return hashlib.sha256(body.encode()).hexdigest()

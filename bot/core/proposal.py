@@ -11,7 +11,7 @@ from typing import Any
 
 from bot import messages as msg
 from bot.core.models import ActionRequest, RiskTier
-from bot.core.payload import canonical_args, payload_hash
+from bot.core.payload import canonical_args, hash_of
 from bot.core.policy import TIER_ORDER, Policy
 from bot.core.states import State
 from bot.errors import Forbidden
@@ -50,7 +50,7 @@ def propose(
 
     A caller-supplied `risk` may raise the tier the policy gives, never lower it.
     """
-    canonical_args(args)
+    canonical = canonical_args(args)
     tier, needs_review = _tier(policy, tool, args, risk)
     tp = policy.tiers[tier]
     levels = policy.levels(tier, now)
@@ -59,16 +59,18 @@ def propose(
         # The gated side may not route its own review: only the policy says where.
         shown = ", ".join(sorted(review_channels)) or "none"
         raise Forbidden(msg.CHANNEL_NOT_ALLOWED.format(channel=channel, tier=tier, allowed=shown))
-    req = ActionRequest(
+    # Built without validation: every field is typed here or comes from the validated
+    # policy, and validating it cost more than the rest of a free call's proposal.
+    req = ActionRequest.model_construct(
         id=request_id,
         tool=tool,
         args=args,
-        payload_hash=payload_hash(tool, args),
+        payload_hash=hash_of(tool, canonical),
         run_id=run_id,
         requester=requester,
         on_behalf_of=on_behalf_of or None,
         channel=channel,
-        risk=tier,
+        risk=RiskTier(tier),
         created_at=now,
         state=State.PENDING_REVIEW,
         expires_at=now + levels[0].timeout_ms,

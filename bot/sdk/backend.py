@@ -44,6 +44,11 @@ class Backend(Protocol):
         executing: bool = False,
     ) -> ActionRequest: ...
 
+    async def report_executed(
+        self, rid: str, *, ok: bool, detail: str | None, compensated: bool | None
+    ) -> None:
+        """`report` with `executing`, when the caller needs nothing back."""
+
     async def cancel(self, rid: str, *, reason: str) -> ActionRequest: ...
 
     async def ask(

@@ -51,8 +51,13 @@ class _Call:
     args: dict[str, Any]  # what the reviewer sees
     hidden: dict[str, Any]  # passed through unreviewed: self, cls, `exclude`
     original: Invocation
-    proposed_hash: str
+    tool: str
     key: str | None
+
+    def proposed_hash(self) -> str:
+        """The hash of the call as made; only an approved call that may have been edited
+        needs it (a free call's path skips it)."""
+        return payload_hash(self.tool, self.args)
 
 
 # What a completed call's return value is recorded as: enough to read on the card and in
@@ -125,9 +130,8 @@ class _Guard:
         bound.apply_defaults()
         review = {k: v for k, v in bound.arguments.items() if k not in self.hidden}
         hidden = {k: v for k, v in bound.arguments.items() if k in self.hidden}
-        canonical_args(review)  # plain JSON, or PayloadError before anyone is asked
         key = self.key_fn(*a, **kw) if self.key_fn is not None else None
-        return _Call(review, hidden, (a, kw), payload_hash(self.tool, review), key)
+        return _Call(review, hidden, (a, kw), self.tool, key)
 
     def rebind(self, args: dict[str, Any], hidden: dict[str, Any]) -> Invocation:
         """Positional and keyword arguments that call the function with `args`."""
@@ -191,7 +195,7 @@ class _Guard:
         if claimed:  # a free call: created and claimed in one step, never edited
             return req, call.original
         invocation = call.original
-        if req.payload_hash != call.proposed_hash:  # a person edited the arguments
+        if req.payload_hash != call.proposed_hash():  # a person edited the arguments
             try:
                 invocation = self.rebind(req.args, call.hidden)
             except (TypeError, ValueError) as exc:
@@ -213,9 +217,12 @@ class _Guard:
     ) -> None:
         """Never raises: the side effect happened, so the caller must get its result."""
         try:
-            await self.gate.report(
-                req.id, ok=ok, detail=detail, compensated=compensated, executing=first
-            )
+            if first:
+                await self.gate.report_executed(
+                    req.id, ok=ok, detail=detail, compensated=compensated
+                )
+            else:
+                await self.gate.report(req.id, ok=ok, detail=detail, compensated=compensated)
         except HitlError as exc:
             log.warning(msg.REPORT_FAILED, req.id, exc)
 

@@ -97,6 +97,13 @@ class DirectBackend:
             executing=executing,
         )
 
+    async def report_executed(
+        self, rid: str, *, ok: bool, detail: str | None, compensated: bool | None
+    ) -> None:
+        await execution.report_executed(
+            self.rt.requests, rid, ok=ok, detail=detail, compensated=compensated, actor=self.actor
+        )
+
     async def cancel(self, rid: str, *, reason: str) -> ActionRequest:
         return await execution.withdraw(self.rt.requests, rid, actor=self.actor, reason=reason)
 

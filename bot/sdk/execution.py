@@ -77,6 +77,26 @@ async def report(
     return (await requests.transition(rid, decision)).request
 
 
+async def report_executed(
+    requests: RequestStore,
+    rid: str,
+    *,
+    ok: bool,
+    detail: str | None,
+    compensated: bool | None,
+    actor: str,
+) -> State:
+    """`report` for the executor that holds the claim and needs nothing back: the state the
+    request moved to, without reading the request (a free call's second round trip)."""
+    decision = Decision(
+        event=Event.SUCCEED if ok else Event.FAIL,
+        actor=actor,
+        detail=_clip(detail),
+        has_compensation=bool(compensated) and not ok,
+    )
+    return await requests.advance(rid, decision)
+
+
 async def withdraw(requests: RequestStore, rid: str, *, actor: str, reason: str) -> ActionRequest:
     """Cancel a request that has not started (pending, approved): nobody will run it."""
     decision = Decision(event=Event.CANCEL, actor=actor, reason_code=reason)

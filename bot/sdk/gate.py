@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import os
 import time
 import weakref
@@ -52,6 +53,8 @@ DEFAULT_REQUESTER = "sdk"
 MAX_WAIT_S = 55.0  # one long-poll; under the server's 60 s cap
 SWEEPER_GRACE_S = 30.0  # past a deadline with no escalation: no sweeper is running
 QUESTION_MARGIN_S = 1.0
+FIELDS_CACHE = 256  # distinct (tool, requester, ...) sets known to pass ApprovalIn
+_UNSEEN = object()
 
 
 def checked(model: type[M], **fields: Any) -> M:
@@ -103,6 +106,7 @@ class Gate:
             asyncio.AbstractEventLoop, asyncio.Task[Backend]
         ] = weakref.WeakKeyDictionary()
         self._sync = LoopThread()
+        self._fields_ok: dict[tuple[Any, ...], Any] = {}
 
     @classmethod
     def from_env(cls, **options: Any) -> Gate:
@@ -233,30 +237,60 @@ class Gate:
         a person's edit that does not fit it is refused before it is approved.
         """
         canonical_args(args)  # plain JSON only, in both modes (HTTP would coerce dates)
-        body = checked(
-            ApprovalIn,
-            tool=tool,
-            args=args,
-            run_id=run_id,
-            requester=requester or self.requester,
-            on_behalf_of=on_behalf_of,
-            channel=channel or self.channel,
-            idempotency_key=idempotency_key,
-            risk=risk,
-            args_schema=args_schema,
+        given = (
+            tool,
+            run_id,
+            requester or self.requester,
+            on_behalf_of,
+            channel or self.channel,
+            idempotency_key,
+            risk,
+            None if args_schema is None else id(args_schema),
         )
-        who = body.requester or self.requester
+        seen = self._fields_ok.get(given, _UNSEEN)
+        if seen is _UNSEEN or seen != args_schema:
+            # Everything but the arguments is checked once per distinct set: a decorated
+            # function sends the same set on every call, and the check cost as much as
+            # the rest of a free call. The arguments were checked just above.
+            body = checked(
+                ApprovalIn,
+                tool=tool,
+                run_id=given[1],
+                requester=given[2],
+                on_behalf_of=on_behalf_of,
+                channel=given[4],
+                idempotency_key=idempotency_key,
+                risk=risk,
+                args_schema=args_schema,
+            )
+            if idempotency_key is None:
+                if len(self._fields_ok) >= FIELDS_CACHE:
+                    self._fields_ok.clear()
+                # A copy: the caller's schema could change in place, and then must be
+                # checked again (the comparison above is by value).
+                self._fields_ok[given] = copy.deepcopy(args_schema)
+            given = (
+                body.tool,
+                body.run_id,
+                body.requester,
+                body.on_behalf_of,
+                body.channel,
+                body.idempotency_key,
+                body.risk,
+                given[7],
+            )
+        who = given[2] or self.requester
         b = await self.backend()
         fields: dict[str, Any] = {
-            "tool": body.tool,
+            "tool": given[0],
             "args": args,
             "requester": None if self.mode == "http" and who == DEFAULT_REQUESTER else who,
-            "on_behalf_of": body.on_behalf_of,
-            "run_id": body.run_id,
-            "channel": body.channel,
-            "idempotency_key": body.idempotency_key,
-            "risk": body.risk,
-            "args_schema": body.args_schema,
+            "on_behalf_of": given[3],
+            "run_id": given[1],
+            "channel": given[4],
+            "idempotency_key": given[5],
+            "risk": None if given[6] is None else RiskTier(given[6]),
+            "args_schema": args_schema,
         }
         if claim and isinstance(b, DirectBackend):
             return await b.create_claimed(**fields)
@@ -402,6 +436,21 @@ class Gate:
         clipped = None if detail is None else detail[:3000]
         return await (await self.backend()).report(
             request_id, ok=ok, detail=clipped, compensated=compensated, executing=executing
+        )
+
+    async def report_executed(
+        self,
+        request_id: str,
+        *,
+        ok: bool,
+        detail: str | None = None,
+        compensated: bool | None = None,
+    ) -> None:
+        """`report` by the gate that claimed the request and has not reported yet, when
+        the caller needs nothing back: in direct mode the request is not read back."""
+        clipped = None if detail is None else detail[:3000]
+        await (await self.backend()).report_executed(
+            request_id, ok=ok, detail=clipped, compensated=compensated
         )
 
     async def cancel(self, request_id: str, *, reason: str = "withdrawn") -> ActionRequest:

@@ -161,6 +161,11 @@ class HttpBackend:
         body = ResultIn(ok=ok, detail=detail, compensated=compensated)
         return await self._request("POST", f"/v1/approvals/{rid}/result", body=body)
 
+    async def report_executed(
+        self, rid: str, *, ok: bool, detail: str | None, compensated: bool | None
+    ) -> None:
+        await self.report(rid, ok=ok, detail=detail, compensated=compensated, executing=True)
+
     async def cancel(self, rid: str, *, reason: str) -> ActionRequest:
         body = CancelIn(reason=reason)
         return await self._request("POST", f"/v1/approvals/{rid}/cancel", body=body)

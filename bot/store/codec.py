@@ -8,12 +8,20 @@ and never decoded by Lua, so Lua's number formatting cannot alter a payload.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
 from bot.core.models import ActionRequest, Approval, Level, Resolution, RiskTier
 from bot.core.payload import stored_args
 from bot.core.states import Event, State
+
+
+@functools.lru_cache(maxsize=256)
+def _levels(levels: tuple[Level, ...]) -> str:
+    """A chain as JSON; requests of one tier share their chain, and dumping it was the
+    costliest part of writing a request."""
+    return json.dumps([lv.model_dump() for lv in levels], separators=(",", ":"))
 
 
 def _s(v: object) -> str:
@@ -38,7 +46,7 @@ def to_hash(req: ActionRequest) -> dict[str, str]:
         "version": str(req.version),
         "expires_at": _s(req.expires_at),
         "level": str(req.level),
-        "levels": json.dumps([lv.model_dump() for lv in req.levels], separators=(",", ":")),
+        "levels": _levels(req.levels),
         "approvers": json.dumps(list(req.approvers)),
         "quorum": str(req.quorum),
         "self_approval": "1" if req.self_approval else "0",

@@ -66,7 +66,8 @@ end
 #       and optionally the claimer and the wake ttl seconds: an approved new request is
 #       then claimed in the same step (the free path: one round trip instead of two), with
 #       the audit entry, wake and event TRANSITION's claim writes.
-# Reply: {status, the request's hash as JSON}; 'ok' means created.
+# Reply: {status, the stored request's hash as JSON}; on 'ok' (created) only the fields
+# the script chose (state, version, expires_at, audit_head): the caller sent the rest.
 CREATE = (
     _COMMON
     + """
@@ -111,7 +112,9 @@ if h.state == 'executing' then
   redis.call('EXPIRE', KEYS[6], tonumber(ARGV[6]))
   publish(KEYS[7], 'request', h.id, h.version, 'claim', h.state, h.run_id)
 end
-return {'ok', flat(h)}
+-- The caller holds every other field already: it sent them.
+return {'ok', cjson.encode({state = h.state, version = h.version, expires_at = h.expires_at,
+                           audit_head = h.audit_head})}
 """
 )
 
@@ -119,7 +122,8 @@ return {'ok', flat(h)}
 # Reply: {status, the request's hash as JSON} and, on 'ok', the state it moved from.
 # ARGV: now, event, actor, groups JSON, seen hash, view hash, reason code, text,
 #       new args, new hash, fence, detail, has compensation (1/0), wake ttl seconds,
-#       via (how a person decided: "" for a button, "thread_reply:CHANNEL:TS" for a reply)
+#       via (how a person decided: "" for a button, "thread_reply:CHANNEL:TS" for a reply),
+#       lean ("1": on 'ok' reply with id, state, version, tool and run_id only)
 TRANSITION = (
     _TABLES
     + _COMMON
@@ -309,6 +313,11 @@ redis.call('HSET', R, unpack(w))
 redis.call('XADD', W, 'MAXLEN', '~', '16', h.version .. '-0', 'state', cur)
 redis.call('EXPIRE', W, tonumber(ARGV[14]))
 publish(KEYS[7], 'request', h.id, h.version, ev, cur, h.run_id)
+if ARGV[16] == '1' then
+  -- A caller that only needs to know it took (`RequestStore.advance`).
+  return {'ok', cjson.encode({id = h.id, state = cur, version = h.version, tool = h.tool,
+                             run_id = h.run_id}), state}
+end
 return {'ok', flat(h), state}
 """
 )

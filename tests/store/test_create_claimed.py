@@ -122,3 +122,47 @@ async def test_claimed_create_matches_the_pure_machine(
         for e in await audit.entries(redis, made.request.id)
     ][2:]
     assert got == expected_audit(approved, claim, step)
+
+
+@pytest.mark.parametrize(
+    ("tool", "claim_as", "state"),
+    [
+        ("refund", None, State.PENDING_REVIEW),
+        ("move_claw", None, State.APPROVED),
+        ("move_claw", "worker-1", State.EXECUTING),
+    ],
+)
+async def test_the_request_create_returns_is_the_one_stored(
+    store: RequestStore, policy: Policy, tool: str, claim_as: str | None, state: State
+) -> None:
+    """The script answers a create with the fields it chose; the caller's copy must be
+    exactly what a read gives, or a card, a waiter or the SDK would act on a stale copy."""
+    args = {"amount": 5, "note": "<!channel> ✓", "nested": {"b": [1, 2.5, None], "a": True}}
+    made = await store.create(
+        policy, tool=tool, args=args, requester="U1", run_id="r1", claim_as=claim_as
+    )
+    assert made.created and made.request.state == state
+    assert made.request == await store.get(made.request.id)
+    again = await store.create(policy, tool=tool, args=args, requester="U1", run_id="r1")
+    assert again.request == await store.get(again.request.id)
+
+
+async def test_advance_moves_as_transition_does_and_refuses_alike(
+    store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    """`advance` is `transition` without the read back: same effect, same refusals."""
+    call = {"tool": "move_claw", "args": {"dir": "up"}, "requester": "U1"}
+    a = (await store.create(policy, **call, claim_as="w")).request  # type: ignore[arg-type]
+    b = (await store.create(policy, **call, claim_as="w")).request  # type: ignore[arg-type]
+    assert await store.advance(a.id, Decision(event=Event.SUCCEED, detail="done")) == (
+        State.COMPLETED
+    )
+    moved = await store.transition(b.id, Decision(event=Event.SUCCEED, detail="done"))
+    assert await stored(redis, a.id) == await stored(redis, b.id)
+    assert await trail(redis, a.id) == await trail(redis, b.id)
+    assert (await store.get(a.id)).state == moved.request.state == State.COMPLETED
+    with pytest.raises(InvalidTransition) as lean:
+        await store.advance(a.id, Decision(event=Event.SUCCEED, detail="again"))
+    with pytest.raises(InvalidTransition) as full:
+        await store.transition(b.id, Decision(event=Event.SUCCEED, detail="again"))
+    assert str(lean.value) == str(full.value)
