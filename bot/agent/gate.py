@@ -334,9 +334,7 @@ class Gate:
         except Exception as exc:  # any failure of the tool is reported, never lost
             return await self._failed(req, tool, run_id, f"{type(exc).__name__}: {exc}")
         try:
-            await self.requests.transition(
-                req.id, Decision(event=Event.SUCCEED, detail=_clip(output))
-            )
+            await self.requests.advance(req.id, Decision(event=Event.SUCCEED, detail=_clip(output)))
         except InvalidTransition:
             # The execution deadline fired first; a person now checks it by hand.
             return explain(await self.requests.get(req.id))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from jsonschema import exceptions as js_errors
@@ -24,6 +25,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, validator_for
 
 from bot import messages as msg
+from bot.core.fastschema import Check, quick_check
 from bot.core.plainjson import lone_surrogate, too_deep
 
 MAX_SCHEMA_BYTES = 16 * 1024  # a tool's argument schema; the whole call may be 64 KiB
@@ -83,14 +85,29 @@ def problems(
     return fit_problems(_validator(schema), args)
 
 
-def compiled(schema: Mapping[str, Any]) -> Validator:
-    """A reusable validator for a schema `schema_problem` accepted: building one costs
+@dataclass(frozen=True)
+class Compiled:
+    """A schema made ready to check many calls: jsonschema's validator, and for a plain
+    schema a quick predicate that can only say "fits" (bot/core/fastschema.py)."""
+
+    validator: Validator
+    quick: Check | None
+
+
+def compiled(schema: Mapping[str, Any]) -> Compiled:
+    """A reusable check for a schema `schema_problem` accepted: building one costs
     more than using it, so a caller checking many calls keeps it."""
-    return _validator(schema)
+    return Compiled(_validator(schema), quick_check(schema))
 
 
-def fit_problems(validator: Validator, args: dict[str, Any]) -> list[str]:
+def fit_problems(schema: Validator | Compiled, args: dict[str, Any]) -> list[str]:
     """Why `args` do not fit the compiled schema (empty: they do)."""
+    if isinstance(schema, Compiled):
+        if schema.quick is not None and schema.quick(args):
+            return []
+        validator = schema.validator
+    else:
+        validator = schema
     try:
         errors = sorted(validator.iter_errors(args), key=_order)
         return [_describe(e) for e in errors[:MAX_SHOWN]]

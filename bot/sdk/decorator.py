@@ -27,11 +27,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast
 
-from jsonschema.protocols import Validator
-
 from bot.core.models import ActionRequest, RiskTier
 from bot.core.payload import canonical_args, payload_hash
-from bot.core.schema import compiled, fit_problems
+from bot.core.schema import Compiled, compiled, fit_problems
 from bot.errors import HitlError, PayloadError
 from bot.logs import mask
 from bot.sdk import messages as msg
@@ -121,7 +119,7 @@ class _Guard:
         self.channel = channel
         self.declared = args_schema is not None
         self.schema = args_schema if self.declared else derive(self.tool, fn, self.hidden)
-        self._fit: Validator | None = None  # built on first use: it costs more than a check
+        self._fit: Compiled | None = None  # built on first use: it costs more than a check
 
     # -- arguments -----------------------------------------------------------------
 

@@ -237,7 +237,7 @@ class Gate:
         a person's edit that does not fit it is refused before it is approved.
         """
         canonical_args(args)  # plain JSON only, in both modes (HTTP would coerce dates)
-        given = (
+        given: tuple[Any, ...] = (
             tool,
             run_id,
             requester or self.requester,

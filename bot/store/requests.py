@@ -9,7 +9,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
-from jsonschema.protocols import Validator
+import orjson
 from redis.asyncio import Redis
 
 from bot import messages as msg
@@ -19,7 +19,7 @@ from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTie
 from bot.core.payload import canonical_args, payload_hash, stored_args
 from bot.core.policy import Policy
 from bot.core.proposal import propose
-from bot.core.schema import compiled, fit_problems, schema_problem
+from bot.core.schema import Compiled, compiled, fit_problems, schema_problem
 from bot.core.states import Event, State
 from bot.errors import ConfigError, IdempotencyConflict, InvalidTransition, NotFound, PayloadError
 from bot.store import keys, tools
@@ -61,7 +61,7 @@ class RequestStore:
         self._create = redis.register_script(CREATE)
         self._transition = redis.register_script(TRANSITION)
         self._in_flight = asyncio.Semaphore(CLUSTER_IN_FLIGHT)
-        self._schemas: dict[tuple[str, str], tuple[Policy, Validator]] = {}
+        self._schemas: dict[tuple[str, str], tuple[Policy, Compiled]] = {}
 
     async def create(
         self,
@@ -122,7 +122,12 @@ class RequestStore:
             records.append(
                 [Event.APPROVE.value, State.PENDING_REVIEW.value, State.APPROVED.value, "no_review"]
             )
-        argv: list[str | int] = [now, requester, json.dumps(records), json.dumps(to_hash(req))]
+        argv: list[str | bytes | int] = [
+            now,
+            requester,
+            json.dumps(records),
+            orjson.dumps(to_hash(req)),
+        ]
         if claim_as and not needs_review:
             argv += [claim_as, WAKE_TTL_S]
         status, out = await self._create(keys=keys.request_keys(rid), args=argv)
@@ -147,7 +152,7 @@ class RequestStore:
             )
         return Created(stored, created=status == "ok", claimed=claimed)
 
-    async def _schema(self, policy: Policy, tool: str, schema: dict[str, Any]) -> Validator:
+    async def _schema(self, policy: Policy, tool: str, schema: dict[str, Any]) -> Compiled:
         """Check and record a tool's schema once per store, policy and schema text: the
         checks cost more than the rest of a free call (bench/gate_overhead.py), and a
         schema this process recorded already stands unless it changes here."""
