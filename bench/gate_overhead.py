@@ -2,7 +2,8 @@
 
 Each measured call is timed beside a direct call of the same trivial function, in
 alternation, so both see the same machine. Three ways through the gate:
-  agent Gate.check   the worker's tool boundary (steering, approval, claim, run, report)
+  agent Gate.check   the worker's tool boundary (steering and stop flag, approval, claim,
+                     run, report), with a run store as a worker has
   SDK async          `require_approval` on an async function, `bot.sdk.Gate` direct mode
   SDK sync           the same on a sync function (the gate's I/O on its private loop)
 Then the Redis traffic of one call: round trips and commands the client sent (counted
@@ -44,6 +45,7 @@ from bot.sdk import Gate, require_approval
 from bot.store import scripts
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
+from bot.store.runs import RunStore
 from bot.store.steering import SteeringStore
 
 LEVEL = {"review_timeout": "4h", "reviewers": {"channels": ["#hitl-approvals"]}, "approvers": ["*"]}
@@ -147,18 +149,21 @@ async def traffic(r: Redis, m: int, gated: Call) -> Traffic:
 async def bench(url: str, n: int, m: int) -> dict[str, Timing]:
     r = Redis.from_url(url, decode_responses=True)
     await r.flushdb()
-    agent = AgentGate(
+    runs = RunStore(r)
+    agent = AgentGate(  # as a worker makes it: with the run store, so stops are seen
         requests=RequestStore(r),
         questions=QuestionStore(r),
         steering=SteeringStore(r),
         policy=POLICY,
+        runs=runs,
     )
+    run = await runs.start(agent="bench", prompt="go", requester="U0BENCH")
     tools = ToolRegistry([tool(note)])
     ids = itertools.count()
 
     async def agent_call() -> None:
         call = ToolCall(id=f"call_{next(ids)}", name="note", arguments='{"text": "hi"}')
-        out = await agent.check(call, tools, run_id="run_bench")
+        out = await agent.check(call, tools, run_id=run.id)
         assert out.status == "completed", out
 
     sdk = Gate(settings=Settings(redis_url=SecretStr(url)), policy=POLICY)

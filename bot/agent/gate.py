@@ -109,8 +109,9 @@ class Gate:
         """Take one tool call through steering, approval and execution."""
         if resumed and (earlier := await self._resume(call, tools, run_id)) is not None:
             return earlier
-        s = await self.steer(run_id, call)
+        s, stop = await self.steering.pop_and_stop(run_id)
         if s is not None:
+            await self._consumed(s, run_id, call)
             text = (msg.HARD_STOP if s.hard_stop else msg.STEERED).format(text=s.text)
             return Outcome(text, "steered", stop=s.hard_stop)
         t = tools.get(call.name)
@@ -124,7 +125,7 @@ class Gate:
             # A tool the policy exempts is created already claimed (one round trip), unless
             # the run was stopped: then it is created approved and withdrawn, as before.
             free = exempt(self.policy, t.name, args, t.risk)
-            claim_as = SYSTEM if free and not await self._stopped(run_id) else None
+            claim_as = SYSTEM if free and not (stop and self.runs is not None) else None
             made = await self.requests.create(
                 self.policy,
                 tool=t.name,
@@ -186,8 +187,12 @@ class Gate:
         queued: the person spoke, so the model reads it instead of it being dropped.
         """
         s = await self.steering.pop(run_id)
-        if s is None:
-            return None
+        if s is not None:
+            await self._consumed(s, run_id, call)
+        return s
+
+    async def _consumed(self, s: Steering, run_id: str, call: ToolCall | None) -> None:
+        """Record that this call (None: the final answer) consumed the correction."""
         entry = {
             "at": self.clock(),
             "kind": "user_steering",
@@ -214,7 +219,6 @@ class Gate:
                 "source": s.source or "",
             },
         )
-        return s
 
     async def audit(self, run_id: str, entry: dict[str, Any]) -> None:
         pipe = self.redis.pipeline(transaction=True)

@@ -59,9 +59,7 @@ def propose(
         # The gated side may not route its own review: only the policy says where.
         shown = ", ".join(sorted(review_channels)) or "none"
         raise Forbidden(msg.CHANNEL_NOT_ALLOWED.format(channel=channel, tier=tier, allowed=shown))
-    # Built without validation: every field is typed here or comes from the validated
-    # policy, and validating it cost more than the rest of a free call's proposal.
-    req = ActionRequest.model_construct(
+    req = ActionRequest(
         id=request_id,
         tool=tool,
         args=args,

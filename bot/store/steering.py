@@ -63,5 +63,15 @@ class SteeringStore:
         raw = await self.redis.lpop(keys.steering(run_id))
         return None if raw is None else Steering.model_validate_json(cast(str, raw))
 
+    async def pop_and_stop(self, run_id: str) -> tuple[Steering | None, bool]:
+        """`pop`, and whether a person asked the run to stop, in one round trip: an agent
+        checks both before every tool call. The queue and the run share a hash slot."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.lpop(keys.steering(run_id))
+        pipe.hget(keys.run(run_id), "stop_requested")
+        raw, stop = await pipe.execute()
+        s = None if raw is None else Steering.model_validate_json(cast(str, raw))
+        return s, stop == "1"
+
     async def pending(self, run_id: str) -> int:
         return int(await self.redis.llen(keys.steering(run_id)))

@@ -456,3 +456,33 @@ async def test_a_stop_before_the_wait_still_withdraws_the_request(stores: Stores
         out.stop
         and (await stores.questions.get(question_id(run.id, "c2"))).state == QuestionState.CANCELLED
     )
+
+
+async def test_a_stopped_runs_free_call_never_runs(stores: Stores) -> None:
+    """The stop flag is read with the steering queue, before every call: a free tool of a
+    stopped run is not claimed, so it does not run, and its request ends withdrawn."""
+    run = await stores.start()
+    await stores.runs.update(run.id, stop_requested=True)
+    gate = Gate(
+        requests=stores.requests,
+        questions=stores.questions,
+        steering=stores.steering,
+        policy=stores.policy,
+        runs=stores.runs,
+    )
+    effects: list[dict[str, Any]] = []
+    agent = charging_agent(effects)
+    out = await gate.check(ToolCall("c1", "note", '{"text": "hi"}'), agent.tools, run_id=run.id)
+    assert out.stop and effects == []
+    req = await stores.requests.get(request_id(run.id, "c1"))
+    assert req.state == State.CANCELLED
+
+
+async def test_the_correction_and_the_stop_flag_are_read_together(stores: Stores) -> None:
+    run = await stores.start()
+    await stores.steering.push(run.id, "use EUR", actor="UBOSS")
+    s, stop = await stores.steering.pop_and_stop(run.id)
+    assert s is not None and s.text == "use EUR" and not stop
+    assert await stores.steering.pop_and_stop(run.id) == (None, False)  # handed out once
+    await stores.runs.update(run.id, stop_requested=True)
+    assert await stores.steering.pop_and_stop(run.id) == (None, True)
