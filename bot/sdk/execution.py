@@ -68,13 +68,18 @@ async def report(
         event = Event.ROLLBACK_OK if ok else Event.ROLLBACK_FAILED
         decision = Decision(event=event, actor=actor, detail=_clip(detail))
     else:
-        decision = Decision(
-            event=Event.SUCCEED if ok else Event.FAIL,
-            actor=actor,
-            detail=_clip(detail),
-            has_compensation=bool(compensated) and not ok,
-        )
+        decision = _outcome(ok=ok, detail=detail, compensated=compensated, actor=actor)
     return (await requests.transition(rid, decision)).request
+
+
+def _outcome(*, ok: bool, detail: str | None, compensated: bool | None, actor: str) -> Decision:
+    """How an execution went: succeed, or fail (with a compensation to come or not)."""
+    return Decision(
+        event=Event.SUCCEED if ok else Event.FAIL,
+        actor=actor,
+        detail=_clip(detail),
+        has_compensation=bool(compensated) and not ok,
+    )
 
 
 async def report_executed(
@@ -88,12 +93,7 @@ async def report_executed(
 ) -> State:
     """`report` for the executor that holds the claim and needs nothing back: the state the
     request moved to, without reading the request (a free call's second round trip)."""
-    decision = Decision(
-        event=Event.SUCCEED if ok else Event.FAIL,
-        actor=actor,
-        detail=_clip(detail),
-        has_compensation=bool(compensated) and not ok,
-    )
+    decision = _outcome(ok=ok, detail=detail, compensated=compensated, actor=actor)
     return await requests.advance(rid, decision)
 
 

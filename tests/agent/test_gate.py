@@ -24,6 +24,17 @@ from tests.agent.conftest import ModelFactory, Stores
 LLM = Callable[[ScriptedModel], ChatClient]
 
 
+def workers_gate(stores: Stores) -> Gate:
+    """The gate as a worker builds it: with the run store, so a stop is seen."""
+    return Gate(
+        requests=stores.requests,
+        questions=stores.questions,
+        steering=stores.steering,
+        policy=stores.policy,
+        runs=stores.runs,
+    )
+
+
 def charging_agent(effects: list[dict[str, Any]], **options: Any) -> Agent:
     """`charge` is gated (medium); `note` is free; both record every execution."""
 
@@ -438,13 +449,7 @@ async def test_a_reused_call_id_is_a_new_call(
 async def test_a_stop_before_the_wait_still_withdraws_the_request(stores: Stores) -> None:
     run = await stores.start()
     await stores.runs.update(run.id, stop_requested=True)  # lands before waiting_on is set
-    gate = Gate(
-        requests=stores.requests,
-        questions=stores.questions,
-        steering=stores.steering,
-        policy=stores.policy,
-        runs=stores.runs,
-    )
+    gate = workers_gate(stores)
     agent = charging_agent([])
     out = await gate.check(ToolCall("c1", "charge", '{"amount": 1}'), agent.tools, run_id=run.id)
     assert out.stop and out.status == "stopped"
@@ -463,13 +468,7 @@ async def test_a_stopped_runs_free_call_never_runs(stores: Stores) -> None:
     stopped run is not claimed, so it does not run, and its request ends withdrawn."""
     run = await stores.start()
     await stores.runs.update(run.id, stop_requested=True)
-    gate = Gate(
-        requests=stores.requests,
-        questions=stores.questions,
-        steering=stores.steering,
-        policy=stores.policy,
-        runs=stores.runs,
-    )
+    gate = workers_gate(stores)
     effects: list[dict[str, Any]] = []
     agent = charging_agent(effects)
     out = await gate.check(ToolCall("c1", "note", '{"text": "hi"}'), agent.tools, run_id=run.id)
