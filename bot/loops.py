@@ -1,7 +1,7 @@
 """The event loop a long-running command runs on: asyncio's, or uvloop's when asked.
 
-uvloop (libuv) cuts the loop's own CPU per HTTP request and Redis reply by about a
-fifth in `bench/api_throughput.py`. It is opt-in (`HITL_UVLOOP=1`): the test suite,
+uvloop (libuv) spends less CPU per socket event than asyncio's own loop; how much
+shows in `bench/api_throughput.py --loop`. It is opt-in (`HITL_UVLOOP=1`): the test suite,
 the Socket Mode link (aiohttp) and redis-py's blocking readers are exercised on
 asyncio's loop, and `tests/test_serve_uvloop.py` runs `serve` on uvloop. Asked for
 and not installed is an error at startup, never a silent fallback.
