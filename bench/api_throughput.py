@@ -10,7 +10,7 @@ API alone, bot.api.create_app served by bot.asgi as `serve` serves it (--server 
 --clients clients, each with one keep-alive connection, POST the same body as (a)
 creates. The clients are raw HTTP/1.1 on asyncio streams (--client raw, ~0.15 ms of
 CPU a request) so that the figure is the server's: httpx (--client httpx) costs
-about 2 ms a request and took a core of these 2 by itself. The server runs on
+1.3-2 ms a request and took a core of these 2 by itself. The server runs on
 uvloop (HITL_UVLOOP=1) when it is installed, unless --loop asyncio.
 The rounds alternate, (a) then (b), so both see the same load from the rest of this
 shared machine, and the verdict is the median over rounds of (b)'s rate / the (a)
@@ -227,10 +227,16 @@ class RawClient:
         await self.reader.readexactly(length)
         return int(head[9:12])
 
+    async def reconnect(self) -> None:
+        """A fresh connection: uvicorn closes one idle for 5 s (during the store rounds)."""
+        await self.aclose()
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+
     async def aclose(self) -> None:
         if self.writer is not None:
             self.writer.close()
             await self.writer.wait_closed()
+        self.reader = self.writer = None
 
 
 class HttpxClient:
@@ -242,6 +248,9 @@ class HttpxClient:
 
     async def post(self, body: bytes) -> int:
         return (await self.http.post("/v1/approvals", content=body)).status_code
+
+    async def reconnect(self) -> None:
+        pass  # httpx opens a new connection by itself when the server closed one
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -275,6 +284,7 @@ class ApiRounds:
         self.statuses.clear()
 
     async def round(self, n: int) -> None:
+        await asyncio.gather(*(c.reconnect() for c in self.http))
         s0, c0, p0 = await server_cpu(self.r), proc_cpu(self.pid), time.process_time()
         took = await fan_out(self.clients, n, self.post)
         p1, c1, s1 = time.process_time(), proc_cpu(self.pid), await server_cpu(self.r)
