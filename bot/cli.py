@@ -10,13 +10,13 @@ import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from bot import cli_runs
+from bot import cli_runs, loops
 from bot import messages as msg
 from bot.cli_valkey import valkey_app
 from bot.core.models import ActionRequest
@@ -289,8 +289,10 @@ def demo(
     raise typer.Exit(code)
 
 
-def _until_signalled(work: Callable[[asyncio.Event], Awaitable[None]]) -> None:
-    """Run `work` until SIGTERM or Ctrl-C, then let it finish its shutdown."""
+def _until_signalled(
+    work: Callable[[asyncio.Event], Awaitable[None]], *, uvloop: bool = False
+) -> None:
+    """Run `work` until SIGTERM or Ctrl-C, then let it finish its shutdown (on uvloop if asked)."""
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -300,10 +302,14 @@ def _until_signalled(work: Callable[[asyncio.Event], Awaitable[None]]) -> None:
         await work(stop)
 
     try:
-        asyncio.run(main())
+        loops.run(main(), uvloop=uvloop)
     except HitlError as exc:
-        err.print(f"error: {exc}", markup=False, highlight=False)
-        raise typer.Exit(2) from None
+        _exit_with(exc)
+
+
+def _exit_with(exc: HitlError) -> NoReturn:
+    err.print(f"error: {exc}", markup=False, highlight=False)
+    raise typer.Exit(2) from None
 
 
 @app.command()
@@ -313,16 +319,18 @@ def serve() -> None:
     from bot.serve import ready_line, run_serve
 
     setup_logging()
+    try:
+        settings = Settings.load()  # before the loop starts: HITL_UVLOOP picks it
+    except HitlError as exc:
+        _exit_with(exc)
 
     async def work(stop: asyncio.Event) -> None:
-        settings = Settings.load()
-
         def ready(url: str) -> None:
             err.print(ready_line(settings, url), markup=False, highlight=False)
 
         await run_serve(settings, stop, on_ready=ready)
 
-    _until_signalled(work)
+    _until_signalled(work, uvloop=settings.hitl_uvloop)
 
 
 @app.command()

@@ -49,6 +49,7 @@ HOW_TO_SET: dict[str, str] = {
     "HITL_MODEL": "a chat model that OPENAI_BASE_URL serves, e.g. gpt-4o-mini",
     "HITL_HOST": "the address `hitl-bot serve` listens on, default 127.0.0.1",
     "HITL_PORT": "the port `hitl-bot serve` listens on, default 3000",
+    "HITL_UVLOOP": "1 to run `hitl-bot serve` on uvloop (pip install 'hitl-bot[uvloop]')",
 }
 
 DEFAULT_IDENTITY = "api"  # who a call made with HITL_API_TOKEN is, in the audit and on cards
@@ -91,6 +92,7 @@ class Settings(BaseSettings):
     hitl_model: str | None = None
     hitl_host: str = "127.0.0.1"
     hitl_port: int = Field(default=3000, ge=0, le=65535)
+    hitl_uvloop: bool = False  # bot/loops.py: opt-in, and an error when not installed
 
     @field_validator("slack_api_url")
     @classmethod

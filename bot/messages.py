@@ -390,3 +390,7 @@ CLI_RUN_REFUSED = "{who} may not {what}: refused"
 
 # bot/store/hub.py
 WAIT_CLOSED = "This process closed its Redis connection while a wait was held; wait again."
+UVLOOP_MISSING = (
+    "HITL_UVLOOP is set but uvloop is not installed; fix: pip install 'hitl-bot[uvloop]', "
+    "or unset HITL_UVLOOP to run on asyncio's own loop"
+)

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request, Response
 
 from bot.api.auth import caller, mark_outside_run
 from bot.api.errors import documented
+from bot.api.fastjson import FastJsonRoute
 from bot.api.longpoll import hold
 from bot.api.schemas import ApprovalIn, CancelIn, ItemPath, ResultIn, Wait
 from bot.core.models import ActionRequest
@@ -19,8 +20,28 @@ def _sent(req: ActionRequest, status: int = 200, headers: dict[str, str] | None 
     return Response(req.model_dump_json(), status, headers, media_type="application/json")
 
 
+async def create_approval(rt: Runtime, body: ApprovalIn, request: Request) -> Response:
+    """`POST /v1/approvals` once its body is valid; `bot.api.fastpath` calls it too."""
+    made = await rt.requests.create(
+        rt.policy,
+        tool=body.tool,
+        args=body.args,
+        requester=caller(request, body.requester),
+        on_behalf_of=body.on_behalf_of,
+        run_id=body.run_id,
+        channel=body.channel,
+        idempotency_key=body.idempotency_key,
+        risk=body.risk,
+        args_schema=body.args_schema,
+    )
+    if body.run_id:
+        await mark_outside_run(rt, body.run_id)
+    where = {"Location": f"/v1/approvals/{made.request.id}"}
+    return _sent(made.request, 201 if made.created else 200, where)
+
+
 def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
-    r = APIRouter(prefix="/approvals", tags=["approvals"])
+    r = APIRouter(prefix="/approvals", tags=["approvals"], route_class=FastJsonRoute)
 
     @r.post(
         "",
@@ -33,22 +54,7 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         },
     )
     async def create(body: ApprovalIn, request: Request) -> Response:
-        made = await rt.requests.create(
-            rt.policy,
-            tool=body.tool,
-            args=body.args,
-            requester=caller(request, body.requester),
-            on_behalf_of=body.on_behalf_of,
-            run_id=body.run_id,
-            channel=body.channel,
-            idempotency_key=body.idempotency_key,
-            risk=body.risk,
-            args_schema=body.args_schema,
-        )
-        if body.run_id:
-            await mark_outside_run(rt, body.run_id)
-        where = {"Location": f"/v1/approvals/{made.request.id}"}
-        return _sent(made.request, 201 if made.created else 200, where)
+        return await create_approval(rt, body, request)
 
     @r.get(
         "/{request_id}",

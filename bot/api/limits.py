@@ -13,6 +13,7 @@ from bot.api import messages as msg
 from bot.api.errors import error_response
 
 DEFAULT_LIMIT = 256 * 1024
+BODY_KEY = "hitl.body"  # the whole body, in the scope for bot.api.fastpath
 
 
 def _declared_length(scope: Scope) -> int | None:
@@ -57,7 +58,9 @@ class BodyLimit:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        await self.app(scope, _replay(b"".join(chunks), receive), send)
+        body = b"".join(chunks)
+        scope[BODY_KEY] = body
+        await self.app(scope, _replay(body, receive), send)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request
 
 from bot.api.auth import mark_outside_run
 from bot.api.errors import documented
+from bot.api.fastjson import FastJsonRoute
 from bot.api.longpoll import hold
 from bot.api.schemas import ItemPath, QuestionIn, Wait
 from bot.core.models import Question
@@ -14,7 +15,7 @@ from bot.sdk import execution
 
 
 def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
-    r = APIRouter(prefix="/questions", tags=["questions"])
+    r = APIRouter(prefix="/questions", tags=["questions"], route_class=FastJsonRoute)
 
     @r.post(
         "",

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Request, Response
 from bot.api import messages as msg
 from bot.api.auth import caller
 from bot.api.errors import documented
+from bot.api.fastjson import FastJsonRoute
 from bot.api.schemas import RunIn, RunOut, RunPath, SteerIn
 from bot.core.models import RUN_FINAL, Steering
 from bot.errors import InvalidTransition, NotFound
@@ -23,7 +24,7 @@ from bot.store.runs import RunStore, stop_run
 
 
 def router(rt: Runtime, runs: RunStore) -> APIRouter:
-    r = APIRouter(prefix="/runs", tags=["runs"])
+    r = APIRouter(prefix="/runs", tags=["runs"], route_class=FastJsonRoute)
 
     async def known(run_id: str) -> RunOut:
         try:

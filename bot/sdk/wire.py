@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from bot import messages as msg
 from bot.core.models import RiskTier, Run
-from bot.core.payload import MAX_ARGS_DEPTH, args_problem
-from bot.core.plainjson import lone_surrogate
+from bot.core.payload import MAX_ARGS_DEPTH
+from bot.core.plainjson import lone_surrogate, too_deep
 from bot.core.schema import schema_problem
 
 MAX_TEXT = 3000  # Slack's section text limit, and `Decision.text`'s
@@ -86,8 +86,10 @@ class ApprovalIn(_In):
     @field_validator("args")
     @classmethod
     def _plain_args(cls, v: dict[str, Any]) -> dict[str, Any]:
-        if (problem := args_problem(v)) is not None:
-            raise ValueError(problem)
+        # Only the depth: `_utf8_text` ran first on the whole body, args included, and
+        # refused any lone surrogate; `args_problem` would walk the args again for it.
+        if too_deep(v, MAX_ARGS_DEPTH):
+            raise ValueError(msg.ARGS_TOO_DEEP.format(limit=MAX_ARGS_DEPTH))
         return v
 
     @field_validator("args_schema")
