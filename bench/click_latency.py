@@ -180,11 +180,12 @@ class Clicks:
 
 
 async def run(sides: list[Clicks], lo: int, hi: int, concurrency: int, timed: bool) -> float:
-    """Clicks rows[lo:hi] of every side, each click of one row on every side in turn."""
+    """Clicks rows[lo:hi] of every side, each row on every side in turn; which side goes
+    first swaps every other pair of rows, so each waiter kind sees both orders."""
 
     async def loop(w: int) -> None:
         for i in range(lo + w, hi, concurrency):
-            for c in sides:
+            for c in sides if (i // 2) % 2 == 0 else sides[::-1]:
                 await c.one(i, c.rows[i], timed)
 
     t0 = time.perf_counter()
