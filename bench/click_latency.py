@@ -2,7 +2,7 @@
 
 Runs the real bot in this process (`run_serve`, as tests/e2e do) against the Slack
 emulator, creates --n pending requests (not timed) and, for each in turn, starts a
-waiter, waits until a wait hub holds it (ours, or the bot's `hitl_waiters`), then
+waiter, waits until a wait hub in this process holds it (ours or the bot's), then
 POSTs a signed `block_actions` approve to /slack/events and times from just before
 the POST until the waiter returns `approved`. Waiters alternate: the store's push
 wait (`RequestStore.wait`, what the SDK's direct mode uses) and the HTTP long-poll
@@ -11,7 +11,14 @@ Before each click the notifier's outbox is drained, so a click never queues behi
 the Slack updates of the one before. A bare PING is timed before every click.
 Prints figures; not a test. Starts its own Valkey unless REDIS_URL is set (FLUSHED).
 
-    .venv/bin/python bench/click_latency.py [--n 1000] [--concurrency 1]
+--pending N: a second Valkey is filled with N pending requests first (the shared
+pipelined filler, bench/_common.py; deadlines an hour out, so no sweeper fires),
+with a second bot on it; the clicks alternate between the empty store and the full
+one, so both see the same machine load, and the full store's p99 is judged against
+the empty store's from the same run. The filler's creates were delivered long ago
+in a real store: the notifier's group starts after them instead of posting them.
+
+    .venv/bin/python bench/click_latency.py [--n 1000] [--concurrency 1] [--pending 0]
 """
 
 from __future__ import annotations
@@ -23,22 +30,34 @@ import hmac
 import json
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlencode
 
 import httpx
 import yaml
-from _common import REFUND, print_load, server_url, verdict
+from _common import (
+    REFUND,
+    Filler,
+    embedded_memory,
+    flush,
+    print_load,
+    server_url,
+    used_memory,
+    verdict,
+)
 from pydantic import SecretStr
 from redis.asyncio import Redis
 
+from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.policy import parse_policy
 from bot.sandbox.slack import SlackEmulator
 from bot.serve import run_serve
 from bot.slack.render import ACTION_APPROVE, ButtonValue
-from bot.store import keys
-from bot.store.hub import hub_for
+from bot.store import hub, keys
+from bot.store.events import NOTIFIER_GROUP
 from bot.store.requests import RequestStore
 
 SECRET, TOKEN, API_TOKEN = "bench-signing-secret", "xoxb-bench-token", "bench-api-token"
@@ -96,6 +115,15 @@ async def drained(r: Redis) -> None:
     raise TimeoutError("the notifier did not drain its outbox in 10 s")
 
 
+STARTED = [0]  # waiters started and not yet returned, over every loop and store
+
+
+def held() -> int:
+    """Waiters registered with a wait hub of this process: ours and the bots'. Not the
+    bot's /metrics: its pending gauge reads every pending request, 1M HGETs at scale."""
+    return sum(h.waiting for h in list(hub._hubs.values()))
+
+
 class Clicks:
     def __init__(self, redis: Redis, url: str, bot: str, team: str) -> None:
         self.r = redis
@@ -105,18 +133,10 @@ class Clicks:
         )
         self.slack = httpx.AsyncClient(base_url=bot, timeout=30)
         self.team = team
-        self.waiting = 0  # waiters started and not yet returned, over every loop
         self.lat: dict[str, list[float]] = {k: [] for k in KINDS}
         self.acks: list[float] = []
         self.pings: list[float] = []
-
-    async def held(self) -> int:
-        """Waiters registered with a wait hub: ours (store waits) and the bot's (/metrics)."""
-        if not self.waiting - hub_for(self.store.redis).waiting:
-            return self.waiting
-        text = (await self.http.get("/metrics")).text
-        served = next(ln for ln in text.splitlines() if ln.startswith("hitl_waiters "))
-        return hub_for(self.store.redis).waiting + int(served.split()[1])
+        self.rows: list[Row] = []
 
     async def waiter(self, kind: str, rid: str) -> tuple[float, str]:
         try:
@@ -127,7 +147,7 @@ class Clicks:
                 state = got.json()["state"]
             return time.perf_counter(), state
         finally:
-            self.waiting -= 1
+            STARTED[0] -= 1
 
     async def one(self, i: int, row: Row, timed: bool) -> None:
         kind = KINDS[i % 2]
@@ -135,10 +155,10 @@ class Clicks:
         p0 = time.perf_counter()
         await self.r.ping()
         ping_ms = (time.perf_counter() - p0) * 1000
-        self.waiting += 1
+        STARTED[0] += 1
         task = asyncio.create_task(self.waiter(kind, row[0]))
         give_up = time.monotonic() + 5
-        while await self.held() < self.waiting and not task.done():
+        while held() < STARTED[0] and not task.done():
             if time.monotonic() > give_up:
                 raise TimeoutError(f"the {kind} waiter for {row[0]} was never held")
             await asyncio.sleep(0.001)
@@ -153,19 +173,24 @@ class Clicks:
             self.acks.append((t_ack - t0) * 1000)
             self.pings.append(ping_ms)
 
-    async def run(self, rows: list[Row], concurrency: int, timed: bool = True) -> float:
-        async def loop(w: int) -> None:
-            for i in range(w, len(rows), concurrency):
-                await self.one(i, rows[i], timed)
-
-        t0 = time.perf_counter()
-        await asyncio.gather(*(loop(w) for w in range(concurrency)))
-        return time.perf_counter() - t0
-
     async def close(self) -> None:
         await self.http.aclose()
         await self.slack.aclose()
         await self.store.redis.aclose()
+
+
+async def run(sides: list[Clicks], lo: int, hi: int, concurrency: int, timed: bool) -> float:
+    """Clicks rows[lo:hi] of every side, each row on every side in turn; which side goes
+    first swaps every other pair of rows, so each waiter kind sees both orders."""
+
+    async def loop(w: int) -> None:
+        for i in range(lo + w, hi, concurrency):
+            for c in sides if (i // 2) % 2 == 0 else sides[::-1]:
+                await c.one(i, c.rows[i], timed)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(loop(w) for w in range(concurrency)))
+    return time.perf_counter() - t0
 
 
 async def posted(r: Redis, ids: list[str]) -> list[Row]:
@@ -181,11 +206,10 @@ async def posted(r: Redis, ids: list[str]) -> list[Row]:
     raise TimeoutError("the notifier did not post every request within 120 s")
 
 
-async def bench(url: str, n: int, concurrency: int, policy_file: Path) -> None:
+@asynccontextmanager
+async def bot(url: str, emu: SlackEmulator, policy_file: Path, n: int) -> AsyncIterator[Clicks]:
+    """A bot serving the store at url, with n + 20 posted requests to click."""
     r = Redis.from_url(url, decode_responses=True)
-    await r.flushdb()
-    emu = SlackEmulator(signing_secret=SECRET, bot_token=TOKEN)
-    await emu.start()
     settings = Settings(
         slack_bot_token=SecretStr(TOKEN),
         slack_signing_secret=SecretStr(SECRET),
@@ -198,8 +222,7 @@ async def bench(url: str, n: int, concurrency: int, policy_file: Path) -> None:
     stop = asyncio.Event()
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     task = asyncio.create_task(run_serve(settings, stop, on_ready=ready.set_result))
-    bot = await asyncio.wait_for(ready, 10)
-    clicks = Clicks(r, url, bot, emu.workspace.team_id)
+    clicks = Clicks(r, url, await asyncio.wait_for(ready, 10), emu.workspace.team_id)
     try:
         store, policy = RequestStore(r), parse_policy(POLICY)
         t0 = time.perf_counter()
@@ -207,23 +230,54 @@ async def bench(url: str, n: int, concurrency: int, policy_file: Path) -> None:
         for _ in range(n + 20):
             made = await store.create(policy, tool="refund", args=REFUND, requester="U0REQUEST")
             ids.append(made.request.id)
-        rows = await posted(r, ids)
+        clicks.rows = await posted(r, ids)
         print(f"created and posted {len(ids):,} requests in {time.perf_counter() - t0:.1f} s")
-        await clicks.run(rows[:20], 1, timed=False)  # warm-up: connections, auth.test, scripts
-        took = await clicks.run(rows[20:], concurrency)
-        print(f"{n:,} clicks in {took:.1f} s, {concurrency} at a time\n")
-        report(clicks, n, concurrency)
+        yield clicks
     finally:
         await clicks.close()
         stop.set()
         await asyncio.wait_for(task, 15)
-        await emu.stop()
         await r.flushdb()
         await r.aclose()
 
 
-def report(c: Clicks, n: int, concurrency: int) -> None:
-    print(f"click -> waiter holds `approved`, ms ({n:,} clicks, {concurrency} at a time)")
+async def fill(url: str, pending: int) -> None:
+    """pending requests, their deadlines an hour out; their events count as delivered."""
+    r = Redis.from_url(url, decode_responses=True)
+    await flush(r)
+    await embedded_memory(r)
+    empty, now = await used_memory(r), wall_ms()
+    await Filler(parse_policy(POLICY)).fill(url, pending, lambda i: now)
+    for s in range(keys.SHARDS):
+        await r.xgroup_create(keys.events(s), NOTIFIER_GROUP, id="$", mkstream=True)
+    per = (await used_memory(r) - empty) / pending
+    print(f"  {per:,.0f} B per pending request (used_memory, the embedded Valkey's encodings)")
+    await r.aclose()
+
+
+async def bench(urls: list[str], n: int, concurrency: int, pending: int, policy: Path) -> None:
+    emu = SlackEmulator(signing_secret=SECRET, bot_token=TOKEN)
+    await emu.start()
+    try:
+        if pending:
+            await fill(urls[1], pending)
+        async with AsyncExitStack() as stack:
+            sides = [await stack.enter_async_context(bot(u, emu, policy, n)) for u in urls]
+            await run(sides, 0, 20, 1, timed=False)  # warm-up: connections, auth.test, scripts
+            took = await run(sides, 20, n + 20, concurrency, timed=True)
+            print(f"{n:,} clicks per store in {took:.1f} s, {concurrency} at a time\n")
+            names = ["empty store", f"{pending:,} pending"] if pending else [""]
+            for c, name in zip(sides, names, strict=True):
+                report(c, n, concurrency, name)
+            if pending:
+                compare(sides[0], sides[1], pending)
+    finally:
+        await emu.stop()
+
+
+def report(c: Clicks, n: int, concurrency: int, name: str) -> None:
+    where = f", {name}" if name else ""
+    print(f"click -> waiter holds `approved`, ms ({n:,} clicks, {concurrency} at a time{where})")
     print(f"  {'':<34}{'count':>7}{'p50':>8}{'p99':>8}{'max':>8}")
     for name, xs in [
         *((f"waiter: {k}", v) for k, v in c.lat.items()),
@@ -234,19 +288,33 @@ def report(c: Clicks, n: int, concurrency: int) -> None:
     print("  (the ack trails the decision: Bolt's async runner polls for ack() every 10 ms)\n")
     for k, xs in c.lat.items():
         p99 = pct(xs, 99)
-        print(verdict(f"click-to-decision p99, {k}, ms", p99, "< 50", p99 < 50, ".1f"))
+        print(verdict(f"click-to-decision p99, {k}{where}, ms", p99, "< 50", p99 < 50, ".1f"))
+    print()
+
+
+def compare(empty: Clicks, full: Clicks, pending: int) -> None:
+    for k in KINDS:
+        base, p99 = pct(empty.lat[k], 99), pct(full.lat[k], 99)
+        name = f"click-to-decision p99, {k}, {pending:,} pending vs empty store, ms"
+        value = f"{p99:.1f} vs {base:.1f} = {p99 / base:.2f}x"
+        ok = p99 <= 2 * base
+        print(f"{name}: {value} (target <= 2x) {'PASS' if ok else 'MISS'}")
 
 
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, default=1_000, help="clicks (half per waiter kind)")
     ap.add_argument("--concurrency", type=int, default=1, help="clicks in flight at once")
+    ap.add_argument("--pending", type=int, default=0, help="pending requests in a second store")
     a = ap.parse_args()
     print_load()
-    with tempfile.TemporaryDirectory() as tmp, server_url() as url:
-        policy_file = Path(tmp) / "policy.yaml"
+    with ExitStack() as stack:
+        policy_file = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "policy.yaml"
         policy_file.write_text(yaml.safe_dump(POLICY))
-        await bench(url, a.n, a.concurrency, policy_file)
+        urls = [stack.enter_context(server_url())]
+        if a.pending:
+            urls.append(stack.enter_context(server_url(fresh=True)))
+        await bench(urls, a.n, a.concurrency, a.pending, policy_file)
 
 
 if __name__ == "__main__":

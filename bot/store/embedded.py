@@ -290,6 +290,16 @@ def _start(data_dir: Path, deadline: float, timeout: float) -> EmbeddedServer:
         time.sleep(POLL)
 
 
+# Encodings only: no code path changes with them, so the benches apply them with
+# CONFIG SET to a plain Valkey to measure what the embedded one holds.
+MEMORY_SETTINGS = {
+    # A request hash holds a few values (arguments, escalation chain) over
+    # the default 64 bytes; keeping it in the compact listpack encoding
+    # halves its memory (bench/memory_per_request.py: 2.9 KB -> 1.75 KB).
+    "hash-max-listpack-value": "1024",
+}
+
+
 def _write_config(data_dir: Path) -> Path:
     settings = {
         "daemonize": "no",
@@ -310,10 +320,7 @@ def _write_config(data_dir: Path) -> Path:
         # The append-only file is the durable copy; RDB snapshots would only
         # add a second write of everything.
         "save": '""',
-        # A request hash holds a few values (arguments, escalation chain) over
-        # the default 64 bytes; keeping it in the compact listpack encoding
-        # halves its memory (bench/store_throughput.py: 2.9 KB -> 1.75 KB).
-        "hash-max-listpack-value": "1024",
+        **MEMORY_SETTINGS,
     }
     text = "# Written by hitl-bot at every start of the embedded Valkey; edits are lost.\n"
     text += "".join(f"{key} {value}\n" for key, value in settings.items())

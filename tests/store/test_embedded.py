@@ -24,10 +24,14 @@ from pathlib import Path
 import pytest
 import redis
 
+from bot.core.policy import DEFAULT_POLICY
+from bot.core.proposal import propose
 from bot.errors import StoreUnavailable
+from bot.store.codec import to_hash
 from bot.store.embedded import (
     LOCK_NAME,
     MAX_SOCKET_PATH,
+    MEMORY_SETTINGS,
     PID_NAME,
     SOCKET_NAME,
     EmbeddedServer,
@@ -37,6 +41,11 @@ from bot.store.embedded import (
 
 linux_only = pytest.mark.skipif(not Path("/proc/self").exists(), reason="reads /proc")
 REPO = Path(__file__).resolve().parents[2]
+ARGS = {
+    "order_id": "ord_2026_05_118734",
+    "amount": 129.99,
+    "reason": "Parcel arrived damaged. " * 4,
+}
 
 
 def valkey_pids(data_dir: Path) -> list[int]:
@@ -102,6 +111,22 @@ def test_starts_a_server_that_answers_ping(data_dir: Path, servers: list[Embedde
         assert r.config_get("port") == {"port": "0"}
     assert stat.S_IMODE((data_dir / SOCKET_NAME).stat().st_mode) == 0o700
     assert (data_dir / PID_NAME).read_text().strip() == str(server.pid)
+
+
+def test_server_keeps_a_request_hash_compact(data_dir: Path, servers: list[EmbeddedServer]) -> None:
+    """The encodings the memory bench measures with (CONFIG SET on a plain Valkey) are
+    the ones the embedded server runs with, and a request's hash, whose arguments and
+    escalation chain exceed Valkey's default 64-byte value limit, stays a listpack."""
+    server = ensure_server(data_dir)
+    servers.append(server)
+    req, _ = propose(
+        DEFAULT_POLICY, request_id="r1", tool="refund", args=ARGS, requester="U1", now=1
+    )
+    with client(server) as r:
+        for name, value in MEMORY_SETTINGS.items():
+            assert r.config_get(name) == {name: value}
+        r.hset("hitl:{s00}:req:r1", mapping=to_hash(req))
+        assert r.object("encoding", "hitl:{s00}:req:r1") == "listpack"
 
 
 def test_server_runs_in_its_own_session(data_dir: Path, servers: list[EmbeddedServer]) -> None:

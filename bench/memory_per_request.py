@@ -1,0 +1,221 @@
+"""Memory per pending request: what one request waiting for review holds in Redis.
+
+Fills a fresh Valkey with --n pending refund requests through the store's own
+CREATE script (the shared pipelined filler, bench/_common.py), with the embedded
+Valkey's encoding settings (bot/store/embedded.py MEMORY_SETTINGS), and prints:
+the used_memory delta per request; MEMORY USAGE of each of a request's own keys
+(the hash, field by field with which are empty while pending; the audit list; a
+wake stream if any) and each shard-wide key's share (the due, pending and all
+indexes, the events stream); and what some compactions would save, measured by
+writing the compacted form beside the real one. Then the same fill on a server
+left at Valkey's defaults, the baseline the embedded settings are judged against.
+Prints figures; not a test. Starts its own Valkey unless REDIS_URL is set (FLUSHED).
+
+    .venv/bin/python bench/memory_per_request.py [--n 50000] [--samples 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+
+from _common import Filler, flush, print_load, server_url, used_memory, verdict
+from redis.asyncio import Redis
+
+from bot.clock import wall_ms
+from bot.core.policy import DEFAULT_POLICY
+from bot.store import keys
+from bot.store.embedded import MEMORY_SETTINGS
+
+TARGET = 1200  # bytes per pending request, issue 13
+OWN = ("req", "audit", "wake", "posts")  # per-request key kinds: hitl:{sNN}:KIND:ID
+
+
+async def usage(r: Redis, key: str) -> int:
+    return int(await r.memory_usage(key, samples=0) or 0)
+
+
+async def mean_usage(r: Redis, names: list[str]) -> float:
+    return statistics.fmean([await usage(r, k) for k in names]) if names else 0.0
+
+
+async def sample_ids(r: Redis, k: int) -> list[str]:
+    per = max(1, k // keys.SHARDS)
+    ids: list[str] = []
+    for s in range(keys.SHARDS):
+        ids += await r.zrange(keys.pending(s), 0, per - 1)
+    return ids
+
+
+async def fill(r: Redis, url: str, n: int, settings: dict[str, str]) -> float:
+    """used_memory per request after n pending requests, with these encoding settings."""
+    await flush(r)
+    for name, value in settings.items():
+        await r.config_set(name, value)
+    empty, now = await used_memory(r), wall_ms()
+    await Filler(DEFAULT_POLICY).fill(url, n, lambda i: now + i)
+    return (await used_memory(r) - empty) / n
+
+
+async def kinds(r: Redis) -> dict[str, int]:
+    """How many keys of each kind the store holds."""
+    count: dict[str, int] = {}
+    async for k in r.scan_iter(match=f"{keys.PREFIX}*", count=1000):
+        name = k.split("}:", 1)[-1].split(":", 1)[0]
+        count[name] = count.get(name, 0) + 1
+    return count
+
+
+async def hash_fields(r: Redis, rid: str) -> None:
+    h = await r.hgetall(keys.request(rid))
+    print(
+        f"\n  the request hash, {len(h)} fields ({await r.object('encoding', keys.request(rid))})"
+    )
+    print(f"    {'field':<16}{'name B':>8}{'value B':>9}  value while pending")
+    for name, value in h.items():
+        shown = "(empty)" if value == "" else (value if len(value) <= 40 else value[:37] + "...")
+        print(f"    {name:<16}{len(name):>8}{len(value.encode()):>9}  {shown}")
+    names = sum(len(k) for k in h)
+    values = sum(len(v.encode()) for v in h.values())
+    empty = [k for k, v in h.items() if v == ""]
+    print(f"    {'all fields':<16}{names:>8}{values:>9}  {len(empty)} empty: {' '.join(empty)}")
+
+
+async def whatif(r: Redis, ids: list[str], shares: dict[str, float]) -> dict[str, float]:
+    """Bytes per request each compaction would save, measured on copies of real hashes."""
+
+    async def hash_as(rid: str, changes: tuple[str, ...]) -> int:
+        h = await r.hgetall(keys.request(rid))
+        if "levels" in changes:  # drop the empty lists and nulls from each level
+            lv = [{k: v for k, v in x.items() if v} for x in json.loads(h["levels"])]
+            h["levels"] = json.dumps(lv, separators=(",", ":"))
+        if "empty" in changes:
+            h = {k: v for k, v in h.items() if v != ""}
+        if "names" in changes:
+            h = {f"{i:x}": v for i, v in enumerate(h.values())}  # a 1-2 byte name per field
+        key = f"{keys.request(rid)}:whatif"
+        await r.hset(key, mapping=h)  # type: ignore[arg-type]
+        got = await usage(r, key) - len(":whatif")
+        await r.delete(key)
+        return got
+
+    async def audit_in_hash(rid: str) -> int:
+        """The create entry as a hash field instead of its own list key."""
+        lines = await r.lrange(keys.audit(rid), 0, -1)
+        h = await r.hgetall(keys.request(rid))
+        key = f"{keys.request(rid)}:whatif"
+        await r.hset(key, mapping=h | {"audit": "\n".join(lines)})
+        got = await usage(r, key) - len(":whatif") - await usage(r, keys.request(rid))
+        await r.delete(key)
+        return await usage(r, keys.audit(rid)) - got
+
+    async def audit_compact(rid: str) -> int:
+        """The entries without empty values, and without the all-zero prev of the first."""
+        key = f"{keys.audit(rid)}:whatif"
+        for line in await r.lrange(keys.audit(rid), 0, -1):
+            e = {k: v for k, v in json.loads(line).items() if v != "" and v != "0" * 40}
+            await r.rpush(key, json.dumps(e, separators=(",", ":")))
+        got = await usage(r, keys.audit(rid)) - await usage(r, key) + len(":whatif")
+        await r.delete(key)
+        return got
+
+    real = await mean_usage(r, [keys.request(i) for i in ids])
+    h = await r.hgetall(keys.request(ids[0]))
+    empty = sum(1 for v in h.values() if v == "")
+    changes = {
+        f"hash: omit its {empty} empty fields": ("empty",),
+        "hash: 1-2 byte field names": ("names",),
+        "hash: levels JSON without empty lists and nulls": ("levels",),
+        "hash: all three": ("empty", "names", "levels"),
+    }
+    out = {
+        name: real - statistics.fmean([await hash_as(i, change) for i in ids])
+        for name, change in changes.items()
+    }
+    out["audit: entries without empty values and zero prev"] = statistics.fmean(
+        [await audit_compact(i) for i in ids]
+    )
+    out["audit: keep the first entry in the hash, no list key yet"] = statistics.fmean(
+        [await audit_in_hash(i) for i in ids]
+    )
+    out["index: add to `all` on leaving pending (`pending` has them)"] = shares.get("all", 0)
+    out["events: trim the stream once the notifier acked"] = shares.get("events", 0)
+    return out
+
+
+async def breakdown(r: Redis, n: int, k: int) -> tuple[dict[str, float], dict[str, float]]:
+    ids = await sample_ids(r, k)
+    own = {
+        kind: await mean_usage(r, [f"{keys.tag(keys.shard_of(i))}{kind}:{i}" for i in ids])
+        for kind in OWN
+    }
+    shares: dict[str, float] = {}
+    for s in range(keys.SHARDS):
+        for name in ("due", "pending", "all", "events", "metrics"):
+            shares[name] = shares.get(name, 0.0) + await usage(r, f"{keys.tag(s)}{name}") / n
+    return own, shares
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--n", type=int, default=50_000, help="pending requests")
+    ap.add_argument("--samples", type=int, default=200, help="requests whose keys are measured")
+    a = ap.parse_args()
+    print_load()
+    with server_url() as url:
+        r = Redis.from_url(url, decode_responses=True)
+        defaults = {k: v for name in MEMORY_SETTINGS for k, v in (await r.config_get(name)).items()}
+        per = await fill(r, url, a.n, MEMORY_SETTINGS)
+        own, shares = await breakdown(r, a.n, a.samples)
+        count = await kinds(r)
+        settings = " ".join(f"{k} {v}" for k, v in MEMORY_SETTINGS.items())
+        print(f"\nmemory per pending request, n={a.n:,}, embedded Valkey settings: {settings}")
+        print(f"  keys in the store: {', '.join(f'{v:,} {k}' for k, v in count.items())}")
+        print(
+            "  (MEMORY USAGE SAMPLES 0: a request's own keys averaged over "
+            f"{a.samples}; shard-wide keys, all {keys.SHARDS} shards, divided by n)"
+        )
+        rows = [(f"{kind} (own key)", v) for kind, v in own.items() if v]
+        rows += [(f"{name} (shard-wide), share", v) for name, v in shares.items()]
+        for name, v in rows:
+            print(f"    {name:<40}{v:>7.0f} B")
+        parts = sum(v for _, v in rows)
+        print(f"    {'sum of the above':<40}{parts:>7.0f} B")
+        print(f"    {'the keyspace and allocator (the rest)':<40}{per - parts:>7.0f} B")
+        print(f"    {'used_memory delta / n':<40}{per:>7.0f} B")
+        ids = await sample_ids(r, a.samples)
+        await hash_fields(r, ids[0])
+        audit = await r.lrange(keys.audit(ids[0]), 0, -1)
+        print(f"\n  the audit list, {len(audit)} entry of {len(audit[0])} B: {audit[0]}")
+        saves = await whatif(r, ids, shares)
+        print("\n  compactions (not made: measured on copies, or the key's share)")
+        for name, v in saves.items():
+            print(f"    {name:<62}{v:>6.0f} B saved")
+        total = (
+            sum(v for k, v in saves.items() if not k.startswith("hash:")) + saves["hash: all three"]
+        )
+        print(
+            f"    {'all of them (hash: all three)':<62}{total:>6.0f} B saved"
+            f" = {per - total:,.0f} B left"
+        )
+        ext = await fill(r, url, a.n, defaults)
+        await r.flushdb()
+        await r.aclose()
+    ext_settings = " ".join(f"{k} {v}" for k, v in defaults.items())
+    print(f"\n  the same on a server left at its defaults ({ext_settings}): {ext:,.0f} B")
+    print()
+    print(
+        verdict(
+            "bytes per pending request, embedded Valkey",
+            per,
+            f"<= {TARGET:,}",
+            per <= TARGET,
+            ",.0f",
+        )
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
