@@ -118,7 +118,13 @@ async def test_a_killed_server_is_started_again_with_its_data(
         os.kill(first or 0, signal.SIGKILL)
 
         # Nobody calls anything: the watcher alone brings it back, on the same socket.
-        await until(lambda: ready_pid(data_dir, first), "restarted server")
+        # The server answers a moment before the watch records it as its own (the start
+        # returns from a thread): wait for both, then for one server only.
+        async def restarted_by_the_watch() -> bool:
+            pid = await ready_pid(data_dir, first)
+            return pid is not None and pid == watch.server.pid
+
+        await until(restarted_by_the_watch, "server restarted and recorded by the watch")
         assert valkey_pids(data_dir) == [watch.server.pid]
         assert watch.server.pid != first
         assert await client.dbsize() == 200  # the same client: redis-py reconnects
