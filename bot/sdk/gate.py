@@ -54,7 +54,6 @@ MAX_WAIT_S = 55.0  # one long-poll; under the server's 60 s cap
 SWEEPER_GRACE_S = 30.0  # past a deadline with no escalation: no sweeper is running
 QUESTION_MARGIN_S = 1.0
 FIELDS_CACHE = 256  # distinct (tool, requester, ...) sets known to pass ApprovalIn
-_UNSEEN = object()
 
 
 def checked(model: type[M], **fields: Any) -> M:
@@ -106,7 +105,7 @@ class Gate:
             asyncio.AbstractEventLoop, asyncio.Task[Backend]
         ] = weakref.WeakKeyDictionary()
         self._sync = LoopThread()
-        self._fields_ok: dict[tuple[Any, ...], Any] = {}
+        self._fields_ok: dict[tuple[Any, ...], tuple[ApprovalIn, Any]] = {}
 
     @classmethod
     def from_env(cls, **options: Any) -> Gate:
@@ -237,64 +236,59 @@ class Gate:
         a person's edit that does not fit it is refused before it is approved.
         """
         canonical_args(args)  # plain JSON only, in both modes (HTTP would coerce dates)
-        given: tuple[Any, ...] = (
-            tool,
-            run_id,
-            requester or self.requester,
-            on_behalf_of,
-            channel or self.channel,
-            idempotency_key,
-            risk,
-            None if args_schema is None else id(args_schema),
+        body = self._fields(
+            tool=tool,
+            run_id=run_id,
+            requester=requester or self.requester,
+            on_behalf_of=on_behalf_of,
+            channel=channel or self.channel,
+            idempotency_key=idempotency_key,
+            risk=risk,
+            args_schema=args_schema,
         )
-        seen = self._fields_ok.get(given, _UNSEEN)
-        if seen is _UNSEEN or seen != args_schema:
-            # Everything but the arguments is checked once per distinct set: a decorated
-            # function sends the same set on every call, and the check cost as much as
-            # the rest of a free call. The arguments were checked just above.
-            body = checked(
-                ApprovalIn,
-                tool=tool,
-                run_id=given[1],
-                requester=given[2],
-                on_behalf_of=on_behalf_of,
-                channel=given[4],
-                idempotency_key=idempotency_key,
-                risk=risk,
-                args_schema=args_schema,
-            )
-            if idempotency_key is None:
-                if len(self._fields_ok) >= FIELDS_CACHE:
-                    self._fields_ok.clear()
-                # A copy: the caller's schema could change in place, and then must be
-                # checked again (the comparison above is by value).
-                self._fields_ok[given] = copy.deepcopy(args_schema)
-            given = (
-                body.tool,
-                body.run_id,
-                body.requester,
-                body.on_behalf_of,
-                body.channel,
-                body.idempotency_key,
-                body.risk,
-                given[7],
-            )
-        who = given[2] or self.requester
+        who = body.requester or self.requester
         b = await self.backend()
         fields: dict[str, Any] = {
-            "tool": given[0],
+            "tool": body.tool,
             "args": args,
             "requester": None if self.mode == "http" and who == DEFAULT_REQUESTER else who,
-            "on_behalf_of": given[3],
-            "run_id": given[1],
-            "channel": given[4],
-            "idempotency_key": given[5],
-            "risk": None if given[6] is None else RiskTier(given[6]),
-            "args_schema": args_schema,
+            "on_behalf_of": body.on_behalf_of,
+            "run_id": body.run_id,
+            "channel": body.channel,
+            "idempotency_key": body.idempotency_key,
+            "risk": body.risk,
+            "args_schema": body.args_schema,
         }
         if claim and isinstance(b, DirectBackend):
             return await b.create_claimed(**fields)
         return await b.create(**fields), False
+
+    def _fields(self, **fields: Any) -> ApprovalIn:
+        """The call's fields but its arguments (checked by the caller), as `ApprovalIn`.
+
+        A decorated function sends the same set on every call, and the check cost as much
+        as the rest of a free call: each set without an idempotency key is checked once.
+        The schema is compared by value against a copy, so one changed in place is
+        checked again.
+        """
+        schema = fields["args_schema"]
+        key = (
+            *(v for k, v in sorted(fields.items()) if k != "args_schema"),
+            None if schema is None else id(schema),
+        )
+        keep = fields["idempotency_key"] is None
+        try:
+            hit = self._fields_ok.get(key)
+        except TypeError:  # an unhashable value: the check below names the field
+            hit, keep = None, False
+        if hit is not None and hit[1] == schema:
+            return hit[0]
+        body = checked(ApprovalIn, **fields)
+        if keep:
+            if len(self._fields_ok) >= FIELDS_CACHE:
+                self._fields_ok.clear()
+            self._fields_ok[key] = (body, copy.deepcopy(schema))
+        return body
 
     async def decision(
         self, request: ActionRequest | str, *, timeout: float | None = None
