@@ -53,6 +53,7 @@ from redis.asyncio import Redis
 from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.policy import parse_policy
+from bot.metrics import GROUP as METRICS_GROUP
 from bot.sandbox.slack import SlackEmulator
 from bot.serve import run_serve
 from bot.slack.render import ACTION_APPROVE, ButtonValue
@@ -248,8 +249,9 @@ async def fill(url: str, pending: int) -> None:
     await embedded_memory(r)
     empty, now = await used_memory(r), wall_ms()
     await Filler(parse_policy(POLICY)).fill(url, pending, lambda i: now)
-    for s in range(keys.SHARDS):
-        await r.xgroup_create(keys.events(s), NOTIFIER_GROUP, id="$", mkstream=True)
+    for s in range(keys.SHARDS):  # every group the bot reads, or it starts 1M events behind
+        for group in (NOTIFIER_GROUP, METRICS_GROUP):
+            await r.xgroup_create(keys.events(s), group, id="$", mkstream=True)
     per = (await used_memory(r) - empty) / pending
     print(f"  {per:,.0f} B per pending request (used_memory, the embedded Valkey's encodings)")
     await r.aclose()

@@ -83,7 +83,8 @@ def pending(shard: int) -> str:
 
 
 def every(shard: int) -> str:
-    """Sorted set of all requests by creation time, for audit export and verify."""
+    """Sorted set of requests by creation time, for audit export and verify: every one
+    that has left review (those in review are in `pending`; see ids_between)."""
     return f"{tag(shard)}all"
 
 

@@ -291,15 +291,16 @@ class RequestStore:
         return [from_hash(h) for h in await pipe.execute() if h]
 
     async def ids_between(self, since_ms: int = 0, until_ms: int | None = None) -> list[str]:
-        """Every request id created in the window, oldest first."""
-        found: list[tuple[str, float]] = []
+        """Every request id created in the window, oldest first. A request waiting for
+        review is indexed in `pending` only and enters `every` as it leaves review, so
+        `pending` is read first: one that moves in between is then found in `every`."""
+        found: dict[str, float] = {}
         top: int | str = "+inf" if until_ms is None else until_ms
         for shard in range(keys.SHARDS):
-            found += await self.redis.zrangebyscore(  # type: ignore[arg-type]
-                keys.every(shard), since_ms, top, withscores=True
-            )
-        found.sort(key=lambda x: (x[1], x[0]))
-        return [rid for rid, _ in found]
+            for index in (keys.pending(shard), keys.every(shard)):
+                got = await self.redis.zrangebyscore(index, since_ms, top, withscores=True)
+                found.update(cast(list[tuple[str, float]], got))
+        return [rid for rid, _ in sorted(found.items(), key=lambda x: (x[1], x[0]))]
 
     async def wait(self, rid: str, timeout_s: float) -> ActionRequest:
         """Block (push, not polling) until the request leaves review or `timeout_s` passes."""
