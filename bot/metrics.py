@@ -18,8 +18,7 @@ from typing import cast
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from bot.core.policy import TIER_ORDER
-from bot.store import keys
+from bot.store import keys, pending_count
 from bot.store.events import EventBus, Notice
 from bot.store.hub import hub_for
 
@@ -139,7 +138,7 @@ async def render(redis: Redis, *, slack_group: str = "slack") -> str:
         "# HELP hitl_pending_requests Requests waiting for a person, by risk tier.",
         "# TYPE hitl_pending_requests gauge",
     ]
-    for tier, count in (await _pending_by_tier(redis)).items():
+    for tier, count in (await pending_count.by_tier(redis)).items():
         lines.append(f"hitl_pending_requests{_labels(tier=tier)} {count}")
     lines += [
         "# HELP hitl_outbox_depth Slack notifications not yet delivered.",
@@ -156,21 +155,6 @@ async def render(redis: Redis, *, slack_group: str = "slack") -> str:
             f"hitl_slack_api_retries_total{_labels(reason=reason)} {SLACK_RETRIES[reason]}"
         )
     return "\n".join(lines) + "\n"
-
-
-async def _pending_by_tier(redis: Redis) -> dict[str, int]:
-    counts = {t.value: 0 for t in TIER_ORDER}
-    for shard in range(keys.SHARDS):
-        ids = cast(list[str], await redis.zrange(keys.pending(shard), 0, -1))
-        if not ids:
-            continue
-        pipe = redis.pipeline(transaction=False)
-        for rid in ids:
-            pipe.hget(keys.request(rid), "risk")
-        for risk in await pipe.execute():
-            if risk in counts:
-                counts[risk] += 1
-    return counts
 
 
 def count_retry(reason: str) -> None:

@@ -30,7 +30,12 @@ def _t(item_id: str) -> str:
 
 
 def request(rid: str) -> str:
-    return f"{_t(rid)}req:{rid}"
+    return f"{request_prefix(shard_of(rid))}{rid}"
+
+
+def request_prefix(shard: int) -> str:
+    """What a request's key is in its shard, before the id."""
+    return f"{tag(shard)}req:"
 
 
 def posts(rid: str) -> str:
@@ -97,6 +102,12 @@ def events(shard: int) -> str:
     return f"{tag(shard)}events"
 
 
+def pending_tiers(shard: int) -> str:
+    """Hash of how many of the shard's pending requests each risk tier has, kept by the
+    scripts as requests enter and leave review (bot/store/pending_count.py)."""
+    return f"{tag(shard)}pending_tiers"
+
+
 def metrics(shard: int) -> str:
     """Hash of Prometheus counters for events of the shard (bot/metrics.py sums them)."""
     return f"{tag(shard)}metrics"
@@ -105,7 +116,16 @@ def metrics(shard: int) -> str:
 def request_keys(rid: str) -> list[str]:
     """The KEYS of the request scripts, in their order."""
     s = shard_of(rid)
-    return [request(rid), audit(rid), due(s), pending(s), every(s), wake(rid), events(s)]
+    return [
+        request(rid),
+        audit(rid),
+        due(s),
+        pending(s),
+        every(s),
+        wake(rid),
+        events(s),
+        pending_tiers(s),
+    ]
 
 
 def question_keys(qid: str) -> list[str]:

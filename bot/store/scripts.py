@@ -83,7 +83,7 @@ local function publish(EV, kind, id, version, event, state, run)
 end
 """
 )
-# KEYS: req, audit, due, pending, all, wake, events
+# KEYS: req, audit, due, pending, all, wake, events, pending_tiers
 # ARGV: now, actor, records JSON [[event, from, to, reason], ...], the request hash as JSON
 #       (one argument instead of ~70: packing them cost the client more than the script),
 #       and optionally the claimer and the wake ttl seconds: an approved new request is
@@ -128,7 +128,9 @@ for k, v in pairs(h) do if v ~= '' then args[#args + 1] = k; args[#args + 1] = v
 redis.call('HSET', R, unpack(args))
 -- A pending request is listed in PEND only; it enters ALL when it leaves review
 -- (RequestStore.ids_between reads both): one index entry less while it waits.
-if h.state == 'pending_review' then redis.call('ZADD', PEND, h.created_at, h.id)
+if h.state == 'pending_review' then
+  redis.call('ZADD', PEND, h.created_at, h.id)
+  redis.call('HINCRBY', KEYS[8], h.risk, 1)
 else redis.call('ZADD', ALL, h.created_at, h.id) end
 if h.expires_at ~= '' then redis.call('ZADD', DUE, h.expires_at, due_member(h)) end
 publish(KEYS[7], 'request', h.id, created_version, 'create', created_state, h.run_id)
@@ -143,7 +145,7 @@ return {'ok', cjson.encode({state = h.state, version = h.version, expires_at = h
 """
 )
 
-# KEYS: req, audit, due, pending, all, wake, events
+# KEYS: req, audit, due, pending, all, wake, events, pending_tiers
 # Reply: {status, the request's hash as JSON} and, on 'ok', the state it moved from.
 # ARGV: now, event, actor, groups JSON, seen hash, view hash, reason code, text,
 #       new args, new hash, fence, detail, has compensation (1/0), wake ttl seconds,
@@ -318,6 +320,7 @@ end
 if state == 'pending_review' and cur ~= 'pending_review' then
   redis.call('ZREM', PEND, h.id)
   redis.call('ZADD', ALL, h.created_at, h.id)
+  redis.call('HINCRBY', KEYS[8], h.risk, -1)
 end
 for _, r in ipairs(recs) do
   local e = {at = now, actor = actor, kind = 'transition', event = r[1], from = r[2],
