@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
-import re
+import random
 import subprocess
 import sys
 import time
@@ -42,24 +42,34 @@ def main() -> None:
     try:
         for n in range(1, args.runs + 1):
             t0 = time.monotonic()
+            seed = random.randrange(2**32)  # -q hides the seed pytest-randomly would print
             done = subprocess.run(
-                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args.pytest_args],
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    f"--randomly-seed={seed}",
+                    *args.pytest_args,
+                ],
                 cwd=ROOT,
                 capture_output=True,
                 text=True,
             )
             out = done.stdout + done.stderr
-            seed = re.search(r"randomly-seed=(\d+)", out)
             summary = out.strip().splitlines()[-1] if out.strip() else ""
             ok = done.returncode == 0
             failed += not ok
             print(
                 f"run {n}: {'passed' if ok else 'FAILED'} in {time.monotonic() - t0:.0f} s, "
-                f"seed {seed.group(1) if seed else '?'}: {summary}",
+                f"seed {seed}: {summary}",
                 flush=True,
             )
-            if not ok:
-                print("\n".join(line for line in out.splitlines() if "FAILED" in line))
+            if not ok:  # what failed and why, enough to start from; the seed replays it
+                why = [line for line in out.splitlines() if line.startswith(("E ", "FAILED"))]
+                print("\n".join(why[:60]), flush=True)
     finally:
         for b in burners:
             b.terminate()

@@ -90,6 +90,7 @@ class EmbeddedWatch:
         self.name = f"{USER_PREFIX}{os.getpid()}:{secrets.token_hex(4)}"
         self._conn = _client(server.url, name=self.name)
         self._task: asyncio.Task[None] | None = None
+        self._closing = False
 
     @classmethod
     async def open(
@@ -113,6 +114,7 @@ class EmbeddedWatch:
 
     async def close(self) -> None:
         """Stop watching and leave; the last user out stops the server."""
+        self._closing = True
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -162,7 +164,10 @@ class EmbeddedWatch:
             log.info(line, extra={"valkey_pid": server.pid})
 
     async def _watch(self) -> None:
-        while True:
+        # Not `while True`: under load close() was seen waiting forever on this task,
+        # marked "cancelling" yet still looping, the cancel lost inside a timed redis-py
+        # command and taken below for a failed ping. The flag ends the loop regardless.
+        while not self._closing:
             await asyncio.sleep(self.interval_s)
             try:
                 await self._conn.ping()

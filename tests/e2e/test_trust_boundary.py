@@ -83,7 +83,7 @@ async def test_the_person_an_agent_acts_for_may_reject_but_never_approve(bot: Bo
     await eventually(lambda: _told(bot, "UALICE", "asked for by you"))
     assert (await bot.requests.get(rid)).state == State.PENDING_REVIEW
     await bot.emu.click("UBOB", render.ACTION_APPROVE, channel=ch, ts=ts)
-    assert (await bot.requests.get(rid)).state == State.APPROVED
+    await _approved(bot, rid)
 
 
 async def test_a_tier_without_approvers_is_decided_by_its_reviewer_channel_not_everyone(
@@ -104,7 +104,7 @@ async def test_a_tier_without_approvers_is_decided_by_its_reviewer_channel_not_e
     assert (await eventually(refused))[0].reason_code == "not_eligible"
     assert (await bot.requests.get(rid)).state == State.PENDING_REVIEW
     await bot.emu.click("UCAROL", render.ACTION_APPROVE, channel=ch, ts=ts)
-    assert (await bot.requests.get(rid)).state == State.APPROVED
+    await _approved(bot, rid)
 
 
 async def test_a_kid_may_not_approve_what_she_asked_the_agent_for(bot: Bot, agents: Agents) -> None:
@@ -214,3 +214,12 @@ async def _live_card(bot: Bot, ch: str, home: str, needle: str = "drop_claw") ->
         if render.ACTION_APPROVE in button_values(m.blocks) and needle in all_text(m.blocks)
     ]
     return found[-1] if found else None
+
+
+async def _approved(bot: Bot, rid: str) -> None:
+    """The click is acked before it is applied: wait for the state, do not read it once."""
+
+    async def state() -> bool:
+        return (await bot.requests.get(rid)).state == State.APPROVED
+
+    await eventually(state)
