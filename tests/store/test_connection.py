@@ -66,6 +66,16 @@ async def test_redis_url_is_used_as_given(data_dir: Path) -> None:
         embedded.stop()
 
 
+def test_replies_are_parsed_by_hiredis() -> None:
+    # hiredis is a dependency for the client CPU it saves, but redis-py falls back to
+    # its Python parser without a word when it finds one it does not support (6.2 and
+    # later: below 3.2), so an old hiredis inside pyproject's range would be dead weight.
+    from redis._parsers import _AsyncHiredisParser
+    from redis.asyncio.connection import DefaultParser
+
+    assert DefaultParser is _AsyncHiredisParser
+
+
 async def test_unreachable_redis_names_the_url_but_not_the_password(data_dir: Path) -> None:
     with pytest.raises(StoreUnavailable) as caught:
         await connect(settings(data_dir, "redis://bot:hunter2@127.0.0.1:1/0"))
