@@ -43,15 +43,17 @@ def _tiers(raw: dict[str, str]) -> dict[str, int]:
 
 async def by_tier(redis: Redis) -> dict[str, int]:
     """Pending requests per tier, every tier listed (0 where none)."""
-    total = {t.value: 0 for t in TIER_ORDER}
+    names = [t.value for t in TIER_ORDER]
+    total = dict.fromkeys(names, 0)
     recount = redis.register_script(RECOUNT)
     for shard in range(keys.SHARDS):
         pipe = redis.pipeline(transaction=True)  # one slot: the counts and the index agree
-        pipe.hgetall(keys.pending_tiers(shard))
+        # HMGET, not HGETALL: redis-py 6.2's cluster MULTI fails on HGETALL's reply callback
+        pipe.hmget(keys.pending_tiers(shard), [WHOLE, *names])
         pipe.zcard(keys.pending(shard))
-        raw, size = cast(tuple[dict[str, str], int], tuple(await pipe.execute()))
-        counts = _tiers(raw)
-        if WHOLE not in raw or sum(counts.values()) != size or min(counts.values(), default=0) < 0:
+        got, size = cast(tuple[list[str | None], int], tuple(await pipe.execute()))
+        counts = {n: int(v) for n, v in zip(names, got[1:], strict=True) if v is not None}
+        if got[0] is None or sum(counts.values()) != size or min(counts.values(), default=0) < 0:
             flat = await recount(
                 keys=[keys.pending(shard), keys.pending_tiers(shard)],
                 args=[keys.request_prefix(shard), WHOLE],
