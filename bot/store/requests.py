@@ -39,6 +39,7 @@ class Created:
     request: ActionRequest
     created: bool  # False: the idempotency key matched an existing request
     claimed: bool = False  # created exempt and claimed in the same step (`claim_as`)
+    steered: bool = False  # nothing created: the run had a correction or a stop waiting
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ class RequestStore:
         self._transition = redis.register_script(TRANSITION)
         self._in_flight = asyncio.Semaphore(CLUSTER_IN_FLIGHT)
         self._schemas: dict[tuple[str, str], tuple[Policy, Compiled]] = {}
+        # A run's keys share no hash slot with a request's, so on a cluster a caller
+        # checks its run's corrections itself, in a round trip of its own.
+        self.guards_steering = not is_cluster(redis)
 
     async def create(
         self,
@@ -77,6 +81,7 @@ class RequestStore:
         on_behalf_of: str | None = None,
         args_schema: dict[str, Any] | None = None,
         claim_as: str | None = None,
+        unless_steered: str | None = None,
     ) -> Created:
         """Create the request (or find it again by `idempotency_key`).
 
@@ -87,6 +92,10 @@ class RequestStore:
         `claim_as`: an executor's name. A new request the policy exempts from review is
         then claimed by it in the same round trip (`Created.claimed`), audited as a claim
         would be; a request that needs review, or an existing one, is left as it is.
+
+        `unless_steered`: a run id (only where `guards_steering`). If the run has a
+        correction queued or a stop asked, nothing is created (`Created.steered`), in the
+        same atomic step as the create, so the caller need not look first.
         """
         if args_schema is not None:
             validator = await self._schema(policy, tool, args_schema)
@@ -130,7 +139,14 @@ class RequestStore:
         ]
         if claim_as and not needs_review:
             argv += [claim_as, WAKE_TTL_S]
-        status, out = await self._create(keys=keys.request_keys(rid), args=argv)
+        script_keys = keys.request_keys(rid)
+        if unless_steered is not None:
+            if not self.guards_steering:
+                raise ValueError("unless_steered needs one Redis, not a cluster")
+            script_keys += [keys.steering(unless_steered), keys.run(unless_steered)]
+        status, out = await self._create(keys=script_keys, args=argv)
+        if status == "steered":
+            return Created(req, created=False, steered=True)
         if status == "ok":  # the script answers with what it set; the rest is what we sent
             got = reply(out)
             stored = req.model_copy(

@@ -89,12 +89,20 @@ end
 #       and optionally the claimer and the wake ttl seconds: an approved new request is
 #       then claimed in the same step (the free path: one round trip instead of two), with
 #       the audit entry, wake and event TRANSITION's claim writes.
+# Optional KEYS 9 and 10: a run's correction queue and its record (one Redis only: they
+#       are in the run's hash slot). A call made while a correction waits or a stop is
+#       asked then creates nothing and the reply is {'steered'}: the caller takes the
+#       correction first, as it would have checking before the create (a round trip less).
 # Reply: {status, the stored request's hash as JSON}; on 'ok' (created) only the fields
 # the script chose (state, version, expires_at, audit_head): the caller sent the rest.
 CREATE = (
     _COMMON
     + """
 local R, A, DUE, PEND, ALL = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+if KEYS[10] and (redis.call('LLEN', KEYS[9]) > 0
+                 or redis.call('HGET', KEYS[10], 'stop_requested') == '1') then
+  return {'steered', ''}
+end
 local now, actor, claimer = tonumber(ARGV[1]), ARGV[2], ARGV[5] or ''
 local records = cjson.decode(ARGV[3])
 local h = fill(cjson.decode(ARGV[4]))

@@ -7,6 +7,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+from redis.asyncio.connection import AbstractConnection
+
 from bot.agent import messages as msg
 from bot.agent.gate import Gate, question_id, request_id
 from bot.agent.llm import ChatClient, ToolCall
@@ -17,20 +20,21 @@ from bot.core.models import Decision, QuestionState, RunState
 from bot.core.policy import parse_policy
 from bot.core.states import Event, State
 from bot.sandbox.model import ScriptedModel, after_tool, call, say
-from bot.store import keys
+from bot.store import audit, keys
 from bot.store.runs import stop_run
 from tests.agent.conftest import ModelFactory, Stores
 
 LLM = Callable[[ScriptedModel], ChatClient]
 
 
-def workers_gate(stores: Stores) -> Gate:
-    """The gate as a worker builds it: with the run store, so a stop is seen."""
+def workers_gate(stores: Stores, agent: Agent | None = None) -> Gate:
+    """The gate as a worker builds it: with the run store, so a stop is seen, and the
+    agent's own tool settings (`review=False`) merged into the policy."""
     return Gate(
         requests=stores.requests,
         questions=stores.questions,
         steering=stores.steering,
-        policy=stores.policy,
+        policy=stores.policy if agent is None else agent.merged_policy(stores.policy),
         runs=stores.runs,
     )
 
@@ -468,9 +472,9 @@ async def test_a_stopped_runs_free_call_never_runs(stores: Stores) -> None:
     stopped run is not claimed, so it does not run, and its request ends withdrawn."""
     run = await stores.start()
     await stores.runs.update(run.id, stop_requested=True)
-    gate = workers_gate(stores)
     effects: list[dict[str, Any]] = []
     agent = charging_agent(effects)
+    gate = workers_gate(stores, agent)
     out = await gate.check(ToolCall("c1", "note", '{"text": "hi"}'), agent.tools, run_id=run.id)
     assert out.stop and effects == []
     req = await stores.requests.get(request_id(run.id, "c1"))
@@ -485,3 +489,72 @@ async def test_the_correction_and_the_stop_flag_are_read_together(stores: Stores
     assert await stores.steering.pop_and_stop(run.id) == (None, False)  # handed out once
     await stores.runs.update(run.id, stop_requested=True)
     assert await stores.steering.pop_and_stop(run.id) == (None, True)
+
+
+class _Trips:
+    """Counts what the client sends: one send is one round trip (a pipeline is one)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.n = 0
+        send = AbstractConnection.send_packed_command
+
+        async def counted(
+            conn: AbstractConnection, command: Any, check_health: bool = True
+        ) -> None:
+            self.n += 1
+            await send(conn, command, check_health)
+
+        monkeypatch.setattr(AbstractConnection, "send_packed_command", counted)
+
+
+async def test_a_free_call_is_two_round_trips(
+    stores: Stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 13: a free call of a worker's run is created already claimed with the run's
+    corrections and stop flag checked in the same step, then its outcome: two round
+    trips, and the same trail as ever."""
+    run = await stores.start()
+    effects: list[dict[str, Any]] = []
+    agent = charging_agent(effects)
+    gate = workers_gate(stores, agent)
+    await gate.check(ToolCall("c0", "note", '{"text": "warm"}'), agent.tools, run_id=run.id)
+    trips = _Trips(monkeypatch)
+    out = await gate.check(ToolCall("c1", "note", '{"text": "hi"}'), agent.tools, run_id=run.id)
+    assert out.status == "completed" and effects[-1] == {"note": "hi"}
+    assert trips.n == 2
+    req = await stores.requests.get(request_id(run.id, "c1"))
+    assert req.state == State.COMPLETED
+    trail = [e.to_state for e in await audit.entries(stores.redis, req.id)]
+    assert trail == ["pending_review", "approved", "executing", "completed"]
+
+
+async def test_a_correction_comes_before_bad_arguments_and_unknown_tools(
+    stores: Stores,
+) -> None:
+    """The person spoke before the call was made: the model reads that, whatever else
+    was wrong with the call, and the correction is handed out once."""
+    run = await stores.start()
+    effects: list[dict[str, Any]] = []
+    agent = charging_agent(effects)
+    gate = workers_gate(stores, agent)
+    calls = [
+        ToolCall("c1", "charge", '{"amount": "lots"}'),  # does not fit the tool
+        ToolCall("c2", "charge", '{"amount": 1'),  # not JSON
+        ToolCall("c3", "refund_everything", "{}"),  # no such tool
+        ToolCall("c4", "note", '{"text": "hi"}'),  # fine, and free
+        ToolCall("c5", "charge", '{"amount": 5}'),  # fine, and gated
+    ]
+    for c in calls:
+        await stores.steering.push(run.id, f"not {c.id}", actor="UBOSS")
+        out = await gate.check(c, agent.tools, run_id=run.id)
+        assert (out.status, out.text) == ("steered", msg.STEERED.format(text=f"not {c.id}"))
+    assert effects == [] and await stores.requests.ids_between() == []
+    assert await stores.steering.pending(run.id) == 0
+    audit_lines = await stores.redis.lrange(keys.run_audit(run.id), 0, -1)
+    consumed = [json.loads(x)["call_id"] for x in audit_lines]
+    assert consumed == [c.id for c in calls]
+    # with nothing queued, a bad call is the model's to fix again
+    out = await gate.check(
+        ToolCall("c6", "charge", '{"amount": "lots"}'), agent.tools, run_id=run.id
+    )
+    assert out.status == "invalid"
