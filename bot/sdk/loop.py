@@ -11,6 +11,7 @@ thread.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -18,6 +19,7 @@ from typing import Any, TypeVar
 from bot.sdk import messages as msg
 
 T = TypeVar("T")
+CLOSE_GRACE_S = 10.0  # how long calls cancelled by close() may take to withdraw their requests
 
 
 class LoopThread:
@@ -45,15 +47,27 @@ class LoopThread:
         if threading.current_thread() is self._thread:
             coro.close()
             raise RuntimeError(msg.SYNC_IN_GATE_LOOP)
-        future = asyncio.run_coroutine_threadsafe(coro, self._ensure())
+        loop = self._ensure()
+        future = asyncio.run_coroutine_threadsafe(coro, loop)
         try:
             return future.result()
+        except concurrent.futures.CancelledError:
+            if self._loop is not loop:  # close() cancelled it: say so, not a bare cancel
+                raise RuntimeError(msg.GATE_CLOSED) from None
+            raise
         except BaseException:
             future.cancel()  # KeyboardInterrupt here: stop the coroutine too
             raise
 
     def close(self, last: Coroutine[Any, Any, None] | None = None) -> None:
-        """Run `last` (closing connections) on the loop, then stop and join it."""
+        """Cancel the calls still running on the loop, then run `last` (closing
+        connections), then stop and join it.
+
+        A sync caller blocked in `call` on another thread would otherwise wait forever
+        on a loop that no longer runs. Cancelled first, while the connections are
+        still open, each call withdraws its request as a caller who stops waiting
+        does, and its thread gets RuntimeError(GATE_CLOSED).
+        """
         with self._lock:
             loop, thread = self._loop, self._thread
             self._loop = self._thread = None
@@ -62,9 +76,19 @@ class LoopThread:
                 last.close()
             return
         try:
+            asyncio.run_coroutine_threadsafe(_cancel_the_rest(), loop).result()
             if last is not None:
                 asyncio.run_coroutine_threadsafe(last, loop).result()
         finally:
             loop.call_soon_threadsafe(loop.stop)
             thread.join()
             loop.close()
+
+
+async def _cancel_the_rest() -> None:
+    me = asyncio.current_task()
+    rest = [t for t in asyncio.all_tasks() if t is not me]
+    for t in rest:
+        t.cancel()
+    if rest:
+        await asyncio.wait(rest, timeout=CLOSE_GRACE_S)

@@ -30,6 +30,10 @@ NEED_TOKEN = (
 )
 REPORT_FAILED = "Could not report the result of request %s (%s); its deadline will flag it."
 SYNC_IN_GATE_LOOP = "A sync gated function was called from the gate's own event loop thread."
+GATE_CLOSED = (
+    "The gate was closed while this call waited on it: the wait was cancelled (a request "
+    "still in review was withdrawn) and the gated function did not run."
+)
 SCHEMA_SKIPPED = (
     "The arguments of %s do not fit the schema derived from its type hints; this call is "
     "recorded without one (pass args_schema= to declare the exact schema)."

@@ -158,3 +158,36 @@ def test_sync_use_without_a_loop(live: LiveServer) -> None:
     with Gate(api_url=live.url, api_token=TOKEN) as gate:
         assert gate.steering_sync("run-none") is None
         assert gate.run_sync(gate.steering("run-none")) is None
+
+
+async def test_closing_the_gate_ends_a_sync_wait_and_withdraws_its_request(
+    gate: Gate, redis: Redis
+) -> None:
+    """A sync caller waits on the gate's private loop; closing the gate from another
+    thread (shutdown) must end that wait with an error and withdraw the request,
+    never leave the thread blocked forever or the call pending."""
+    got: list[object] = []
+
+    def waits() -> None:
+        try:
+            got.append(gate.run_sync(gate.request_approval("refund", {"order": "A5"})))
+        except BaseException as exc:  # what the caller's thread sees, whatever it is
+            got.append(exc)
+
+    caller = threading.Thread(target=waits, daemon=True)
+    caller.start()
+    store = RequestStore(redis, clock=wall_ms)
+    deadline = time.monotonic() + 10
+    while not (pending := await store.list_pending()) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert pending, "the sync call never reached review"
+
+    await asyncio.to_thread(gate.close)
+    await asyncio.to_thread(caller.join, 10)
+
+    assert not caller.is_alive(), "closing the gate left the caller's thread blocked"
+    assert len(got) == 1 and isinstance(got[0], RuntimeError), got
+    assert "closed" in str(got[0])
+    req = await store.get(pending[0].id)
+    assert req.state == State.CANCELLED
+    assert req.resolution is not None and req.resolution.reason_code == "caller_gone"
