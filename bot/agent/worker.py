@@ -28,7 +28,6 @@ import socket
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
 
 from redis.exceptions import RedisError, ResponseError
 
@@ -37,6 +36,7 @@ from bot.agent.errors import AgentNotFound, LostClaim
 from bot.agent.llm import ChatClient
 from bot.agent.loader import AgentCatalog
 from bot.agent.loop import LoopConfig, RunLoop, Stores
+from bot.agent.run_queue import GROUP, Row, RunQueue
 from bot.config import Settings
 from bot.core.models import RUN_FINAL, Run, RunState
 from bot.core.policy import parse_duration
@@ -44,13 +44,11 @@ from bot.errors import ConfigError, HitlError, NotFound
 from bot.logs import setup as setup_logging
 from bot.messages import plural
 from bot.runtime import open_runtime
-from bot.store import keys, tools
-from bot.store.cluster import is_cluster, retry_startup
+from bot.store import tools
 from bot.supervise import Supervisor
 
 log = logging.getLogger(__name__)
 
-GROUP = "workers"
 Entry = tuple[str, str]  # (stream entry id, run id)
 TAKEOVER_ENV = "HITL_TAKEOVER_AFTER"
 DEFAULT_TAKEOVER = "10s"
@@ -104,26 +102,14 @@ class Worker:
         self.loop_config = loop_config or LoopConfig()
         self.tasks = tasks or Supervisor()
         self.jobs: dict[str, _Job] = {}  # by stream entry id
-        self._cursor = "0-0"  # where the next XAUTOCLAIM scan continues
+        self.queue = RunQueue(self.redis, group=self.config.group, consumer=self.config.consumer)
 
     @property
     def consumer(self) -> str:
         return self.config.consumer
 
     async def ensure_group(self) -> None:
-        await retry_startup(
-            self._create_group,
-            what="creating the run queue's group",
-            cluster=is_cluster(self.redis),
-        )
-
-    async def _create_group(self) -> None:
-        try:
-            # From the start: runs queued before any worker existed still count.
-            await self.redis.xgroup_create(keys.RUN_QUEUE, self.config.group, id="0", mkstream=True)
-        except ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
+        await self.queue.ensure_group()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Take and drive runs until `stop` is set, then shut down gracefully.
@@ -179,31 +165,17 @@ class Worker:
         return await self._read(self.config.concurrency, history=True)
 
     async def _read(self, count: int, *, history: bool = False) -> list[Entry]:
-        got = await self.redis.xreadgroup(
-            self.config.group,
-            self.consumer,
-            {keys.RUN_QUEUE: "0" if history else ">"},
-            count=count,
-            block=None if history else self.config.block_ms,
-        )
-        rows = cast(list[tuple[str, list[tuple[str, dict[str, str]]]]], got or [])
-        return await self._entries([e for _, entries in rows for e in entries])
+        rows = await self.queue.read(count, block_ms=self.config.block_ms, history=history)
+        return await self._entries(rows)
 
     async def _reclaim(self, count: int) -> list[Entry]:
         """Entries whose owner stopped refreshing them: a dead or stuck worker's runs."""
-        res = await self.redis.xautoclaim(
-            keys.RUN_QUEUE,
-            self.config.group,
-            self.consumer,
-            self.config.min_idle_ms,
-            start_id=self._cursor,
-            count=count,
+        found = await self._entries(
+            await self.queue.reclaim(count, min_idle_ms=self.config.min_idle_ms)
         )
-        self._cursor = str(res[0])
-        got = cast(list[tuple[str, dict[str, str] | None]], res[1])
-        found = await self._entries(got)
+        delivered = await self.queue.deliveries([eid for eid, _ in found])
         kept: list[Entry] = []
-        for (entry_id, run_id), times in zip(found, await self._deliveries(found), strict=True):
+        for (entry_id, run_id), times in zip(found, delivered, strict=True):
             if times > self.config.max_takeovers:
                 await self._give_up(entry_id, run_id, times)
                 continue
@@ -211,31 +183,21 @@ class Worker:
             kept.append((entry_id, run_id))
         return kept
 
-    async def _deliveries(self, entries: Sequence[Entry]) -> list[int]:
-        """How many times each entry was handed to a worker (heartbeats do not count)."""
-        if not entries:
-            return []
-        pipe = self.redis.pipeline(transaction=False)
-        for eid, _ in entries:
-            pipe.xpending_range(keys.RUN_QUEUE, self.config.group, eid, eid, 1)
-        rows = await pipe.execute()
-        return [int(r[0]["times_delivered"]) if r else 0 for r in rows]
-
     async def _give_up(self, entry_id: str, run_id: str, times: int) -> None:
         log.error("run %s was taken over %d times; ending it as failed", run_id, times)
         with contextlib.suppress(NotFound):
             await self.runs.update(
                 run_id, state=RunState.FAILED, error=msg.TOO_MANY_TAKEOVERS.format(times=times)
             )
-        await self._ack(entry_id)
+        await self.queue.ack(entry_id)
 
-    async def _entries(self, rows: Sequence[tuple[str, dict[str, str] | None]]) -> list[Entry]:
+    async def _entries(self, rows: Sequence[Row]) -> list[Entry]:
         out: list[Entry] = []
         for entry_id, fields in rows:
             if entry_id in self.jobs:
                 continue  # ours and running; the heartbeat was merely late
             if not fields or not fields.get("run_id"):
-                await self._ack(entry_id)  # deleted or not a run: nothing to resume
+                await self.queue.ack(entry_id)  # deleted or not a run: nothing to resume
                 continue
             out.append((entry_id, fields["run_id"]))
         return out
@@ -266,10 +228,10 @@ class Worker:
                 await self.runs.update(
                     run_id, state=RunState.FAILED, error=f"{type(exc).__name__}: {exc}"
                 )
-            await self._ack(entry_id)
+            await self.queue.ack(entry_id)
             return
         if run is None or run.state in RUN_FINAL:
-            await self._ack(entry_id)
+            await self.queue.ack(entry_id)
 
     async def _drive(self, run_id: str) -> Run | None:
         try:
@@ -295,33 +257,6 @@ class Worker:
         loop = RunLoop(agent, self.llm, self.stores, self.loop_config)
         return await loop.run(run_id)
 
-    async def _ack(self, entry_id: str) -> None:
-        # Deleted too: the stream must not grow forever, and trimming by MAXLEN could
-        # drop a run that still waits for a person.
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.xack(keys.RUN_QUEUE, self.config.group, entry_id)
-        pipe.xdel(keys.RUN_QUEUE, entry_id)
-        await pipe.execute()
-
-    async def _owned(self, entry_ids: Sequence[str]) -> list[str]:
-        """Which of `entry_ids` are still in this worker's pending list."""
-        pipe = self.redis.pipeline(transaction=False)
-        for eid in entry_ids:
-            pipe.xpending_range(keys.RUN_QUEUE, self.config.group, eid, eid, 1)
-        rows = await pipe.execute()
-        return [
-            eid
-            for eid, row in zip(entry_ids, rows, strict=True)
-            if row and row[0]["consumer"] == self.consumer
-        ]
-
-    async def _claim(self, entry_ids: Sequence[str], *, idle_ms: int = 0) -> None:
-        """Take `entry_ids` (already ours) again, setting their idle time to `idle_ms`."""
-        ids: list[Any] = list(entry_ids)
-        await self.redis.xclaim(
-            keys.RUN_QUEUE, self.config.group, self.consumer, 0, ids, idle=idle_ms, justid=True
-        )
-
     async def _heartbeat(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             with contextlib.suppress(TimeoutError):
@@ -334,9 +269,9 @@ class Worker:
         ids = list(self.jobs)
         if not ids:
             return
-        mine = await self._owned(ids)
+        mine = await self.queue.owned(ids)
         if mine:
-            await self._claim(mine)
+            await self.queue.claim(mine)
         for eid in set(ids) - set(mine):
             job = self.jobs.get(eid)
             if job is not None and not job.task.done():
@@ -352,10 +287,10 @@ class Worker:
                 [j.task for j in jobs.values()], timeout=self.config.shutdown_grace_s
             )
         with contextlib.suppress(RedisError, OSError):
-            mine = await self._owned(list(jobs)) if jobs else []
+            mine = await self.queue.owned(list(jobs)) if jobs else []
             if mine:
                 # Marked long idle, the entries go to the next worker's XAUTOCLAIM at once.
-                await self._claim(mine, idle_ms=self.config.min_idle_ms)
+                await self.queue.claim(mine, idle_ms=self.config.min_idle_ms)
         n = len(jobs)
         log.info("worker %s stopped; %d %s handed over", self.consumer, n, plural(n, "run"))
 
