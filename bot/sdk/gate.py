@@ -11,8 +11,9 @@ A request the caller stops waiting for is withdrawn (cancelled), so nobody
 approves a call that will never run.
 
 Connections belong to an event loop, so a `Gate` opens one backend per loop
-it is used from; sync callers share one private loop thread (`bot.sdk.loop`).
-Close with `await gate.aclose()` (or `gate.close()` after sync use).
+it is used from; sync callers share one private loop thread (`bot.sdk.connections`).
+Close with `await gate.aclose()` (or `gate.close()` after sync use). Questions
+and corrections: `bot.sdk.asking`.
 """
 
 from __future__ import annotations
@@ -23,56 +24,33 @@ import copy
 import os
 import time
 import weakref
-from collections.abc import Coroutine
-from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any
 
 import httpx
-from pydantic import BaseModel, ValidationError
 
 from bot.clock import wall_ms
 from bot.config import Settings
-from bot.core.models import ActionRequest, QuestionState, RiskTier
+from bot.core.models import ActionRequest, RiskTier
 from bot.core.payload import canonical_args
 from bot.core.policy import Policy
 from bot.core.states import State
-from bot.errors import ConfigError, InvalidTransition, PayloadError
+from bot.errors import ConfigError, InvalidTransition
 from bot.sdk import messages as msg
+from bot.sdk.asking import Asking
 from bot.sdk.backend import Backend
 from bot.sdk.direct import DirectBackend
-from bot.sdk.errors import TimedOut, Unanswered
-from bot.sdk.http import HttpBackend
+from bot.sdk.errors import TimedOut
 from bot.sdk.loop import LoopThread
 from bot.sdk.outcome import outcome
-from bot.sdk.wire import ApprovalIn, QuestionIn, RunId
-
-M = TypeVar("M", bound=BaseModel)
-T = TypeVar("T")
+from bot.sdk.wire import ApprovalIn, checked
 
 DEFAULT_REQUESTER = "sdk"
 MAX_WAIT_S = 55.0  # one long-poll; under the server's 60 s cap
 SWEEPER_GRACE_S = 30.0  # past a deadline with no escalation: no sweeper is running
-QUESTION_MARGIN_S = 1.0
 FIELDS_CACHE = 256  # distinct (tool, requester, ...) sets known to pass ApprovalIn
 
 
-def checked(model: type[M], **fields: Any) -> M:
-    """Build a wire body; a field out of bounds raises PayloadError in both modes."""
-    try:
-        return model(**fields)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(x) for x in e['loc']) or model.__name__}: {e['msg']}"
-            for e in exc.errors()
-        )
-        raise PayloadError(problems) from None
-
-
-class _RunIdBody(BaseModel):
-    run_id: RunId
-
-
-class Gate:
+class Gate(Asking):
     """The approval gate, over the HTTP API (`api_url`) or straight to Redis (otherwise)."""
 
     def __init__(
@@ -120,63 +98,6 @@ class Gate:
     @property
     def mode(self) -> str:
         return "http" if self.api_url else "direct"
-
-    # -- connections -----------------------------------------------------------------
-
-    async def _open(self) -> Backend:
-        if self.api_url and self._api_token:
-            return HttpBackend(
-                self.api_url,
-                self._api_token,
-                timeout_s=self.http_timeout_s,
-                transport=self._transport,
-            )
-        return await DirectBackend.open(self.settings, policy=self.policy, actor=self.requester)
-
-    async def backend(self) -> Backend:
-        """This event loop's backend, opened on first use."""
-        loop = asyncio.get_running_loop()
-        task = self._backends.get(loop)
-        if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
-            task = loop.create_task(self._open())
-            self._backends[loop] = task
-        return await asyncio.shield(task)
-
-    async def _close_here(self) -> None:
-        task = self._backends.pop(asyncio.get_running_loop(), None)
-        if task is not None:
-            with contextlib.suppress(Exception):
-                await (await task).aclose()
-
-    async def aclose(self) -> None:
-        """Close this loop's connections, and the private loop if sync calls started it."""
-        await self._close_here()
-        if self._sync.running:
-            await asyncio.to_thread(self._sync.close, self._close_here())
-
-    def close(self) -> None:
-        """Close the private loop used by sync calls (and its connections)."""
-        self._sync.close(self._close_here())
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def run_sync(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run a coroutine of this gate from sync code, on the gate's private loop."""
-        return self._sync.call(coro)
 
     # -- approvals ---------------------------------------------------------------------
 
@@ -449,57 +370,3 @@ class Gate:
 
     async def cancel(self, request_id: str, *, reason: str = "withdrawn") -> ActionRequest:
         return await (await self.backend()).cancel(request_id, reason=reason)
-
-    # -- questions and steering --------------------------------------------------------
-
-    async def ask(
-        self,
-        question: str,
-        *,
-        timeout: float = 3600,
-        run_id: str | None = None,
-        channel: str | None = None,
-    ) -> str:
-        """Ask a person; the first answer, or `Unanswered` once `timeout` seconds pass."""
-        body = checked(
-            QuestionIn,
-            question=question,
-            timeout_seconds=timeout,
-            run_id=run_id,
-            channel=channel or self.channel,
-        )
-        b = await self.backend()
-        q = await b.ask(
-            body.question, timeout_s=body.timeout_seconds, run_id=body.run_id, channel=body.channel
-        )
-        deadline = time.monotonic() + body.timeout_seconds + QUESTION_MARGIN_S
-        while q.state == QuestionState.OPEN:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            q = await b.wait_question(q.id, min(left, self.max_wait_s))
-        if q.state == QuestionState.ANSWERED and q.answer is not None:
-            return q.answer
-        state = "expired" if q.state == QuestionState.OPEN else q.state.value
-        raise Unanswered(
-            msg.QUESTION_UNANSWERED.format(question=question[:80], state=state), question=q
-        )
-
-    async def steering(self, run_id: str) -> str | None:
-        """Pop the oldest correction a person queued for the run, or None."""
-        checked(_RunIdBody, run_id=run_id)
-        got = await (await self.backend()).pop_steering(run_id)
-        return None if got is None else got.text
-
-    def ask_sync(
-        self,
-        question: str,
-        *,
-        timeout: float = 3600,
-        run_id: str | None = None,
-        channel: str | None = None,
-    ) -> str:
-        return self._sync.call(self.ask(question, timeout=timeout, run_id=run_id, channel=channel))
-
-    def steering_sync(self, run_id: str) -> str | None:
-        return self._sync.call(self.steering(run_id))

@@ -10,15 +10,23 @@ otherwise silently drop the protection it asked for.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from bot import messages as msg
 from bot.core.models import RiskTier, Run
 from bot.core.payload import MAX_ARGS_DEPTH
 from bot.core.plainjson import lone_surrogate, too_deep
 from bot.core.schema import schema_problem
+from bot.errors import PayloadError
 
 MAX_TEXT = 3000  # Slack's section text limit, and `Decision.text`'s
 
@@ -163,3 +171,22 @@ class RunOut(Run):
 class Health(BaseModel):
     ok: bool
     detail: str | None = None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def checked(model: type[M], **fields: Any) -> M:
+    """Build a wire body; a field out of bounds raises PayloadError in both modes."""
+    try:
+        return model(**fields)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(x) for x in e['loc']) or model.__name__}: {e['msg']}"
+            for e in exc.errors()
+        )
+        raise PayloadError(problems) from None
+
+
+class RunIdBody(BaseModel):
+    run_id: RunId

@@ -1,0 +1,73 @@
+"""The gate's two calls that are not approvals: ask a person, and read a correction.
+
+A base of `bot.sdk.gate.Gate` (through `Connections`, which gives `backend()`).
+"""
+
+from __future__ import annotations
+
+import time
+
+from bot.core.models import QuestionState
+from bot.sdk import messages as msg
+from bot.sdk.connections import Connections
+from bot.sdk.errors import Unanswered
+from bot.sdk.wire import QuestionIn, RunIdBody, checked
+
+QUESTION_MARGIN_S = 1.0  # past the question's own timeout, before giving up on it
+
+
+class Asking(Connections):
+    channel: str | None
+    max_wait_s: float
+
+    async def ask(
+        self,
+        question: str,
+        *,
+        timeout: float = 3600,
+        run_id: str | None = None,
+        channel: str | None = None,
+    ) -> str:
+        """Ask a person; the first answer, or `Unanswered` once `timeout` seconds pass."""
+        body = checked(
+            QuestionIn,
+            question=question,
+            timeout_seconds=timeout,
+            run_id=run_id,
+            channel=channel or self.channel,
+        )
+        b = await self.backend()
+        q = await b.ask(
+            body.question, timeout_s=body.timeout_seconds, run_id=body.run_id, channel=body.channel
+        )
+        deadline = time.monotonic() + body.timeout_seconds + QUESTION_MARGIN_S
+        while q.state == QuestionState.OPEN:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            q = await b.wait_question(q.id, min(left, self.max_wait_s))
+        if q.state == QuestionState.ANSWERED and q.answer is not None:
+            return q.answer
+        state = "expired" if q.state == QuestionState.OPEN else q.state.value
+        raise Unanswered(
+            msg.QUESTION_UNANSWERED.format(question=question[:80], state=state), question=q
+        )
+
+    async def steering(self, run_id: str) -> str | None:
+        """Pop the oldest correction a person queued for the run, or None."""
+        checked(RunIdBody, run_id=run_id)
+        got = await (await self.backend()).pop_steering(run_id)
+        return None if got is None else got.text
+
+    def ask_sync(
+        self,
+        question: str,
+        *,
+        timeout: float = 3600,
+        run_id: str | None = None,
+        channel: str | None = None,
+    ) -> str:
+        return self._sync.call(self.ask(question, timeout=timeout, run_id=run_id, channel=channel))
+
+    def steering_sync(self, run_id: str) -> str | None:
+        return self._sync.call(self.steering(run_id))
