@@ -297,6 +297,17 @@ async def main() -> None:
         if name.startswith("("):
             continue
         print(verdict(f"CPU per call, {name}, ms", cpu / 1000, "< 0.3", cpu < 300, ".2f"))
+    # This machine's speed drifts between runs (a PING's CPU read 0.13 to 0.35 ms), so
+    # the same figures in bare round trips of this run, which move far less.
+    ping_cpu = got["(bare Redis PING)"][2]
+    print("\nin bare PING round trips of this run (a free call makes 2):")
+    ping_added = added["(bare Redis PING)"]
+    for name, (_, _, cpu) in got.items():
+        if not name.startswith("("):
+            print(
+                f"  {name:<20} added p50 {added[name] / ping_added:4.1f},"
+                f" CPU {cpu / ping_cpu:4.1f} PINGs"
+            )
 
 
 if __name__ == "__main__":
