@@ -1,5 +1,6 @@
 """`hitl-bot serve`: the ASGI app (Slack endpoint, /v1, /healthz, /metrics), the
-sweeper that ends every request, and the notifier that tells Slack.
+sweeper that ends every request, the notifier that tells Slack, and the trim of
+the events streams once every reader acknowledged them.
 
 Run as many copies as you like against one Redis: the sweepers' timers are
 fenced and the notifiers share one consumer group.
@@ -28,6 +29,7 @@ from bot.slack.client import web_client
 from bot.slack.http import slack_endpoint
 from bot.slack.notifier import Notifier
 from bot.slack.socket_mode import SocketModeLink
+from bot.store.events_trim import INTERVAL_S, EventTrimmer
 from bot.store.runs import RunStore
 from bot.supervise import Backoff, Supervisor
 
@@ -39,6 +41,7 @@ class ServeOptions:
     default_agent: str = "claw"
     notifier_retry_ms: int = 15_000  # how long an undelivered Slack message waits to retry
     sweep_interval_s: float = 0.25
+    events_trim_interval_s: float = INTERVAL_S  # acknowledged events leave Redis this often
     socket_backoff: Backoff | None = None  # Socket Mode reconnects; None: 1 s doubling to 30 s
 
 
@@ -101,10 +104,13 @@ async def run_serve(
         )
         sweeper = Sweeper(rt.requests, rt.questions, clock=clock)
         collector = MetricsCollector(rt.redis, consumer=consumer)
+        trimmer = EventTrimmer(rt.redis)
+        trim_every = options.events_trim_interval_s
         running = [
             tasks.start("notifier", lambda: notifier.run(stop), stop),
             tasks.start("sweeper", lambda: sweeper.run(stop, options.sweep_interval_s), stop),
             tasks.start("metrics", lambda: collector.run(stop), stop),
+            tasks.start("events_trim", lambda: trimmer.run(stop, trim_every), stop),
         ]
         if link is not None:
             # a task of its own: a refused token or a hung connect never holds up a stop

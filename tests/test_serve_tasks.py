@@ -66,7 +66,9 @@ async def serving(redis_url: str, tmp_path: Path, tasks: Supervisor) -> AsyncIte
         )
         stop = asyncio.Event()
         ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        options = ServeOptions(notifier_retry_ms=500, sweep_interval_s=0.05)
+        options = ServeOptions(
+            notifier_retry_ms=500, sweep_interval_s=0.05, events_trim_interval_s=0.05
+        )
         task = asyncio.create_task(
             run_serve(settings, stop, on_ready=ready.set_result, options=options, tasks=tasks)
         )
@@ -127,6 +129,46 @@ async def test_a_notifier_whose_group_cannot_be_made_recovers_and_delivers(
 
         await eventually(healthy)
         assert 'hitl_task_up{task="notifier"} 1' in await served.metrics()
+
+
+async def events_held(redis: Redis) -> int:
+    return sum([await redis.xlen(keys.events(s)) for s in range(keys.SHARDS)])
+
+
+async def test_serve_trims_delivered_events_and_keeps_one_slack_refused_until_it_is_posted(
+    redis: Redis, redis_url: str, tmp_path: Path
+) -> None:
+    async with serving(redis_url, tmp_path, Supervisor()) as served:
+        for _ in range(3):
+            assert await posted(redis)
+
+        async def trimmed() -> bool:
+            return await events_held(redis) == 0  # posted by the notifier, counted by metrics
+
+        await eventually(trimmed)
+
+        # Slack refuses the next card: its event stays, read and unacknowledged, while
+        # the trim runs every 50 ms, and the notifier's retry still finds it.
+        fault = served.emu.add_fault(500, count=1000, method="chat.postMessage")
+        store = RequestStore(redis, clock=wall_ms)
+        made = await store.create(
+            parse_policy(POLICY), tool="refund", args={"amount": 7}, requester="agent:test"
+        )
+        stream = keys.events(keys.shard_of(made.request.id))
+
+        async def retried() -> bool:
+            return fault.remaining <= 1000 - 4  # tried, reclaimed after 0.5 s, tried again
+
+        await eventually(retried, 30)
+        assert await redis.xlen(stream) >= 1
+        assert await redis.hget(keys.request(made.request.id), "msg_ts") is None
+        served.emu.faults.clear()
+
+        async def card() -> str | None:
+            return await redis.hget(keys.request(made.request.id), "msg_ts")  # type: ignore[no-any-return]
+
+        await eventually(card, 30)
+        await eventually(trimmed)
 
 
 @pytest.fixture
