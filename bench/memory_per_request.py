@@ -2,7 +2,10 @@
 
 Fills a fresh Valkey with --n pending refund requests through the store's own
 CREATE script (the shared pipelined filler, bench/_common.py), with the embedded
-Valkey's encoding settings (bot/store/embedded.py MEMORY_SETTINGS), and prints:
+Valkey's encoding settings (bot/store/embedded.py MEMORY_SETTINGS), then does with
+the events stream what a running `serve` does (the notifier's and the metrics
+collector's groups read and acknowledge every entry, the trim of
+bot/store/events_trim.py runs once), and prints:
 the used_memory delta per request; MEMORY USAGE of each of a request's own keys
 (the hash, field by field; the audit list; a wake stream if any) and each
 shard-wide key's share (the due and pending indexes, the events stream; `all`
@@ -21,14 +24,18 @@ import argparse
 import asyncio
 import json
 import statistics
+from dataclasses import dataclass
 
 from _common import Filler, flush, print_load, server_url, used_memory, verdict
 from redis.asyncio import Redis
 
 from bot.clock import wall_ms
 from bot.core.policy import DEFAULT_POLICY
+from bot.metrics import MetricsCollector
 from bot.store import keys
 from bot.store.embedded import MEMORY_SETTINGS
+from bot.store.events import NOTIFIER_GROUP, EventBus, Notice
+from bot.store.events_trim import EventTrimmer
 
 TARGET = 1200  # bytes per pending request, issue 13
 OWN = ("req", "audit", "wake", "posts")  # per-request key kinds: hitl:{sNN}:KIND:ID
@@ -50,14 +57,51 @@ async def sample_ids(r: Redis, k: int) -> list[str]:
     return ids
 
 
-async def fill(r: Redis, url: str, n: int, settings: dict[str, str]) -> float:
-    """used_memory per request after n pending requests, with these encoding settings."""
+async def events_held(r: Redis) -> int:
+    return sum([await usage(r, keys.events(s)) for s in range(keys.SHARDS)])
+
+
+async def read_like_serve(r: Redis) -> int:
+    """The events' path through a running `serve`: the Slack notifier acknowledges each
+    entry once posted (the post itself is not made here, so the hash lacks the card's
+    msg_channel and msg_ts), the metrics collector counts and acknowledges it, then
+    the trim drops what every group acknowledged. Returns the entries trimmed."""
+    slack = EventBus(r, NOTIFIER_GROUP)
+    collector = MetricsCollector(r, consumer="bench")
+    for bus in (slack, collector.bus):
+        await bus.ensure_group()
+    while got := await slack.read("bench", count=1000, block_ms=1):
+        for stream in {n.stream for n in got}:
+            await r.xack(stream, NOTIFIER_GROUP, *[n.entry_id for n in got if n.stream == stream])
+    while got := await collector.bus.read("bench", count=1000, block_ms=1):
+
+        async def count(stream: str, batch: list[Notice] = got) -> None:
+            for n in batch:
+                if n.stream == stream:
+                    await collector.count(n)
+
+        await asyncio.gather(*(count(s) for s in {n.stream for n in got}))
+    return (await EventTrimmer(r).trim_once()).trimmed
+
+
+@dataclass
+class Fill:
+    per: float  # used_memory delta per request, as a running serve holds them
+    unread: float  # the same before serve's readers and the trim
+    events_unread: float  # the events streams' share before them (MEMORY USAGE / n)
+
+
+async def fill(r: Redis, url: str, n: int, settings: dict[str, str]) -> Fill:
+    """n pending requests with these encoding settings, then serve's readers and trim."""
     await flush(r)
     for name, value in settings.items():
         await r.config_set(name, value)
     empty, now = await used_memory(r), wall_ms()
     await Filler(DEFAULT_POLICY).fill(url, n, lambda i: now + i)
-    return (await used_memory(r) - empty) / n
+    unread, events_unread = await used_memory(r), await events_held(r)
+    trimmed = await read_like_serve(r)
+    assert trimmed >= n, f"the trim dropped {trimmed} of {n} acknowledged events"
+    return Fill((await used_memory(r) - empty) / n, (unread - empty) / n, events_unread / n)
 
 
 async def kinds(r: Redis) -> dict[str, int]:
@@ -84,7 +128,7 @@ async def hash_fields(r: Redis, rid: str) -> None:
     print(f"    {'all fields':<16}{names:>8}{values:>9}  {len(empty)} empty: {' '.join(empty)}")
 
 
-async def whatif(r: Redis, ids: list[str], shares: dict[str, float]) -> dict[str, float]:
+async def whatif(r: Redis, ids: list[str]) -> dict[str, float]:
     """Bytes per request each compaction would save, measured on copies of real hashes."""
 
     async def short_names(rid: str) -> int:
@@ -123,7 +167,6 @@ async def whatif(r: Redis, ids: list[str], shares: dict[str, float]) -> dict[str
     out["audit: keep the first entry in the hash, no list key yet"] = statistics.fmean(
         [await audit_in_hash(i) for i in ids]
     )
-    out["events: trim the stream once the notifier acked"] = shares.get("events", 0)
     return out
 
 
@@ -149,7 +192,8 @@ async def main() -> None:
     with server_url() as url:
         r = Redis.from_url(url, decode_responses=True)
         defaults = {k: v for name in MEMORY_SETTINGS for k, v in (await r.config_get(name)).items()}
-        per = await fill(r, url, a.n, MEMORY_SETTINGS)
+        filled = await fill(r, url, a.n, MEMORY_SETTINGS)
+        per = filled.per
         own, shares = await breakdown(r, a.n, a.samples)
         count = await kinds(r)
         settings = " ".join(f"{k} {v}" for k, v in MEMORY_SETTINGS.items())
@@ -167,17 +211,23 @@ async def main() -> None:
         print(f"    {'sum of the above':<40}{parts:>7.0f} B")
         print(f"    {'the keyspace and allocator (the rest)':<40}{per - parts:>7.0f} B")
         print(f"    {'used_memory delta / n':<40}{per:>7.0f} B")
+        print(
+            f"  events: read and acknowledged by the {NOTIFIER_GROUP} and metrics groups, then "
+            f"trimmed (bot/store/events_trim.py): the stream's share {filled.events_unread:.0f} "
+            f"B before, {shares['events']:.1f} B after; used_memory delta / n "
+            f"{filled.unread:,.0f} B before, {per:,.0f} B after"
+        )
         ids = await sample_ids(r, a.samples)
         await hash_fields(r, ids[0])
         audit = await r.lrange(keys.audit(ids[0]), 0, -1)
         print(f"\n  the audit list, {len(audit)} entry of {len(audit[0])} B: {audit[0]}")
-        saves = await whatif(r, ids, shares)
-        print("\n  compactions (not made: measured on copies, or the key's share)")
+        saves = await whatif(r, ids)
+        print("\n  compactions (not made: measured on copies)")
         for name, v in saves.items():
             print(f"    {name:<62}{v:>6.0f} B saved")
         total = sum(saves.values())
         print(f"    {'all of them':<62}{total:>6.0f} B saved = {per - total:,.0f} B left")
-        ext = await fill(r, url, a.n, defaults)
+        ext = (await fill(r, url, a.n, defaults)).per
         await r.flushdb()
         await r.aclose()
     ext_settings = " ".join(f"{k} {v}" for k, v in defaults.items())
