@@ -19,7 +19,7 @@ from redis.exceptions import ResponseError
 from bot.store import keys
 from bot.store.cluster import is_cluster, retry_startup
 
-MAXLEN = 100_000
+MAXLEN = 100_000  # a backstop: serve trims what every group acknowledged (events_trim.py)
 
 
 @dataclass(frozen=True)
