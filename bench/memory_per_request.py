@@ -81,7 +81,8 @@ async def read_like_serve(r: Redis) -> int:
                     await collector.count(n)
 
         await asyncio.gather(*(count(s) for s in {n.stream for n in got}))
-    return (await EventTrimmer(r).trim_once()).trimmed
+    expected = (NOTIFIER_GROUP, collector.bus.group)
+    return (await EventTrimmer(r, expected).trim_once()).trimmed
 
 
 @dataclass

@@ -22,6 +22,7 @@ from bot.asgi import serve_asgi
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.deadlines.sweeper import Sweeper
+from bot.metrics import GROUP as METRICS_GROUP
 from bot.metrics import MetricsCollector
 from bot.runtime import open_runtime
 from bot.slack.app import build_app
@@ -29,6 +30,7 @@ from bot.slack.client import web_client
 from bot.slack.http import slack_endpoint
 from bot.slack.notifier import Notifier
 from bot.slack.socket_mode import SocketModeLink
+from bot.store.events import NOTIFIER_GROUP
 from bot.store.events_trim import INTERVAL_S, EventTrimmer
 from bot.store.runs import RunStore
 from bot.supervise import Backoff, Supervisor
@@ -104,7 +106,7 @@ async def run_serve(
         )
         sweeper = Sweeper(rt.requests, rt.questions, clock=clock)
         collector = MetricsCollector(rt.redis, consumer=consumer)
-        trimmer = EventTrimmer(rt.redis)
+        trimmer = EventTrimmer(rt.redis, expected=(NOTIFIER_GROUP, METRICS_GROUP))
         trim_every = options.events_trim_interval_s
         running = [
             tasks.start("notifier", lambda: notifier.run(stop), stop),

@@ -27,7 +27,7 @@ from bot.slack.once import OncePoster, Posted, Tag
 from bot.slack.replies import remember_card
 from bot.slack.runlines import RunLines
 from bot.store import keys
-from bot.store.events import EventBus, Notice
+from bot.store.events import NOTIFIER_GROUP, EventBus, Notice
 from bot.store.lease import Lease
 from bot.store.runs import RunStore
 
@@ -57,7 +57,7 @@ class Notifier:
         self.client = client
         self.consumer = consumer
         self.retry_idle_ms = retry_idle_ms
-        self.bus = EventBus(rt.redis, "slack")
+        self.bus = EventBus(rt.redis, NOTIFIER_GROUP)
         self.pager = pager or httpx.AsyncClient(timeout=10)
         self.delivered = 0
         self.failures = 0

@@ -12,8 +12,11 @@ still need: for each group the smaller of its oldest pending entry (read but not
 acknowledged: XAUTOCLAIM delivers it again, so it must stay) and the entry after
 the last one it was given. Everything below that is acknowledged by every group.
 
-It fails closed. A stream with no group keeps everything: groups are created
-from id 0, so events written before the first reader still count. An error on a
+It fails closed. A stream keeps everything while any group `serve` reads with
+(`expected`) is missing from it, or it has no group at all: groups are created
+from id 0, so events written before a reader's group exists still count (were
+the metrics group there alone, its acknowledgements must not drop what the
+notifier, its group not yet made, has to post). An error on a
 stream (gone, of another type, Redis down) leaves that stream as it is for this
 pass. One stream is one key and each command names one, so this runs unchanged
 on Redis Cluster. Several `serve` processes may trim at once: each only removes
@@ -28,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
@@ -52,13 +56,16 @@ def _after(entry_id: str) -> tuple[int, int]:
     return (ms + 1, 0) if seq == _SEQ_MAX else (ms, seq + 1)
 
 
-async def needed_from(redis: Redis, stream: str) -> str | None:
-    """The lowest id some consumer group on `stream` may still read; None: keep all.
+async def needed_from(redis: Redis, stream: str, expected: Collection[str] = ()) -> str | None:
+    """The lowest id some consumer group on `stream` may still read; None: keep all
+    (no group, or one of `expected` not there yet).
 
     Read in this order: a group's last-delivered id first, then its pending list,
     so an entry delivered in between is above the first and one acknowledged in
     between is no longer needed."""
     groups = await redis.xinfo_groups(stream)
+    if not set(expected) <= {str(g["name"]) for g in groups}:
+        return None
     lowest: tuple[int, int] | None = None
     for group in groups:
         floor = _after(str(group["last-delivered-id"]))
@@ -77,14 +84,15 @@ class TrimPass:
 
 
 class EventTrimmer:
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, expected: Collection[str] = ()) -> None:
         self.redis = redis
+        self.expected = tuple(expected)  # the groups serve reads with: none missing
         self.streams = [keys.events(s) for s in range(keys.SHARDS)]
         self._failing = False
 
     async def trim_stream(self, stream: str, done: TrimPass) -> None:
         try:
-            minid = await needed_from(self.redis, stream)
+            minid = await needed_from(self.redis, stream, self.expected)
             if minid is not None:
                 # awaited before the +=: the shards run concurrently on one TrimPass
                 got = await self.redis.xtrim(stream, minid=minid, approximate=True)

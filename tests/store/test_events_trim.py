@@ -118,6 +118,25 @@ async def test_a_stream_no_group_reads_yet_is_left_whole(redis: Redis) -> None:
     assert [n.entry_id for n in await read_all(slack)] == ids
 
 
+async def test_a_stream_serves_notifier_group_is_not_on_yet_is_left_whole(redis: Redis) -> None:
+    # The metrics group was made and read everything; the notifier's is not made yet
+    # (its XGROUP CREATE failed and waits out a backoff). Its card must still be posted.
+    metrics = EventBus(redis, METRICS_GROUP)
+    await metrics.ensure_group()
+    ids = await publish(redis)
+    await deliver(metrics)
+    trimmer = EventTrimmer(redis, expected=(NOTIFIER_GROUP, METRICS_GROUP))
+
+    done = await trimmer.trim_once()
+
+    assert done.trimmed == 0 and await redis.xlen(STREAM) == N
+    slack = EventBus(redis, NOTIFIER_GROUP)
+    await slack.ensure_group()
+    assert [n.entry_id for n in await deliver(slack)] == ids
+    await trimmer.trim_once()
+    assert await redis.xlen(STREAM) == 0
+
+
 async def test_a_stream_that_fails_is_left_alone_and_the_others_are_trimmed(
     redis: Redis,
 ) -> None:
