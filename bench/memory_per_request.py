@@ -5,11 +5,11 @@ CREATE script (the shared pipelined filler, bench/_common.py), with the embedded
 Valkey's encoding settings (bot/store/embedded.py MEMORY_SETTINGS), and prints:
 the used_memory delta per request; MEMORY USAGE of each of a request's own keys
 (the hash, field by field; the audit list; a wake stream if any) and each
-shard-wide key's share (the due and pending indexes, the events stream; `all`
-holds a request only once it leaves review); and what the compactions not made
-would save, measured by writing the compacted form beside the real one. Then the
-same fill on a server left at Valkey's defaults, the baseline the embedded settings
-are judged against.
+shard-wide key's share (the due and pending indexes, the events stream, the review
+terms requests share; `all` holds a request only once it leaves review); and what
+the compactions not made would save, measured by writing the compacted form beside
+the real one. Then the same fill on a server left at Valkey's defaults, the baseline
+the embedded settings are judged against.
 Prints figures; not a test. Starts its own Valkey unless REDIS_URL is set (FLUSHED).
 
     .venv/bin/python bench/memory_per_request.py [--n 50000] [--samples 200]
@@ -82,6 +82,9 @@ async def hash_fields(r: Redis, rid: str) -> None:
     values = sum(len(v.encode()) for v in h.values())
     empty = [k for k, v in h.items() if v == ""]
     print(f"    {'all fields':<16}{names:>8}{values:>9}  {len(empty)} empty: {' '.join(empty)}")
+    if "terms" in h:  # the review terms the hash names, one copy per shard and set
+        copy = await r.hget(keys.terms(keys.shard_of(rid)), h["terms"]) or ""
+        print(f"  its review terms, kept once per shard ({len(copy)} B): {copy}")
 
 
 async def whatif(r: Redis, ids: list[str], shares: dict[str, float]) -> dict[str, float]:
@@ -135,7 +138,7 @@ async def breakdown(r: Redis, n: int, k: int) -> tuple[dict[str, float], dict[st
     }
     shares: dict[str, float] = {}
     for s in range(keys.SHARDS):
-        for name in ("due", "pending", "all", "events", "metrics"):
+        for name in ("due", "pending", "all", "events", "metrics", "terms"):
             shares[name] = shares.get(name, 0.0) + await usage(r, f"{keys.tag(s)}{name}") / n
     return own, shares
 
