@@ -12,12 +12,12 @@ recompute it, and `payload_hash` (sha256, computed in Python) binds decisions.
 
 from __future__ import annotations
 
+from bot.core.chain import ALWAYS
 from bot.core.states import FINAL, HUMAN_EVENTS, TRANSITIONS, ReasonCode
 from bot.store.codec import OPTIONAL, TERMS
 
-TERMS_ERROR = (
-    "hitl: the review terms of a request are missing"  # the scripts' error, matched by callers
-)
+# How the scripts' errors about a request's review terms start; callers match it.
+TERMS_ERROR = "hitl: review terms"
 
 
 def _lua_set(names: object) -> str:
@@ -39,6 +39,9 @@ _COMMON = (
     + "}\n"
     + f"local TERMS = {_lua_set(TERMS)}\n"
     + f"local TERMS_ERROR = '{TERMS_ERROR}'\n"
+    + "local ALWAYS = {"
+    + ", ".join(f"['{g}'] = {{'" + "', '".join(ks) + "'}" for g, ks in ALWAYS.items())
+    + "}\n"
     + """
 -- Fields that are often empty are not stored while empty (a pending request has a
 -- dozen, ~140 B of memory each: bench/memory_per_request.py); a loaded request reads
@@ -77,10 +80,15 @@ end
 local function flat(h)
   return cjson.encode(h)
 end
+-- Not stored: the empty values a reader puts back exactly (ALWAYS, bot/core/chain.py),
+-- and the all-zero prev of a first entry (~75 B of a waiting request's one entry).
 local function audit(A, h, e)
   local seq = tonumber(h.audit_seq or '0') + 1
   e.seq = seq
-  e.prev = (h.audit_head ~= nil and h.audit_head ~= '') and h.audit_head or string.rep('0', 40)
+  for _, group in ipairs({'*', e.kind, e.event}) do
+    for _, k in ipairs(ALWAYS[group] or {}) do if e[k] == '' then e[k] = nil end end
+  end
+  if h.audit_head ~= nil and h.audit_head ~= '' then e.prev = h.audit_head end
   local line = cjson.encode(e)
   redis.call('RPUSH', A, line)
   h.audit_head = redis.sha1hex(line)
