@@ -18,7 +18,7 @@ from bot.core.policy import DEFAULT_POLICY, Policy
 from bot.core.proposal import propose
 from bot.core.states import Event, State
 from bot.store import keys
-from bot.store.codec import to_hash
+from bot.store.codec import split_terms, to_hash
 from bot.store.embedded import MEMORY_SETTINGS
 from bot.store.requests import RequestStore
 from bot.store.scripts import CREATE
@@ -102,7 +102,7 @@ class Filler:
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
         req = self._proposed("template", 0)
-        self.template = to_hash(req)
+        self.template, self.terms = split_terms(to_hash(req))
         self.ttl = req.expires_at  # created at 0: the review deadline's distance
 
     def _proposed(self, rid: str, now: int) -> ActionRequest:
@@ -122,11 +122,11 @@ class Filler:
 
     async def check(self, r: Redis, sha: str, now: int) -> None:
         """The copy equals a fresh proposal, and CREATE of it writes what the store writes."""
-        assert self.hash_of("benchA", now) == to_hash(self._proposed("benchA", now)), "copy"
+        fresh = split_terms(to_hash(self._proposed("benchA", now)))
+        assert (self.hash_of("benchA", now), self.terms) == fresh, "copy"
         ks = keys.request_keys("benchA")
-        await r.evalsha(
-            sha, len(ks), *ks, now, WHO, _RECORDS, json.dumps(self.hash_of("benchA", now))
-        )
+        h = json.dumps(self.hash_of("benchA", now))
+        await r.evalsha(sha, len(ks), *ks, now, WHO, _RECORDS, h, self.terms)
         store = RequestStore(r, clock=lambda: now, ids=lambda: "benchB")
         await store.create(self.policy, tool="refund", args=REFUND, requester=WHO)
         a, b = await r.hgetall(keys.request("benchA")), await r.hgetall(keys.request("benchB"))
@@ -156,7 +156,9 @@ class Filler:
                         expires[rid] = self.expires_at(at)
                         ks = keys.request_keys(rid)
                         h = json.dumps(self.hash_of(rid, at))
-                        cmds.append(("EVALSHA", sha, len(ks), *ks, at, WHO, _RECORDS, h))
+                        cmds.append(
+                            ("EVALSHA", sha, len(ks), *ks, at, WHO, _RECORDS, h, self.terms)
+                        )
                     cmds.append(("CLIENT", "REPLY", "ON"))
                     await conn.send_packed_command(conn.pack_commands(cmds))
                     assert await conn.read_response() == "OK"

@@ -8,11 +8,12 @@ collector's groups read and acknowledge every entry, the trim of
 bot/store/events_trim.py runs once), and prints:
 the used_memory delta per request; MEMORY USAGE of each of a request's own keys
 (the hash, field by field; the audit list; a wake stream if any) and each
-shard-wide key's share (the due and pending indexes, the events stream; `all`
-holds a request only once it leaves review); and what the compactions not made
-would save, measured by writing the compacted form beside the real one. Then the
-same fill on a server left at Valkey's defaults, the baseline the embedded settings
-are judged against.
+shard-wide key's share (the due and pending indexes, the events stream, the review
+terms requests share; `all` holds a request only once it leaves review); what the
+compactions made save, measured by writing the older form beside the real one; and
+what the compactions not made would save, measured by writing the compacted form
+beside it. Then the same fill on a server left at Valkey's defaults, the baseline
+the embedded settings are judged against.
 Prints figures; not a test. Starts its own Valkey unless REDIS_URL is set (FLUSHED).
 
     .venv/bin/python bench/memory_per_request.py [--n 50000] [--samples 200]
@@ -30,6 +31,7 @@ from _common import Filler, flush, print_load, server_url, used_memory, verdict
 from redis.asyncio import Redis
 
 from bot.clock import wall_ms
+from bot.core.chain import expand
 from bot.core.policy import DEFAULT_POLICY
 from bot.metrics import MetricsCollector
 from bot.store import keys
@@ -127,6 +129,9 @@ async def hash_fields(r: Redis, rid: str) -> None:
     values = sum(len(v.encode()) for v in h.values())
     empty = [k for k, v in h.items() if v == ""]
     print(f"    {'all fields':<16}{names:>8}{values:>9}  {len(empty)} empty: {' '.join(empty)}")
+    if "terms" in h:  # the review terms the hash names, one copy per shard and set
+        copy = await r.hget(keys.terms(keys.shard_of(rid)), h["terms"]) or ""
+        print(f"  its review terms, kept once per shard ({len(copy)} B): {copy}")
 
 
 async def whatif(r: Redis, ids: list[str]) -> dict[str, float]:
@@ -151,24 +156,45 @@ async def whatif(r: Redis, ids: list[str]) -> dict[str, float]:
         await r.delete(key)
         return await usage(r, keys.audit(rid)) - got
 
-    async def audit_compact(rid: str) -> int:
-        """The entries without empty values, and without the all-zero prev of the first."""
-        key = f"{keys.audit(rid)}:whatif"
-        for line in await r.lrange(keys.audit(rid), 0, -1):
-            e = {k: v for k, v in json.loads(line).items() if v != "" and v != "0" * 40}
-            await r.rpush(key, json.dumps(e, separators=(",", ":")))
-        got = await usage(r, keys.audit(rid)) - await usage(r, key) + len(":whatif")
-        await r.delete(key)
-        return got
-
     out = {"hash: 1-2 byte field names": statistics.fmean([await short_names(i) for i in ids])}
-    out["audit: entries without empty values and zero prev"] = statistics.fmean(
-        [await audit_compact(i) for i in ids]
-    )
     out["audit: keep the first entry in the hash, no list key yet"] = statistics.fmean(
         [await audit_in_hash(i) for i in ids]
     )
     return out
+
+
+def full(line: str) -> str:
+    """An entry as stored before: its empty values and a first entry's zero prev."""
+    return json.dumps(expand(json.loads(line)), separators=(",", ":"))
+
+
+async def made(r: Redis, ids: list[str]) -> dict[str, float]:
+    """Bytes per request each compaction made saves, the older form written on copies."""
+
+    async def audit_full(rid: str) -> int:
+        key = f"{keys.audit(rid)}:whatif"
+        await r.rpush(key, *[full(line) for line in await r.lrange(keys.audit(rid), 0, -1)])
+        got = await usage(r, key) - len(":whatif") - await usage(r, keys.audit(rid))
+        await r.delete(key)
+        return got
+
+    async def terms_inline(rid: str) -> int:
+        h = await r.hgetall(keys.request(rid))
+        copy = await r.hget(keys.terms(keys.shard_of(rid)), h.pop("terms"))
+        key = f"{keys.request(rid)}:whatif"
+        await r.hset(key, mapping=h | json.loads(copy or "{}"))
+        got = await usage(r, key) - len(":whatif") - await usage(r, keys.request(rid))
+        await r.delete(key)
+        return got
+
+    return {
+        "hash: review terms kept once per shard, by reference": statistics.fmean(
+            [await terms_inline(i) for i in ids]
+        ),
+        "audit: entries without empty values and zero prev": statistics.fmean(
+            [await audit_full(i) for i in ids]
+        ),
+    }
 
 
 async def breakdown(r: Redis, n: int, k: int) -> tuple[dict[str, float], dict[str, float]]:
@@ -179,7 +205,7 @@ async def breakdown(r: Redis, n: int, k: int) -> tuple[dict[str, float], dict[st
     }
     shares: dict[str, float] = {}
     for s in range(keys.SHARDS):
-        for name in ("due", "pending", "all", "events", "metrics"):
+        for name in ("due", "pending", "all", "events", "metrics", "terms"):
             shares[name] = shares.get(name, 0.0) + await usage(r, f"{keys.tag(s)}{name}") / n
     return own, shares
 
@@ -221,7 +247,17 @@ async def main() -> None:
         ids = await sample_ids(r, a.samples)
         await hash_fields(r, ids[0])
         audit = await r.lrange(keys.audit(ids[0]), 0, -1)
-        print(f"\n  the audit list, {len(audit)} entry of {len(audit[0])} B: {audit[0]}")
+        print(
+            f"\n  the audit list, {len(audit)} entry of {len(audit[0])} B"
+            f" ({len(full(audit[0]))} B in the older form): {audit[0]}"
+        )
+        done = await made(r, ids)
+        done["events: trimmed once every group acknowledged (used_memory)"] = filled.unread - per
+        print("\n  compactions made (the older form measured on copies)")
+        for name, v in done.items():
+            print(f"    {name:<62}{v:>6.0f} B saved")
+        before = per + sum(done.values())
+        print(f"    {'before them':<62}{before:>6,.0f} B = {per:,.0f} B now")
         saves = await whatif(r, ids)
         print("\n  compactions (not made: measured on copies)")
         for name, v in saves.items():

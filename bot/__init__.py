@@ -18,6 +18,7 @@ from bot.errors import (
     NotFound,
     PayloadError,
     StalePayload,
+    StoreDamaged,
     StoreUnavailable,
 )
 from bot.store.questions import QuestionStore
@@ -49,6 +50,7 @@ __all__ = [
     "State",
     "Steering",
     "SteeringStore",
+    "StoreDamaged",
     "StoreUnavailable",
     "load_policy",
 ]

@@ -19,6 +19,7 @@ from rich.table import Table
 from bot import cli_runs, loops
 from bot import messages as msg
 from bot.cli_valkey import valkey_app
+from bot.core.chain import expand
 from bot.core.models import ActionRequest
 from bot.core.policy import TIER_ORDER, Policy, format_duration, load_policy, parse_duration
 from bot.errors import HitlError
@@ -153,7 +154,7 @@ def show(
     req, lines, chain = _run(work)
     if as_json:
         body = req.model_dump(mode="json") | {
-            "audit": [json.loads(x) for x in lines],
+            "audit": [expand(json.loads(x)) for x in lines],
             "chain": chain,
         }
         print(json.dumps(body, indent=2))
@@ -169,7 +170,7 @@ def show(
         out.print(f"outcome: {req.detail}", markup=False, highlight=False)
     t = Table("#", "time (UTC)", "actor", "event", "from", "to", "reason")
     for line in lines:
-        e = json.loads(line)
+        e = expand(json.loads(line))
         event = e["event"] if e["kind"] == "transition" else f"REFUSED {e['event']}"
         t.add_row(
             str(e["seq"]),

@@ -12,7 +12,8 @@
     ├── IdempotencyConflict      an idempotency key reused with another payload
     ├── Forbidden                the caller may not do this (route review elsewhere,
     │                            speak as someone else, steer a run that is not theirs)
-    └── StoreUnavailable         Redis/Valkey cannot be reached or started
+    ├── StoreUnavailable         Redis/Valkey cannot be reached or started
+    └── StoreDamaged             part of a record is gone (a request's review terms)
 
 Callers catch `HitlError` to handle anything the bot meant to raise; anything
 else is a bug.
@@ -99,6 +100,11 @@ class StoreUnavailable(HitlError):
     """Redis/Valkey cannot be reached, or the embedded server cannot start."""
 
 
+class StoreDamaged(HitlError):
+    """The store lacks part of a record (say, a request's review terms): the bot will not
+    act on the rest by guessing."""
+
+
 # How each error crosses HTTP: status and `error` code. The API answers with
 # it and the SDK's HTTP mode maps the code back, so both modes raise alike.
 # Lookups walk the exception's MRO, so the most specific class wins.
@@ -113,6 +119,7 @@ WIRE: dict[type[HitlError], tuple[int, str]] = {
     Forbidden: (403, "forbidden"),
     PayloadError: (422, "payload_error"),
     StoreUnavailable: (503, "store_unavailable"),
+    StoreDamaged: (500, "store_damaged"),
     ConfigError: (500, "config_error"),
     HitlError: (400, "error"),
 }

@@ -34,6 +34,11 @@ EDIT_NOT_ALLOWED = "The policy does not allow editing {tool} before approval."
 EDIT_NEEDS_ARGS = "Edit and approve needs the new arguments."
 NOT_ALLOWED = "Cannot {event} a request that is {state}."
 UNKNOWN_REQUEST = "No request with id {id}."
+TERMS_DAMAGED = (
+    "The review terms of request {id} are missing from the store or differ from those it "
+    "was created under, so who may approve it is unknown: nothing was changed. Restore the "
+    "store's `terms` keys from a backup."
+)
 UNKNOWN_QUESTION = "No question with id {id}."
 IDEMPOTENCY_CONFLICT = (
     "Idempotency key {key} was already used for a different call, asker or risk "

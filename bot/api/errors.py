@@ -13,6 +13,8 @@ Status codes:
     request validation     422 validation_error    (malformed JSON too)
     StoreUnavailable       503 store_unavailable   (also a lost Redis connection, or a
                                                     cluster slot failing over; Retry-After)
+    StoreDamaged           500 store_damaged       (part of a record is gone, e.g. the
+                                                    review terms a request names)
     anything else          500 internal            (never a traceback in the body)
 
 The `error` codes are a contract: `bot.sdk.http` turns them back into the same

@@ -1,17 +1,42 @@
-"""Verifying a request's hash-chained audit list. Pure: takes the stored lines."""
+"""Verifying a request's hash-chained audit list, and reading its entries. Pure: takes
+the stored lines."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import Any
 
-GENESIS = "0" * 40
+GENESIS = "0" * 40  # the link into a first entry, which is now stored without `prev`
+
+# The keys an entry always carried, empty or not, before empty values were left out:
+# "*" on every entry, then by its kind ("refused") or its event ("create"). Only these
+# are left out when empty (the Lua `audit` helper renders this table), so `expand` puts
+# back exactly what an earlier release stored. Other keys (a transition's reason_code,
+# text, view_hash) were written on some paths only, so theirs stay stored even empty.
+ALWAYS: dict[str, tuple[str, ...]] = {
+    "*": ("actor", "from", "to", "payload_hash"),
+    "refused": ("reason_code", "view_hash"),
+    "create": ("reason_code",),
+}
 
 
 def line_hash(line: str) -> str:
     # sha1 because the entry is chained inside a Lua script, where it is the only hash.
     return hashlib.sha1(line.encode()).hexdigest()
+
+
+def expand(entry: dict[str, Any]) -> dict[str, Any]:
+    """A decoded entry with what storage left out put back: the empty values and a first
+    entry's zero `prev`. Entries of earlier releases come back unchanged."""
+    full = dict(entry)
+    for group in ("*", str(entry.get("kind")), str(entry.get("event"))):
+        for key in ALWAYS.get(group, ()):
+            full.setdefault(key, "")
+    if entry.get("seq") == 1:
+        full.setdefault("prev", GENESIS)
+    return full
 
 
 @dataclass(frozen=True)
@@ -28,7 +53,12 @@ def verify(lines: list[str], head: str) -> Break | None:
             entry = json.loads(line)
         except json.JSONDecodeError:
             return Break(i, "entry is not valid JSON")
-        if entry.get("prev") != prev:
+        if not isinstance(entry, dict):
+            return Break(i, "entry is not a JSON object")
+        if "prev" not in entry and i > 1:
+            # Only a first entry is stored without its link (the zero one).
+            return Break(i, "entry has no link to the entry before it")
+        if entry.get("prev", GENESIS) != prev:
             # The link into entry i is wrong: entry i-1 was altered, or i was forged.
             return Break(max(1, i - 1), "hash of this entry does not match the next link")
         if entry.get("seq") != i:

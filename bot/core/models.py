@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.core.chain import expand
 from bot.core.states import Event, ReasonCode, State
 
 SYSTEM = "system"  # the actor name for the sweeper, the policy and the executor
@@ -150,12 +151,12 @@ class AuditEntry(BaseModel):
     view_hash: str | None = None
     via: str | None = None
     version: int
-    prev: str
+    prev: str = ""  # only a first entry's is put back (GENESIS); a later one missing is a break
     raw: str = Field(exclude=True, default="")
 
     @classmethod
     def parse(cls, raw: str) -> AuditEntry:
-        data = json.loads(raw)
+        data = expand(json.loads(raw))  # what storage leaves out reads as before
         return cls.model_validate(
             {
                 **data,

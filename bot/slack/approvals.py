@@ -33,7 +33,8 @@ from bot.errors import (
 from bot.runtime import Runtime
 from bot.slack import render, views
 from bot.slack.groups import groups_of, needs_lookup
-from bot.store import keys, tools
+from bot.store import tools
+from bot.store.codec import from_hash
 
 log = logging.getLogger(__name__)
 
@@ -62,13 +63,12 @@ class Approvals:
         self, client: AsyncWebClient, user: str, request_id: str, decision: Decision
     ) -> None:
         """Apply a person's decision, resolving their groups and what they saw first."""
-        h = await self.rt.redis.hmget(keys.request(request_id), "msg_view", "approvers", "levels")
-        view_hash, approvers, levels = h[0], str(h[1] or ""), str(h[2] or "")
+        h = await self.rt.requests.fields(request_id)
+        view_hash, approvers, levels = h.get("msg_view"), h["approvers"], h["levels"]
         groups: tuple[str, ...] = ()
         # only pay for Slack look-ups when a group or channel could make this person eligible
         if any(f'"{c}' in approvers + levels for c in "SCG#"):
-            req = await self.rt.requests.get(request_id)
-            candidates = req.eligible()
+            candidates = from_hash(h).eligible()
             if needs_lookup(candidates):
                 groups = await groups_of(self.rt.redis, client, user, candidates)
         d = decision.model_copy(

@@ -9,7 +9,7 @@ from typing import cast
 
 from redis.asyncio import Redis
 
-from bot.core.chain import Break, verify
+from bot.core.chain import Break, expand, verify
 from bot.core.models import AuditEntry
 from bot.store import keys
 from bot.store.requests import RequestStore
@@ -50,6 +50,6 @@ async def export(store: RequestStore, since_ms: int = 0) -> AsyncIterator[str]:
     """JSON lines, one per entry, each tagged with its request id, oldest request first."""
     for rid in await store.ids_between(since_ms):
         for line in await lines(store.redis, rid):
-            entry = json.loads(line)
+            entry = expand(json.loads(line))  # the keys consumers always got, stored or not
             if entry.get("at", 0) >= since_ms:
                 yield json.dumps({"request_id": rid, **entry}, sort_keys=True)

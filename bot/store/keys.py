@@ -108,6 +108,13 @@ def pending_tiers(shard: int) -> str:
     return f"{tag(shard)}pending_tiers"
 
 
+def terms(shard: int) -> str:
+    """Hash: a reference -> the review terms (chain, approvers, quorum, timeouts, default)
+    requests of the shard created under them share; each request stores the reference.
+    Content-addressed and never rewritten: a copy per distinct set (bot/store/codec.py)."""
+    return f"{tag(shard)}terms"
+
+
 def metrics(shard: int) -> str:
     """Hash of Prometheus counters for events of the shard (bot/metrics.py sums them)."""
     return f"{tag(shard)}metrics"
@@ -125,6 +132,7 @@ def request_keys(rid: str) -> list[str]:
         wake(rid),
         events(s),
         pending_tiers(s),
+        terms(s),
     ]
 
 

@@ -16,9 +16,16 @@ from collections.abc import AsyncIterator
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bot.store.scripts import RENEW_LEASE
-
 log = logging.getLogger(__name__)
+
+# Keep a lease alive only while it is still ours: KEYS[1] the lease, ARGV[1] the holder,
+# ARGV[2] seconds. 1 if renewed, 0 if it expired or another holder took it meanwhile.
+RENEW_LEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+return 0
+"""
 
 
 class Lease:

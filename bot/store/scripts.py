@@ -12,8 +12,12 @@ recompute it, and `payload_hash` (sha256, computed in Python) binds decisions.
 
 from __future__ import annotations
 
+from bot.core.chain import ALWAYS
 from bot.core.states import FINAL, HUMAN_EVENTS, TRANSITIONS, ReasonCode
-from bot.store.codec import OPTIONAL
+from bot.store.codec import OPTIONAL, TERMS
+
+# How the scripts' errors about a request's review terms start; callers match it.
+TERMS_ERROR = "hitl: review terms"
 
 
 def _lua_set(names: object) -> str:
@@ -33,6 +37,11 @@ _COMMON = (
     "local OPTIONAL = {"
     + ", ".join(f"'{f}'" for f in OPTIONAL)
     + "}\n"
+    + f"local TERMS = {_lua_set(TERMS)}\n"
+    + f"local TERMS_ERROR = '{TERMS_ERROR}'\n"
+    + "local ALWAYS = {"
+    + ", ".join(f"['{g}'] = {{'" + "', '".join(ks) + "'}" for g, ks in ALWAYS.items())
+    + "}\n"
     + """
 -- Fields that are often empty are not stored while empty (a pending request has a
 -- dozen, ~140 B of memory each: bench/memory_per_request.py); a loaded request reads
@@ -41,10 +50,18 @@ local function fill(h)
   for _, k in ipairs(OPTIONAL) do if h[k] == nil then h[k] = '' end end
   return h
 end
-local function load(key)
+-- A request keeps a reference to its review terms (chain, approvers, quorum, timeouts,
+-- default), stored once per shard in T (bot/store/codec.py TERMS); a request stored
+-- before keeps them inline. Missing terms are an error: never review on guessed ones.
+local function load(key, T)
   local raw = redis.call('HGETALL', key)
   local h = {}
   for i = 1, #raw, 2 do h[raw[i]] = raw[i + 1] end
+  if h.terms ~= nil and h.terms ~= '' then
+    local terms = redis.call('HGET', T, h.terms)
+    if not terms then return error(TERMS_ERROR .. ' missing: ' .. key) end
+    for k, v in pairs(cjson.decode(terms)) do if h[k] == nil then h[k] = v end end
+  end
   return fill(h)
 end
 -- HSET what has a value and HDEL what went empty.
@@ -63,10 +80,15 @@ end
 local function flat(h)
   return cjson.encode(h)
 end
+-- Not stored: the empty values a reader puts back exactly (ALWAYS, bot/core/chain.py),
+-- and the all-zero prev of a first entry (~75 B of a waiting request's one entry).
 local function audit(A, h, e)
   local seq = tonumber(h.audit_seq or '0') + 1
   e.seq = seq
-  e.prev = (h.audit_head ~= nil and h.audit_head ~= '') and h.audit_head or string.rep('0', 40)
+  for _, group in ipairs({'*', e.kind, e.event}) do
+    for _, k in ipairs(ALWAYS[group] or {}) do if e[k] == '' then e[k] = nil end end
+  end
+  if h.audit_head ~= nil and h.audit_head ~= '' then e.prev = h.audit_head end
   local line = cjson.encode(e)
   redis.call('RPUSH', A, line)
   h.audit_head = redis.sha1hex(line)
@@ -83,13 +105,14 @@ local function publish(EV, kind, id, version, event, state, run)
 end
 """
 )
-# KEYS: req, audit, due, pending, all, wake, events, pending_tiers
+# KEYS: req, audit, due, pending, all, wake, events, pending_tiers, terms
 # ARGV: now, actor, records JSON [[event, from, to, reason], ...], the request hash as JSON
-#       (one argument instead of ~70: packing them cost the client more than the script),
+#       (one argument instead of ~70: packing them cost the client more than the script)
+#       with `terms` naming its review terms, the terms' JSON (kept once per shard),
 #       and optionally the claimer and the wake ttl seconds: an approved new request is
 #       then claimed in the same step (the free path: one round trip instead of two), with
 #       the audit entry, wake and event TRANSITION's claim writes.
-# Optional KEYS 9 and 10: a run's correction queue and its record (one Redis only: they
+# Optional KEYS 10 and 11: a run's correction queue and its record (one Redis only: they
 #       are in the run's hash slot). A call made while a correction waits or a stop is
 #       asked then creates nothing and the reply is {'steered'}: the caller takes the
 #       correction first, as it would have checking before the create (a round trip less).
@@ -98,17 +121,17 @@ end
 CREATE = (
     _COMMON
     + """
-local R, A, DUE, PEND, ALL = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-if KEYS[10] and (redis.call('LLEN', KEYS[9]) > 0
-                 or redis.call('HGET', KEYS[10], 'stop_requested') == '1') then
+local R, A, DUE, PEND, ALL, T = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[9]
+if KEYS[11] and (redis.call('LLEN', KEYS[10]) > 0
+                 or redis.call('HGET', KEYS[11], 'stop_requested') == '1') then
   return {'steered', ''}
 end
-local now, actor, claimer = tonumber(ARGV[1]), ARGV[2], ARGV[5] or ''
+local now, actor, terms, claimer = tonumber(ARGV[1]), ARGV[2], ARGV[5], ARGV[6] or ''
 local records = cjson.decode(ARGV[3])
 local h = fill(cjson.decode(ARGV[4]))
 if redis.call('EXISTS', R) == 1 then
   local given = h
-  h = load(R)
+  h = load(R, T)
   -- the same key must mean the same call by the same asker at the same risk
   local same = (h.payload_hash == given.payload_hash or h.original_hash == given.payload_hash)
     and h.requester == given.requester and (h.obo or '') == given.obo
@@ -116,6 +139,12 @@ if redis.call('EXISTS', R) == 1 then
   if same then return {'exists', flat(h)} end
   return {'conflict', flat(h)}
 end
+local known = redis.call('HGET', T, h.terms)
+if not known then redis.call('HSET', T, h.terms, terms)
+elseif known ~= terms then
+  return error(TERMS_ERROR .. ' ' .. h.terms .. ' differ from those stored')
+end
+for k, v in pairs(cjson.decode(terms)) do h[k] = v end
 for _, r in ipairs(records) do
   local who = actor
   if r[4] ~= '' then who = 'system' end
@@ -132,7 +161,9 @@ if claimer ~= '' and h.state == 'approved' then
                version = tonumber(h.version)})
 end
 local args = {}
-for k, v in pairs(h) do if v ~= '' then args[#args + 1] = k; args[#args + 1] = v end end
+for k, v in pairs(h) do
+  if v ~= '' and not TERMS[k] then args[#args + 1] = k; args[#args + 1] = v end
+end
 redis.call('HSET', R, unpack(args))
 -- A pending request is listed in PEND only; it enters ALL when it leaves review
 -- (RequestStore.ids_between reads both): one index entry less while it waits.
@@ -144,7 +175,7 @@ if h.expires_at ~= '' then redis.call('ZADD', DUE, h.expires_at, due_member(h)) 
 publish(KEYS[7], 'request', h.id, created_version, 'create', created_state, h.run_id)
 if h.state == 'executing' then
   redis.call('XADD', KEYS[6], 'MAXLEN', '~', '16', h.version .. '-0', 'state', h.state)
-  redis.call('EXPIRE', KEYS[6], tonumber(ARGV[6]))
+  redis.call('EXPIRE', KEYS[6], tonumber(ARGV[7]))
   publish(KEYS[7], 'request', h.id, h.version, 'claim', h.state, h.run_id)
 end
 -- The caller holds every other field already: it sent them.
@@ -153,8 +184,9 @@ return {'ok', cjson.encode({state = h.state, version = h.version, expires_at = h
 """
 )
 
-# KEYS: req, audit, due, pending, all, wake, events, pending_tiers
-# Reply: {status, the request's hash as JSON} and, on 'ok', the state it moved from.
+# KEYS: req, audit, due, pending, all, wake, events, pending_tiers, terms
+# Reply: {status, the request's hash as JSON with its terms} and, on 'ok', the state it
+# moved from.
 # ARGV: now, event, actor, groups JSON, seen hash, view hash, reason code, text,
 #       new args, new hash, fence, detail, has compensation (1/0), wake ttl seconds,
 #       via (how a person decided: "" for a button, "thread_reply:CHANNEL:TS" for a reply),
@@ -167,7 +199,7 @@ local R, A, DUE, PEND, ALL, W = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEY
 local now, ev, actor = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local seen, view, reason, text = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 if redis.call('EXISTS', R) == 0 then return {'not_found', '{}'} end
-local h = load(R)
+local h = load(R, KEYS[9])
 local state, version = h.state, tonumber(h.version)
 local cur, recs, upd = state, {}, {}
 
@@ -361,56 +393,7 @@ return {'ok', flat(h), state}
 """
 )
 
-# KEYS: question, due, wake, events.  ARGV: now, event (answer|timeout|cancel), actor, answer,
-#       fence, wake ttl seconds
-QUESTION = """
-local Q, DUE, W = KEYS[1], KEYS[2], KEYS[3]
-local now, ev, actor, answer = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
-if redis.call('EXISTS', Q) == 0 then return {'not_found', '{}'} end
-local raw = redis.call('HGETALL', Q)
-local h = {}
-for i = 1, #raw, 2 do h[raw[i]] = raw[i + 1] end
-local function reply(code) return {code, cjson.encode(h)} end
-if h.state ~= 'open' then
-  if ev == 'answer' and h.answered_by == actor and h.answer == answer then
-    return reply('repeat')
-  end
-  if ev == 'answer' then return reply('already_resolved') end
-  return reply('noop')
-end
-local version = tonumber(h.version)
-if ev == 'answer' then
-  if now >= tonumber(h.expires_at) then return reply('expired') end
-  h.state, h.answer, h.answered_by, h.answered_at = 'answered', answer, actor, tostring(now)
-elseif ev == 'timeout' then
-  if (ARGV[5] ~= '' and tonumber(ARGV[5]) ~= version) or now < tonumber(h.expires_at) then
-    return reply('noop')
-  end
-  h.state = 'expired'
-else
-  h.state = 'cancelled'
-end
-redis.call('ZREM', DUE, 'q:' .. h.id .. '|' .. h.version)
-h.version = tostring(version + 1)
-redis.call('HSET', Q, 'state', h.state, 'version', h.version, 'answer', h.answer or '',
-           'answered_by', h.answered_by or '', 'answered_at', h.answered_at or '')
-redis.call('XADD', W, 'MAXLEN', '~', '16', h.version .. '-0', 'state', h.state)
-redis.call('EXPIRE', W, tonumber(ARGV[6]))
-redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'kind', 'question', 'id', h.id,
-           'version', h.version, 'event', ev, 'state', h.state, 'run', h.run_id or '')
-return reply('ok')
-"""
-
-# Keep a lease alive only while it is still ours: KEYS[1] the lease, ARGV[1] the holder,
-# ARGV[2] seconds. 1 if renewed, 0 if it expired or another holder took it meanwhile.
-RENEW_LEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
-end
-return 0
-"""
-
 # The benchmark's baseline: a script that does nothing but answer.
 NOOP = "return 1"
 
-ALL: dict[str, str] = {"create": CREATE, "transition": TRANSITION, "question": QUESTION}
+ALL: dict[str, str] = {"create": CREATE, "transition": TRANSITION}

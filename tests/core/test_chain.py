@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bot.core.chain import GENESIS, line_hash, verify
+from bot.core.chain import GENESIS, expand, line_hash, verify
 
 
 def chain(n: int) -> tuple[list[str], str]:
@@ -109,3 +109,70 @@ def test_an_entry_that_is_not_json_is_named() -> None:
     lines[1] = "{not json"
     broken = verify(lines, head)
     assert broken is not None and broken.seq == 2 and broken.why == "entry is not valid JSON"
+
+
+def compact(n: int) -> tuple[list[str], str]:
+    """`n` linked entries as the Lua script writes them now: the first without `prev`."""
+    lines, prev = [], GENESIS
+    for seq in range(1, n + 1):
+        link = {"prev": prev} if seq > 1 else {}
+        line = json.dumps({"seq": seq, **link, "event": f"e{seq}"}, separators=(",", ":"))
+        lines.append(line)
+        prev = line_hash(line)
+    return lines, prev
+
+
+def test_a_first_entry_stored_without_its_zero_link_passes() -> None:
+    lines, head = compact(3)
+    assert '"prev"' not in lines[0] and verify(lines, head) is None
+
+
+def test_a_later_entry_without_a_link_is_a_break_even_when_the_rest_is_rechained() -> None:
+    lines, _ = compact(3)
+    second = json.loads(lines[1])
+    del second["prev"]
+    lines[1] = json.dumps(second, separators=(",", ":"))
+    lines[2] = json.dumps({**json.loads(lines[2]), "prev": line_hash(lines[1])})
+    broken = verify(lines, line_hash(lines[2]))
+    assert broken is not None and broken.seq == 2
+    assert broken.why == "entry has no link to the entry before it"
+
+
+def test_a_dropped_first_entry_of_a_compact_chain_is_caught() -> None:
+    lines, head = compact(3)
+    broken = verify(lines[1:], head)
+    assert broken is not None and broken.seq == 1
+
+
+def test_an_entry_that_is_json_but_no_object_is_named() -> None:
+    lines, head = compact(2)
+    broken = verify([lines[0], "[1]"], head)
+    assert broken is not None and broken.seq == 2 and broken.why == "entry is not a JSON object"
+
+
+OLD_FIRST = {
+    "kind": "transition",
+    "event": "create",
+    "seq": 1,
+    "prev": GENESIS,
+    "actor": "U1",
+    "from": "",
+    "to": "pending_review",
+    "reason_code": "",
+    "payload_hash": "ab",
+    "at": 1,
+    "version": 1,
+}
+
+
+def test_expand_gives_back_an_entry_as_an_earlier_release_stored_it() -> None:
+    stored = {k: v for k, v in OLD_FIRST.items() if v not in ("", GENESIS)}
+    assert expand(stored) == OLD_FIRST
+    assert expand(OLD_FIRST) == OLD_FIRST
+    refusal = {"kind": "refused", "event": "approve", "seq": 2, "prev": "f" * 40}
+    assert expand(refusal) == refusal | dict.fromkeys(
+        ("actor", "from", "to", "payload_hash", "reason_code", "view_hash"), ""
+    )
+    # A transition's reason and text were stored on some paths only: nothing is invented.
+    claim = {"kind": "transition", "event": "claim", "seq": 3, "prev": "f" * 40}
+    assert set(expand(claim)) == set(claim) | {"actor", "from", "to", "payload_hash"}

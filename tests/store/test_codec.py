@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 from redis.asyncio import Redis
 
 from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event
-from bot.store import keys
 from bot.store.codec import from_hash
 from bot.store.requests import RequestStore
 
@@ -24,8 +21,7 @@ async def test_decoded_request_equals_the_validated_one(
     for step in (None, cancel):
         if step is not None:
             await store.transition(req.id, step)
-        h = cast(dict[str, str], await redis.hgetall(keys.request(req.id)))
-        fast = from_hash(h)
+        fast = from_hash(await store.fields(req.id))
         slow = ActionRequest.model_validate(fast.model_dump())
         assert fast == slow and fast.model_dump() == slow.model_dump()
         assert fast.levels and fast.approvals and type(fast.approvals[0].at) is int

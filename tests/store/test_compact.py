@@ -23,6 +23,10 @@ async def stored(redis: Redis, rid: str) -> dict[str, str]:
     return cast(dict[str, str], await redis.hgetall(keys.request(rid)))
 
 
+async def terms_of(redis: Redis, rid: str, h: dict[str, str]) -> str:
+    return cast(str, await redis.hget(keys.terms(keys.shard_of(rid)), h["terms"]))
+
+
 async def indexed(redis: Redis, rid: str) -> tuple[bool, bool]:
     """(in `pending`, in `all`)"""
     k = keys.request_keys(rid)
@@ -40,7 +44,7 @@ async def test_a_waiting_request_stores_no_empty_field_and_gains_them_as_it_move
     h = await stored(redis, req.id)
     assert "" not in h.values(), [k for k, v in h.items() if not v]
     assert not {"res_actor", "detail", "idem", "obo", "original_hash"} & h.keys()
-    levels = json.loads(h["levels"])
+    levels = json.loads(json.loads(await terms_of(redis, req.id, h))["levels"])
     assert levels and all(v not in ([], None) for lv in levels for v in lv.values())
     assert await indexed(redis, req.id) == (True, False)
     assert await store.get(req.id) == req
@@ -91,6 +95,7 @@ async def test_a_request_stored_in_the_older_form_reads_and_moves_the_same(
     full = legacy(await store.get(req.id))
     assert "" in full.values() and '"users":[]' in full["levels"]
     await redis.hset(keys.request(req.id), mapping=full)  # type: ignore[misc]
+    await redis.hdel(keys.request(req.id), "terms")  # held inline before, not by reference
     await redis.zadd(keys.request_keys(req.id)[4], {req.id: req.created_at})
     assert await store.get(req.id) == req
     assert await store.ids_between() == [req.id]
