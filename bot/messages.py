@@ -36,8 +36,8 @@ NOT_ALLOWED = "Cannot {event} a request that is {state}."
 UNKNOWN_REQUEST = "No request with id {id}."
 TERMS_DAMAGED = (
     "The review terms of request {id} are missing from the store or differ from those it "
-    "was created under, so who may approve it is unknown: nothing was changed. Restore the "
-    "store's `terms` keys from a backup."
+    "was created under, so who may approve it is unknown: nothing was changed. An operator "
+    "must restore the store's `terms` keys from a backup."
 )
 UNKNOWN_QUESTION = "No question with id {id}."
 IDEMPOTENCY_CONFLICT = (

@@ -105,6 +105,9 @@ class Approvals:
             except (ValueError, NotFound):
                 await _ephemeral(client, body, render.refusal("invalid", detail=msg.BAD_BUTTON))
                 return
+            except HitlError as exc:  # e.g. its review terms are gone: say so, open nothing
+                await _ephemeral(client, body, refusal_text(exc))
+                return
             await open_view(client, body, make_view(req))
 
         return handler

@@ -57,14 +57,32 @@ TERMS = (
 )
 _TERMS = frozenset(TERMS)
 REF = "terms"  # the request field naming its terms
+REF_LEN = 16  # hex characters of the sha1 of the terms' JSON (Lua has sha1 built in)
+# What a request whose terms copy is gone or damaged is judged by: nobody may approve,
+# no level to escalate to, the rejecting default; it can still time out and end.
+GONE = {
+    "levels": "[]",
+    "approvers": "[]",
+    "quorum": "1",
+    "self_approval": "0",
+    "allow_edit": "0",
+    "on_exhausted": State.AUTO_REJECTED.value,
+    "claim_ms": "0",
+    "exec_ms": "0",
+}
+
+
+def ref_of(text: str) -> str:
+    """The name a copy of review terms is kept under: its content's hash. Reads and the
+    scripts check a copy against it; CREATE also refuses a copy that differs from the
+    stored one, so not even a collision could swap one set of terms for another."""
+    return hashlib.sha1(text.encode()).hexdigest()[:REF_LEN]
 
 
 @functools.lru_cache(maxsize=256)
 def _terms(values: tuple[str, ...]) -> tuple[str, str]:
     text = json.dumps(dict(zip(TERMS, values, strict=True)), separators=(",", ":"))
-    # 64 bits name a set among a handful; CREATE refuses a reference whose stored copy
-    # differs from the text it brings, so even a collision could not swap terms.
-    return hashlib.sha256(text.encode()).hexdigest()[:16], text
+    return ref_of(text), text
 
 
 def split_terms(h: dict[str, str]) -> tuple[dict[str, str], str]:
@@ -77,8 +95,10 @@ def split_terms(h: dict[str, str]) -> tuple[dict[str, str], str]:
 
 
 def with_terms(h: dict[str, str], text: str) -> dict[str, str]:
-    """The request's hash with its terms filled in from their stored JSON."""
-    return cast(dict[str, str], orjson.loads(text)) | h
+    """The request's hash with its terms filled in from their stored JSON (only the
+    terms: a copy cannot set any other field)."""
+    terms = cast(dict[str, str], orjson.loads(text))
+    return {k: terms.get(k, GONE[k]) for k in TERMS} | h
 
 
 @functools.lru_cache(maxsize=256)
@@ -96,7 +116,7 @@ def _s(v: object) -> str:
 
 def to_hash(req: ActionRequest) -> dict[str, str]:
     """Every field with a value (the optional ones left out when empty), the terms inline:
-    what a read gives back. `stored` makes what CREATE writes of it."""
+    what a read gives back. `split_terms` makes what CREATE writes of it."""
     res = req.resolution
     h = {
         "id": req.id,

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
 import orjson
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
 
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
@@ -30,18 +27,17 @@ from bot.errors import (
     InvalidTransition,
     NotFound,
     PayloadError,
-    StoreDamaged,
 )
 from bot.store import keys, tools
 from bot.store.cluster import is_cluster
-from bot.store.codec import REF, from_hash, reply, split_terms, to_hash, with_terms
-from bot.store.scripts import CREATE, TERMS_ERROR, TRANSITION
+from bot.store.codec import from_hash, reply, split_terms, to_hash
+from bot.store.scripts import CREATE, TRANSITION
+from bot.store.terms import Terms, terms_checked
 from bot.store.waiting import wait_until
 
 WAKE_TTL_S = 86_400
 CLUSTER_IN_FLIGHT = 16  # timeout scripts one store sends at once to a cluster
 SCHEMA_CACHE = 1024  # (tool, schema) pairs checked and recorded, per store
-TERMS_CACHE = 1024  # review terms by reference, per store (never rewritten: safe to keep)
 log = logging.getLogger(__name__)
 
 
@@ -74,7 +70,7 @@ class RequestStore:
         self._transition = redis.register_script(TRANSITION)
         self._in_flight = asyncio.Semaphore(CLUSTER_IN_FLIGHT)
         self._schemas: dict[tuple[str, str], tuple[Policy, Compiled]] = {}
-        self._terms: dict[str, str] = {}
+        self._terms = Terms(redis)
         # A run's keys share no hash slot with a request's, so on a cluster a caller
         # checks its run's corrections itself, in a round trip of its own.
         self.guards_steering = not is_cluster(redis)
@@ -158,7 +154,7 @@ class RequestStore:
             if not self.guards_steering:
                 raise ValueError("unless_steered needs one Redis, not a cluster")
             script_keys += [keys.steering(unless_steered), keys.run(unless_steered)]
-        with _terms_checked(rid):
+        with terms_checked(rid):
             status, out = await self._create(keys=script_keys, args=argv)
         if status == "steered":
             return Created(req, created=False, steered=True)
@@ -212,23 +208,7 @@ class RequestStore:
         h = cast(dict[str, str], await self.redis.hgetall(keys.request(rid)))
         if not h:
             raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
-        return (await self._with_terms([h]))[0]
-
-    async def _with_terms(self, hashes: list[dict[str, str]]) -> list[dict[str, str]]:
-        """Fill in each hash's review terms: read once per reference and process, as a
-        reference names content that is never rewritten."""
-        wanted = {h[REF]: h["id"] for h in hashes if h.get(REF) and h[REF] not in self._terms}
-        if wanted:
-            pipe = self.redis.pipeline(transaction=False)
-            for ref, rid in wanted.items():
-                pipe.hget(keys.terms(keys.shard_of(rid)), ref)
-            if len(self._terms) + len(wanted) > TERMS_CACHE:
-                self._terms.clear()
-            for (ref, rid), text in zip(wanted.items(), await pipe.execute(), strict=True):
-                if text is None:  # never guess who may approve: refuse to read the request
-                    raise StoreDamaged(msg.TERMS_DAMAGED.format(id=rid))
-                self._terms[ref] = text
-        return [with_terms(h, self._terms[h[REF]]) if h.get(REF) else h for h in hashes]
+        return (await self._terms.fill([h]))[0]
 
     async def transition(self, rid: str, d: Decision) -> Moved:
         """Apply one decision atomically; raise the same error the pure machine would."""
@@ -261,7 +241,7 @@ class RequestStore:
         argv = _argv(d, now, new_args, new_hash)
         if lean:
             argv.append("1")
-        with _terms_checked(rid):
+        with terms_checked(rid):
             status, out, *was = await self._transition(keys=keys.request_keys(rid), args=argv)
         if status == "not_found":
             raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
@@ -342,7 +322,7 @@ class RequestStore:
         for rid, _ in ids[:limit]:
             pipe.hgetall(keys.request(rid))
         found = [h for h in await pipe.execute() if h]
-        return [from_hash(h) for h in await self._with_terms(found)]
+        return [from_hash(h) for h in await self._terms.fill(found, skip_damaged=True)]
 
     async def ids_between(self, since_ms: int = 0, until_ms: int | None = None) -> list[str]:
         """Every request id created in the window, oldest first. A request waiting for
@@ -365,18 +345,6 @@ class RequestStore:
             lambda r: r.state != State.PENDING_REVIEW,
             timeout_s,
         )
-
-
-@contextlib.contextmanager
-def _terms_checked(rid: str) -> Iterator[None]:
-    """The scripts' refusal to act on a request without its review terms (or to create one
-    whose terms differ from the stored copy), as the error a read raises."""
-    try:
-        yield
-    except ResponseError as exc:
-        if TERMS_ERROR not in str(exc):
-            raise
-        raise StoreDamaged(msg.TERMS_DAMAGED.format(id=rid)) from exc
 
 
 def _log_created(req: ActionRequest, requester: str, claimer: str | None) -> None:

@@ -1,110 +1,18 @@
-"""The Lua scripts, as named constants. Each is one atomic round trip.
+"""The request scripts, as named constants. Each is one atomic round trip.
 
 Times come in as ARGV (never the server's clock), so the injected clock of the
 caller is the only clock. The transition table is rendered from
 `bot.core.states.TRANSITIONS`, so Lua and the pure model share one table; the
-guards mirror `bot.core.machine` and a property test runs both side by side.
-
-The audit chain uses `redis.sha1hex` because it is the hash Lua has inside the
-atomic step; the chain proves order and integrity against edits that do not
-recompute it, and `payload_hash` (sha256, computed in Python) binds decisions.
+guards mirror `bot.core.machine` and a property test runs both side by side. The
+helpers they share are in bot/store/lua_common.py.
 """
 
 from __future__ import annotations
 
-from bot.core.chain import ALWAYS
-from bot.core.states import FINAL, HUMAN_EVENTS, TRANSITIONS, ReasonCode
-from bot.store.codec import OPTIONAL, TERMS
+from bot.store.lua_common import COMMON, TABLES, TERMS_ERROR
 
-# How the scripts' errors about a request's review terms start; callers match it.
-TERMS_ERROR = "hitl: review terms"
+__all__ = ["ALL", "CREATE", "NOOP", "TERMS_ERROR", "TRANSITION"]
 
-
-def _lua_set(names: object) -> str:
-    return "{" + ", ".join(f'["{n}"]=true' for n in names) + "}"  # type: ignore[attr-defined]
-
-
-_TABLES = f"""
-local ALLOWED = {_lua_set(f"{a.value}|{e.value}|{b.value}" for a, e, b in TRANSITIONS)}
-local FINAL = {_lua_set(s.value for s in FINAL)}
-local HUMAN = {_lua_set(e.value for e in HUMAN_EVENTS)}
-local REASONS = {_lua_set(r.value for r in ReasonCode)}
-"""
-
-# Shared helpers: `h` is the request hash as a table; `audit` appends one
-# chained entry and advances the head kept in the request itself.
-_COMMON = (
-    "local OPTIONAL = {"
-    + ", ".join(f"'{f}'" for f in OPTIONAL)
-    + "}\n"
-    + f"local TERMS = {_lua_set(TERMS)}\n"
-    + f"local TERMS_ERROR = '{TERMS_ERROR}'\n"
-    + "local ALWAYS = {"
-    + ", ".join(f"['{g}'] = {{'" + "', '".join(ks) + "'}" for g, ks in ALWAYS.items())
-    + "}\n"
-    + """
--- Fields that are often empty are not stored while empty (a pending request has a
--- dozen, ~140 B of memory each: bench/memory_per_request.py); a loaded request reads
--- them as '' again, so the guards below compare them as they always did.
-local function fill(h)
-  for _, k in ipairs(OPTIONAL) do if h[k] == nil then h[k] = '' end end
-  return h
-end
--- A request keeps a reference to its review terms (chain, approvers, quorum, timeouts,
--- default), stored once per shard in T (bot/store/codec.py TERMS); a request stored
--- before keeps them inline. Missing terms are an error: never review on guessed ones.
-local function load(key, T)
-  local raw = redis.call('HGETALL', key)
-  local h = {}
-  for i = 1, #raw, 2 do h[raw[i]] = raw[i + 1] end
-  if h.terms ~= nil and h.terms ~= '' then
-    local terms = redis.call('HGET', T, h.terms)
-    if not terms then return error(TERMS_ERROR .. ' missing: ' .. key) end
-    for k, v in pairs(cjson.decode(terms)) do if h[k] == nil then h[k] = v end end
-  end
-  return fill(h)
-end
--- HSET what has a value and HDEL what went empty.
-local function store(key, pairs_)
-  local set, gone = {}, {}
-  for i = 1, #pairs_, 2 do
-    if pairs_[i + 1] == '' then gone[#gone + 1] = pairs_[i] else
-      set[#set + 1] = pairs_[i]; set[#set + 1] = pairs_[i + 1]
-    end
-  end
-  if #set > 0 then redis.call('HSET', key, unpack(set)) end
-  if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
-end
--- Replies are one JSON string: decoding ~70 array elements cost the client more
--- than the whole transition cost the server (bench/store_throughput.py).
-local function flat(h)
-  return cjson.encode(h)
-end
--- Not stored: the empty values a reader puts back exactly (ALWAYS, bot/core/chain.py),
--- and the all-zero prev of a first entry (~75 B of a waiting request's one entry).
-local function audit(A, h, e)
-  local seq = tonumber(h.audit_seq or '0') + 1
-  e.seq = seq
-  for _, group in ipairs({'*', e.kind, e.event}) do
-    for _, k in ipairs(ALWAYS[group] or {}) do if e[k] == '' then e[k] = nil end end
-  end
-  if h.audit_head ~= nil and h.audit_head ~= '' then e.prev = h.audit_head end
-  local line = cjson.encode(e)
-  redis.call('RPUSH', A, line)
-  h.audit_head = redis.sha1hex(line)
-  h.audit_seq = tostring(seq)
-end
-local function due_member(h)
-  return 'req:' .. h.id .. '|' .. h.version
-end
--- `run` lets the notifier keep one run's thread in order while it serves
--- other runs in parallel.
-local function publish(EV, kind, id, version, event, state, run)
-  redis.call('XADD', EV, 'MAXLEN', '~', '100000', '*', 'kind', kind, 'id', id,
-             'version', version, 'event', event, 'state', state, 'run', run or '')
-end
-"""
-)
 # KEYS: req, audit, due, pending, all, wake, events, pending_tiers, terms
 # ARGV: now, actor, records JSON [[event, from, to, reason], ...], the request hash as JSON
 #       (one argument instead of ~70: packing them cost the client more than the script)
@@ -119,7 +27,7 @@ end
 # Reply: {status, the stored request's hash as JSON}; on 'ok' (created) only the fields
 # the script chose (state, version, expires_at, audit_head): the caller sent the rest.
 CREATE = (
-    _COMMON
+    COMMON
     + """
 local R, A, DUE, PEND, ALL, T = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[9]
 if KEYS[11] and (redis.call('LLEN', KEYS[10]) > 0
@@ -139,12 +47,16 @@ if redis.call('EXISTS', R) == 1 then
   if same then return {'exists', flat(h)} end
   return {'conflict', flat(h)}
 end
+if string.sub(redis.sha1hex(terms), 1, REF_LEN) ~= h.terms then
+  return error(TERMS_ERROR .. ' ' .. h.terms .. ' do not hash to their name')
+end
 local known = redis.call('HGET', T, h.terms)
 if not known then redis.call('HSET', T, h.terms, terms)
 elseif known ~= terms then
   return error(TERMS_ERROR .. ' ' .. h.terms .. ' differ from those stored')
 end
-for k, v in pairs(cjson.decode(terms)) do h[k] = v end
+local given = cjson.decode(terms)
+for k in pairs(TERMS) do h[k] = given[k] end
 for _, r in ipairs(records) do
   local who = actor
   if r[4] ~= '' then who = 'system' end
@@ -192,14 +104,17 @@ return {'ok', cjson.encode({state = h.state, version = h.version, expires_at = h
 #       via (how a person decided: "" for a button, "thread_reply:CHANNEL:TS" for a reply),
 #       lean ("1": on 'ok' reply with id, state, version, tool and run_id only)
 TRANSITION = (
-    _TABLES
-    + _COMMON
+    TABLES
+    + COMMON
     + """
 local R, A, DUE, PEND, ALL, W = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local now, ev, actor = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local seen, view, reason, text = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 if redis.call('EXISTS', R) == 0 then return {'not_found', '{}'} end
 local h = load(R, KEYS[9])
+if h.terms_gone and (HUMAN[ev] or ev == 'claim') then
+  return error(TERMS_ERROR .. ' missing or damaged: ' .. R)
+end
 local state, version = h.state, tonumber(h.version)
 local cur, recs, upd = state, {}, {}
 

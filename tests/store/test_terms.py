@@ -124,3 +124,68 @@ async def test_a_create_refuses_terms_that_differ_from_the_stored_copy(
             policy, tool="refund", args={"amount": 7}, requester="U1"
         )
     assert await redis.exists(keys.request(rid), keys.audit(rid)) == 0  # nothing written
+
+
+async def test_a_copy_that_no_longer_matches_its_name_is_never_used(
+    store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    req = (await store.create(policy, tool="refund", args={"amount": 5}, requester="U1")).request
+    shard, ref = keys.shard_of(req.id), cast(str, await redis.hget(keys.request(req.id), "terms"))
+    forged = json.loads(cast(str, await redis.hget(keys.terms(shard), ref)))
+    forged["approvers"] = '["UMALLORY"]'
+    await redis.hset(keys.terms(shard), ref, json.dumps(forged, separators=(",", ":")))
+    with pytest.raises(StoreDamaged):
+        await RequestStore(redis).get(req.id)
+    mallory = Decision(event=Event.APPROVE, actor="UMALLORY", payload_hash=req.payload_hash)
+    with pytest.raises(StoreDamaged):
+        await store.transition(req.id, mallory)
+    assert await redis.hget(keys.request(req.id), "state") == "pending_review"
+
+
+async def test_without_its_terms_a_request_still_ends_and_never_runs(
+    store: RequestStore, policy: Policy, redis: Redis, clock: FakeClock
+) -> None:
+    """Timers, a stop and the executor's report do not need the terms: a request whose
+    copy is gone ends (auto-rejected, cancelled) instead of hanging, and the sweeper's
+    batch still fires the healthy timers beside it. Nobody may claim it."""
+    made = [
+        (await store.create(policy, tool="refund", args={"amount": i}, requester="U1")).request
+        for i in (1, 2, 3, 4)
+    ]
+    damaged, stopped, healthy, approved = made
+    ok = Decision(event=Event.APPROVE, actor="UANY", payload_hash=approved.payload_hash)
+    await store.transition(approved.id, ok)
+    for r in (damaged, stopped, approved):
+        await redis.delete(keys.terms(keys.shard_of(r.id)))
+    assert len({keys.shard_of(r.id) for r in made}) == 4  # healthy kept its copy
+    with pytest.raises(StoreDamaged):
+        await store.transition(approved.id, Decision(event=Event.CLAIM, actor="w1"))
+    stop = Decision(event=Event.CANCEL, actor="U1", reason_code="run_stopped")
+    assert (await store.transition(stopped.id, stop)).request.state == State.CANCELLED
+
+    assert damaged.expires_at is not None
+    clock.advance(damaged.expires_at - clock.now)
+    fired = await store.timeout_many([(damaged.id, 1), (healthy.id, 1)])
+    assert [m.request.state if m else None for m in fired] == [
+        State.AUTO_REJECTED,  # no chain to escalate along: the rejecting default
+        State.PENDING_REVIEW,  # escalated to its next level, as ever
+    ]
+    assert fired[1] is not None and fired[1].request.level == 1
+    claim_deadline = await redis.hget(keys.request(approved.id), "expires_at")
+    clock.advance(int(cast(str, claim_deadline)) - clock.now)
+    (lapsed,) = await store.timeout_many([(approved.id, 2)])
+    assert lapsed is not None and lapsed.request.state == State.CANCELLED
+
+
+async def test_pending_lists_leave_out_a_damaged_request_and_keep_the_rest(
+    store: RequestStore, policy: Policy, redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("bot.store.terms.CACHE", 1)  # copies evicted between reads too
+    args = [{"amount": 5}, {"amount": 5000}, {"amount": 6}, {"amount": 7}]
+    made = [
+        (await store.create(policy, tool="refund", args=a, requester="U1")).request for a in args
+    ]
+    await redis.delete(keys.terms(keys.shard_of(made[3].id)))
+    fresh = RequestStore(redis)
+    assert [r.id for r in await fresh.list_pending()] == [r.id for r in made[:3]]
+    assert [r.id for r in await store.list_pending()] == [r.id for r in made[:3]]
