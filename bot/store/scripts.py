@@ -51,9 +51,13 @@ if string.sub(redis.sha1hex(terms), 1, REF_LEN) ~= h.terms then
   return error(TERMS_ERROR .. ' ' .. h.terms .. ' do not hash to their name')
 end
 local known = redis.call('HGET', T, h.terms)
-if not known then redis.call('HSET', T, h.terms, terms)
-elseif known ~= terms then
-  return error(TERMS_ERROR .. ' ' .. h.terms .. ' differ from those stored')
+if known ~= terms then
+  if known and string.sub(redis.sha1hex(known), 1, REF_LEN) == h.terms then
+    return error(TERMS_ERROR .. ' ' .. h.terms .. ' differ from those stored')
+  end
+  -- Gone, or damaged (no longer hashing to its name): the copy this call brings does,
+  -- so it is the one, and the shard's requests that name it read again.
+  redis.call('HSET', T, h.terms, terms)
 end
 local given = cjson.decode(terms)
 for k in pairs(TERMS) do h[k] = given[k] end

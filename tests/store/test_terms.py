@@ -109,7 +109,7 @@ async def test_without_its_terms_a_request_is_neither_read_nor_decided(
     assert await redis.llen(keys.audit(req.id)) == 1  # nothing recorded either
 
 
-async def test_a_create_refuses_terms_that_differ_from_the_stored_copy(
+async def test_a_create_mends_a_damaged_copy_and_its_requests_read_again(
     store: RequestStore, policy: Policy, redis: Redis
 ) -> None:
     first = (await store.create(policy, tool="refund", args={"amount": 5}, requester="U1")).request
@@ -118,12 +118,13 @@ async def test_a_create_refuses_terms_that_differ_from_the_stored_copy(
     forged = json.loads(cast(str, await redis.hget(keys.terms(shard), ref)))
     forged["approvers"] = '["UMALLORY"]'
     await redis.hset(keys.terms(shard), ref, json.dumps(forged))
-    rid = next(f"x{i:05d}" for i in itertools.count() if on(f"x{i:05d}", shard))
     with pytest.raises(StoreDamaged):
-        await RequestStore(redis, ids=lambda: rid).create(
-            policy, tool="refund", args={"amount": 7}, requester="U1"
-        )
-    assert await redis.exists(keys.request(rid), keys.audit(rid)) == 0  # nothing written
+        await RequestStore(redis).get(first.id)
+    rid = next(f"x{i:05d}" for i in itertools.count() if on(f"x{i:05d}", shard))
+    again = RequestStore(redis, ids=lambda: rid)
+    made = (await again.create(policy, tool="refund", args={"amount": 7}, requester="U1")).request
+    assert made.approvers == ("*",)  # the policy's terms, not the forged ones
+    assert (await RequestStore(redis).get(first.id)).approvers == ("*",)
 
 
 async def test_a_copy_that_no_longer_matches_its_name_is_never_used(
@@ -140,6 +141,7 @@ async def test_a_copy_that_no_longer_matches_its_name_is_never_used(
     with pytest.raises(StoreDamaged):
         await store.transition(req.id, mallory)
     assert await redis.hget(keys.request(req.id), "state") == "pending_review"
+    await redis.hdel(keys.terms(shard), ref)  # no forged copy left for later tests
 
 
 async def test_without_its_terms_a_request_still_ends_and_never_runs(
