@@ -74,7 +74,10 @@ async def test_long_poll_returns_pending_when_the_wait_ends(live: LiveServer, re
     async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=HTTP_TIMEOUT) as c:
         made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 2}})).json()
         before = await _waiters(live.url)
-        poll = asyncio.create_task(c.get(f"/v1/approvals/{made['id']}", params={"wait": 0.4}))
+        # Long enough to be seen held while the machine is busy: with 0.4 s a CI run's load
+        # let the wait end before one /metrics read came back, and the test waited for a
+        # held request that had already been answered.
+        poll = asyncio.create_task(c.get(f"/v1/approvals/{made['id']}", params={"wait": 3}))
         await _until_waiting(live.url, before + 1)  # it held the request rather than answer
         resp = await poll
     assert resp.status_code == 200 and resp.json()["state"] == "pending_review"
