@@ -21,13 +21,7 @@ from bot.core.policy import Policy
 from bot.core.proposal import propose
 from bot.core.schema import Compiled, compiled, fit_problems, schema_problem
 from bot.core.states import Event, State
-from bot.errors import (
-    ConfigError,
-    IdempotencyConflict,
-    InvalidTransition,
-    NotFound,
-    PayloadError,
-)
+from bot.errors import ConfigError, IdempotencyConflict, InvalidTransition, NotFound, PayloadError
 from bot.store import keys, tools
 from bot.store.cluster import is_cluster
 from bot.store.codec import from_hash, reply, split_terms, to_hash
