@@ -196,7 +196,8 @@ def _check_eligible(req: ActionRequest, d: Decision) -> None:
             allowed=shown,
             own=True,
         )
-    if "*" in allowed or d.actor in allowed or allowed.intersection(d.actor_groups):
+    anyone = "*" in allowed and not d.foreign
+    if anyone or d.actor in allowed or allowed.intersection(d.actor_groups):
         return
     raise NotEligible(
         msg.NOT_ELIGIBLE.format(

@@ -122,6 +122,9 @@ class Decision(BaseModel):
     event: Event
     actor: str = SYSTEM
     actor_groups: tuple[str, ...] = ()
+    # The actor is from another workspace (Slack Connect): "*" never counts for them,
+    # only their own user id named among the deciders does.
+    foreign: bool = False
     payload_hash: str | None = None  # the hash the person saw; required for human events
     view_hash: str | None = None  # hash of the rendered message the person saw
     reason_code: ReasonCode | str | None = None

@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_bolt.async_app import AsyncBoltContext as BoltContext
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -31,8 +32,11 @@ from bot.errors import (
     StalePayload,
 )
 from bot.runtime import Runtime
+from bot.slack import escape as esc
+from bot.slack import messages as smsg
 from bot.slack import render, views
 from bot.slack.groups import groups_of, needs_lookup
+from bot.slack.permissions import actor_team, is_foreign, may_see
 from bot.store import tools
 from bot.store.codec import from_hash
 
@@ -60,44 +64,71 @@ class Approvals:
         self.rt = rt
 
     async def decide(
-        self, client: AsyncWebClient, user: str, request_id: str, decision: Decision
+        self,
+        client: AsyncWebClient,
+        user: str,
+        request_id: str,
+        decision: Decision,
+        *,
+        foreign: bool = False,
     ) -> None:
-        """Apply a person's decision, resolving their groups and what they saw first."""
+        """Apply a person's decision, resolving their groups and what they saw first.
+
+        A member of another workspace (`foreign`) is no member of any of ours: no group
+        or channel is looked up for them, and the machine does not count "*" for them."""
         h = await self.rt.requests.fields(request_id)
         view_hash, approvers, levels = h.get("msg_view"), h["approvers"], h["levels"]
         groups: tuple[str, ...] = ()
         # only pay for Slack look-ups when a group or channel could make this person eligible
-        if any(f'"{c}' in approvers + levels for c in "SCG#"):
+        if not foreign and any(f'"{c}' in approvers + levels for c in "SCG#"):
             candidates = from_hash(h).eligible()
             if needs_lookup(candidates):
                 groups = await groups_of(self.rt.redis, client, user, candidates)
         d = decision.model_copy(
-            update={"actor": user, "actor_groups": groups, "view_hash": view_hash or None}
+            update={
+                "actor": user,
+                "actor_groups": groups,
+                "view_hash": view_hash or None,
+                "foreign": foreign,
+            }
         )
-        await self.rt.requests.transition(request_id, d)
+        try:
+            await self.rt.requests.transition(request_id, d)
+        except NotEligible as exc:
+            if foreign and not exc.own:
+                log.info("refused a member of another workspace", extra={"actor": user})
+                why = msg.NOT_ELIGIBLE.format(actor=esc.user(user), why=smsg.WHY_FOREIGN)
+                raise NotEligible(why, state=exc.state, event=exc.event) from None
+            raise
 
     def register(self, app: AsyncApp) -> None:
         app.action(render.ACTION_APPROVE)(self.on_approve)
         app.action(render.ACTION_REJECT)(self.on_open(views.reject_modal))
-        app.action(render.ACTION_EDIT)(self.on_open(views.edit_modal))
-        app.action(render.ACTION_VIEW)(self.on_open(views.payload_modal))
+        app.action(render.ACTION_EDIT)(self.on_open(views.edit_modal, shows_args=True))
+        app.action(render.ACTION_VIEW)(self.on_open(views.payload_modal, shows_args=True))
         app.view(render.VIEW_REJECT)(self.on_reject)
         app.view(render.VIEW_EDIT)(self.on_edit)
         app.view(render.VIEW_PAYLOAD)(self.on_close)
 
-    async def on_approve(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+    async def on_approve(
+        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, context: BoltContext
+    ) -> None:
         await ack()
         user = body["user"]["id"]
+        foreign = is_foreign(actor_team(body), context)
         try:
             rid, phash = render.ButtonValue.decode(body["actions"][0].get("value", ""))
-            await self.decide(client, user, rid, Decision(event=Event.APPROVE, payload_hash=phash))
+            approve = Decision(event=Event.APPROVE, payload_hash=phash)
+            await self.decide(client, user, rid, approve, foreign=foreign)
         except ValueError:
             await _ephemeral(client, body, render.refusal("invalid", detail=msg.BAD_BUTTON))
         except HitlError as exc:
             await _ephemeral(client, body, refusal_text(exc))
 
-    def on_open(self, make_view: Any) -> Any:
-        async def handler(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+    def on_open(self, make_view: Any, *, shows_args: bool = False) -> Any:
+        async def handler(
+            ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, context: BoltContext
+        ) -> None:
             await ack()
             try:
                 rid, _ = render.ButtonValue.decode(body["actions"][0].get("value", ""))
@@ -108,6 +139,11 @@ class Approvals:
             except HitlError as exc:  # e.g. its review terms are gone: say so, open nothing
                 await _ephemeral(client, body, refusal_text(exc))
                 return
+            user, foreign = body["user"]["id"], is_foreign(actor_team(body), context)
+            if shows_args and not await may_see(self.rt, client, user, req, foreign=foreign):
+                log.info("refused", extra={"what": "view", "actor": user, "request_id": rid})
+                await _ephemeral(client, body, smsg.MAY_NOT_SEE.format(id=rid))
+                return
             await open_view(client, body, make_view(req))
 
         return handler
@@ -115,7 +151,9 @@ class Approvals:
     async def on_close(self, ack: AsyncAck) -> None:
         await ack()
 
-    async def on_reject(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+    async def on_reject(
+        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, context: BoltContext
+    ) -> None:
         view = body["view"]
         try:
             rid, phash = render.ButtonValue.decode(view.get("private_metadata", ""))
@@ -140,6 +178,7 @@ class Approvals:
                 body["user"]["id"],
                 rid,
                 Decision(event=Event.REJECT, payload_hash=phash, reason_code=code, text=text),
+                foreign=is_foreign(actor_team(body), context),
             )
         except HitlError as exc:
             await ack(
@@ -148,7 +187,9 @@ class Approvals:
             return
         await ack()
 
-    async def on_edit(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+    async def on_edit(
+        self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, context: BoltContext
+    ) -> None:
         """Approve the edited call, or refuse it inside the modal and change nothing.
 
         The edit is checked before any transition: JSON, then the tool's recorded
@@ -187,6 +228,7 @@ class Approvals:
                 body["user"]["id"],
                 rid,
                 Decision(event=Event.EDIT_AND_APPROVE, payload_hash=phash, new_args=new_args),
+                foreign=is_foreign(actor_team(body), context),
             )
         except (HitlError, InvalidTransition) as exc:
             await _refuse(ack, refusal_text(exc))

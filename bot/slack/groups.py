@@ -3,7 +3,9 @@
 An approver principal may be a user group (`S…`, via `usergroups.users.list`) or a
 channel (`C…`/`G…` or `#name`, via `conversations.members`): its members may decide.
 Memberships are cached briefly in Redis; a name is resolved to an id with
-`conversations.list`. A look-up that fails counts as "not a member": fail closed.
+`conversations.list` once (bot.slack.principals pins the policy's names at start), and
+an archived channel has no members that count. A look-up that fails counts as "not a
+member": fail closed.
 """
 
 from __future__ import annotations
@@ -50,34 +52,61 @@ async def members(redis: Redis, client: AsyncWebClient, group: str) -> set[str]:
     return set(users)
 
 
+def _pin_key(name: str) -> str:
+    return f"{PREFIX}slack:channel-pin:{name.removeprefix('#')}"
+
+
+async def pin_channel(redis: Redis, name: str, cid: str) -> None:
+    """`name` means `cid` from now on, for every process on this store (no expiry: a
+    channel created or renamed later under the same name must never take its place)."""
+    await redis.set(_pin_key(name), cid)
+
+
 async def channel_id(redis: Redis, client: AsyncWebClient, ref: str) -> str | None:
-    """`#name` -> its id (`C…`); an id is returned as it is."""
+    """`#name` -> its id (`C…`), as pinned when the policy loaded; an id is returned as
+    it is. A name the policy did not pin is looked up among live channels and pinned."""
     if not ref.startswith("#"):
         return ref
+    if (pinned := await redis.get(_pin_key(ref))) is not None:
+        return str(pinned)
     key = f"{PREFIX}slack:channel-id:{ref[1:]}"
     if (cached := await redis.get(key)) is not None:
         return str(cached) or None
     cursor, found = "", ""
     while True:
         resp = await client.conversations_list(
-            types="public_channel,private_channel", limit=PAGE, cursor=cursor or None
+            types="public_channel,private_channel",
+            exclude_archived=True,
+            limit=PAGE,
+            cursor=cursor or None,
         )
         for ch in resp.get("channels") or []:
-            if ch.get("name") == ref[1:]:
+            if ch.get("name") == ref[1:] and not ch.get("is_archived"):
                 found = str(ch.get("id") or "")
         cursor = (resp.get("response_metadata") or {}).get("next_cursor") or ""
         if found or not cursor:
             break
-    await redis.set(key, found, ex=CACHE_S)
+    if found:
+        await pin_channel(redis, ref, found)
+    else:  # not there yet: ask again in a while, never pin an absence
+        await redis.set(key, "", ex=CACHE_S)
     return found or None
 
 
+async def _archived(client: AsyncWebClient, cid: str) -> bool:
+    info = (await client.conversations_info(channel=cid)).get("channel")
+    return bool(isinstance(info, dict) and info.get("is_archived"))
+
+
 async def channel_members(redis: Redis, client: AsyncWebClient, ref: str) -> set[str]:
+    """The members of a live channel; an archived one has none that count."""
     key = f"{PREFIX}slack:channel:{ref}"
     if (found := await _cached(redis, key)) is not None:
         return found
     users: list[str] = []
     cid = await channel_id(redis, client, ref)
+    if cid and await _archived(client, cid):
+        cid = None
     cursor = ""
     while cid:
         resp = await client.conversations_members(channel=cid, limit=PAGE, cursor=cursor or None)

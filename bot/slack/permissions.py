@@ -5,14 +5,20 @@
 - A request's audit trail may be read by its requester (and whom it was asked for),
   by the people who may decide it, and by the operators.
 
+- A request's card details (View, Edit, `/hitl pending`, the App Home) are shown to the
+  people who may decide it and to the operators.
+
 Everyone else is refused; a refused stop or steer is written to the run's audit.
-Group and channel principals are resolved like approvers (bot.slack.groups).
+Group and channel principals are resolved like approvers (bot.slack.groups). A member
+of another workspace (Slack Connect) counts only where named by user id: never as a
+member of a group or channel, never as "*".
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -25,20 +31,50 @@ from bot.store import keys
 RUN_AUDIT_TTL_S = 30 * 86_400
 
 
-async def _among(rt: Runtime, client: AsyncWebClient, user: str, names: Iterable[str]) -> bool:
+def is_foreign(user_team: object, context: Mapping[str, Any]) -> bool:
+    """Is a person of team `user_team` from another workspace than the app's own (the
+    team `auth.test` names, which Bolt keeps in `authorize_result`)? Unknown home, known
+    team: foreign, since nothing proves otherwise."""
+    if not isinstance(user_team, str) or not user_team:
+        return False
+    found = context.get("authorize_result")
+    home = found.get("team_id") if isinstance(found, Mapping) else None
+    return not home or user_team != home
+
+
+def actor_team(body: Mapping[str, Any]) -> object:
+    """The clicking or typing person's team: `user.team_id` of an interaction payload,
+    `user_team` (else `team`) of a message event."""
+    user = body.get("user")
+    if isinstance(user, Mapping):
+        return user.get("team_id")
+    return body.get("user_team") or body.get("team")
+
+
+async def _among(
+    rt: Runtime, client: AsyncWebClient, user: str, names: Iterable[str], *, foreign: bool
+) -> bool:
     principals = set(names)
-    if "*" in principals or user in principals:
+    if user in principals:
+        return True
+    if foreign:  # only a named user id counts for a member of another workspace
+        return False
+    if "*" in principals:
         return True
     return bool(await groups_of(rt.redis, client, user, principals))
 
 
-async def is_operator(rt: Runtime, client: AsyncWebClient, user: str) -> bool:
-    return await _among(rt, client, user, rt.policy.operators)
+async def is_operator(
+    rt: Runtime, client: AsyncWebClient, user: str, *, foreign: bool = False
+) -> bool:
+    return await _among(rt, client, user, rt.policy.operators, foreign=foreign)
 
 
-async def may_direct(rt: Runtime, client: AsyncWebClient, user: str, run: Run) -> bool:
-    """May `user` steer or stop `run`?"""
-    if user == run.requester or await is_operator(rt, client, user):
+async def may_direct(
+    rt: Runtime, client: AsyncWebClient, user: str, run: Run, *, foreign: bool = False
+) -> bool:
+    """May `user` steer or stop `run`, or answer its question?"""
+    if user == run.requester or await is_operator(rt, client, user, foreign=foreign):
         return True
     waiting = run.waiting_on or ""
     if waiting and not waiting.startswith("q"):
@@ -46,7 +82,7 @@ async def may_direct(rt: Runtime, client: AsyncWebClient, user: str, run: Run) -
             req = await rt.requests.get(waiting)
         except HitlError:
             return False
-        return await _among(rt, client, user, req.eligible())
+        return await _among(rt, client, user, req.eligible(), foreign=foreign)
     return False
 
 
@@ -54,7 +90,25 @@ async def may_read(rt: Runtime, client: AsyncWebClient, user: str, req: ActionRe
     """May `user` read the request's audit trail?"""
     if req.is_requester(user) or await is_operator(rt, client, user):
         return True
-    return await _among(rt, client, user, req.eligible())
+    return await _among(rt, client, user, req.eligible(), foreign=False)
+
+
+async def may_decide(
+    rt: Runtime, client: AsyncWebClient, user: str, req: ActionRequest, *, foreign: bool = False
+) -> bool:
+    """Could `user` decide `req` now (as the machine will check it, groups resolved)?"""
+    if req.is_requester(user) and not req.self_approval:
+        return False
+    return await _among(rt, client, user, req.eligible(), foreign=foreign)
+
+
+async def may_see(
+    rt: Runtime, client: AsyncWebClient, user: str, req: ActionRequest, *, foreign: bool = False
+) -> bool:
+    """May `user` see the request's full arguments and find it in their lists?"""
+    if await is_operator(rt, client, user, foreign=foreign):
+        return True
+    return await may_decide(rt, client, user, req, foreign=foreign)
 
 
 async def audit_refusal(rt: Runtime, run_id: str, *, user: str, what: str) -> None:

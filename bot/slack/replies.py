@@ -8,7 +8,12 @@ thread_reply:CHANNEL:TS`) and the same card update. Two things are particular:
   thread, or the run's thread its card was posted in). With several pending the bot
   asks for the buttons; with none the reply is an answer or a correction as before.
 - What was seen: a decision is bound to the call as it stood when the reply was
-  posted. If someone edited the call after that, the reply is refused as stale.
+  posted. If someone edited the call after that, the reply is refused as stale; a reply
+  posted before the card itself (Slack may deliver a retry minutes late) never decides.
+- Who: a member of another workspace (Slack Connect) counts only where named by id.
+
+While the run waits on its question, the thread's replies are answers (bot.slack.threads
+asks this module nothing then), so a "yes" meant for the question decides no card.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ from bot.core.replies import read_reply
 from bot.core.states import State
 from bot.errors import HitlError
 from bot.runtime import Runtime
+from bot.slack import messages as smsg
 from bot.slack.approvals import Approvals, refusal_text, tell
 from bot.store import keys
+from bot.store.codec import from_hash
 
 CARDS_TTL_S = 30 * 86_400
 log = logging.getLogger(__name__)
@@ -38,6 +45,20 @@ async def remember_card(redis: Redis, channel: str, thread_ts: str, rid: str) ->
     pipe.sadd(key, rid)
     pipe.expire(key, CARDS_TTL_S)
     await pipe.execute()
+
+
+def ts_order(ts: str) -> tuple[int, int]:
+    """A Slack ts ("1700000000.000200") as exact numbers: a float can tie two of them."""
+    whole, _, frac = ts.partition(".")
+    try:
+        return int(whole), int((frac + "000000")[:6])
+    except ValueError:
+        return (0, 0)
+
+
+def before_card(reply_ts: str, card_ts: str | None) -> bool:
+    """Was the reply posted before the card (or is the card not posted yet)?"""
+    return not card_ts or ts_order(reply_ts) <= ts_order(card_ts)
 
 
 def seen_hash(req: ActionRequest, reply_ms: int) -> str:
@@ -73,6 +94,7 @@ class ReplyDecisions:
         *,
         bot_user: str | None,
         waiting_on: str | None,
+        foreign: bool = False,
     ) -> bool:
         """Apply the reply as a decision if it states one; True when it was taken as one
         (decided, refused, or answered with a request to use the buttons)."""
@@ -90,7 +112,16 @@ class ReplyDecisions:
                 channel=channel, thread_ts=thread, text=msg.REPLY_AMBIGUOUS.format(n=len(pending))
             )
             return True
-        req = await self.rt.requests.get(pending[0])
+        fields = await self.rt.requests.fields(pending[0])
+        if before_card(ts, fields.get("msg_ts")):
+            log.info(
+                "a reply older than its card decides nothing",
+                extra={"request_id": pending[0], "actor": user, "reply_ts": ts},
+            )
+            text = smsg.REPLY_BEFORE_CARD.format(id=pending[0])
+            await tell(client, channel=channel, user=user, thread_ts=thread, text=text)
+            return True
+        req = from_hash(fields)
         decision = Decision(
             event=verdict.event,
             payload_hash=seen_hash(req, int(float(ts) * 1000)),
@@ -99,7 +130,7 @@ class ReplyDecisions:
             via=f"thread_reply:{channel}:{ts}",
         )
         try:
-            await self.approvals.decide(client, user, req.id, decision)
+            await self.approvals.decide(client, user, req.id, decision, foreign=foreign)
         except HitlError as exc:
             await tell(client, channel=channel, user=user, thread_ts=thread, text=refusal_text(exc))
         return True

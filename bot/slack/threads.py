@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -9,17 +10,19 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
-from bot.core.models import RUN_FINAL
+from bot.core.models import RUN_FINAL, QuestionState, Run
 from bot.errors import HitlError
 from bot.runtime import Runtime
+from bot.slack import messages as smsg
 from bot.slack import render, views
 from bot.slack.approvals import open_view, refusal_text, tell
-from bot.slack.permissions import audit_refusal, may_direct
+from bot.slack.permissions import actor_team, audit_refusal, is_foreign, may_direct
 from bot.slack.replies import ReplyDecisions
 from bot.store import keys
 from bot.store.corrections import correct
 from bot.store.runs import RunStore
 
+log = logging.getLogger(__name__)
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
 
 
@@ -41,6 +44,9 @@ class Threads:
     async def on_message(
         self, event: dict[str, Any], client: AsyncWebClient, context: dict[str, Any]
     ) -> None:
+        """A reply in a thread of ours is, in this order: the answer to the question the
+        run waits on; a decision on the thread's pending card; a correction of the run.
+        A reply that is none of these is told why, and logged: nothing typed vanishes."""
         # The bot's own posts, edits and joins are not people talking to the agent.
         if event.get("bot_id") or event.get("subtype"):
             return
@@ -48,36 +54,102 @@ class Threads:
         if not thread or thread == ts:
             return
         channel, user = event["channel"], event.get("user", "")
+        foreign = is_foreign(actor_team(event), context)
         run_id = await self.runs.by_thread(channel, thread)
         run = await self.runs.get(run_id) if run_id else None
         live = run is not None and run.state not in RUN_FINAL
         waiting = run.waiting_on if run is not None and live else None
+        text = _MENTION.sub("", event.get("text", "")).strip()
+        source = f"{channel}:{ts}"
+        # A question the run waits on takes the reply first: a "yes" meant for it must
+        # never approve a card filed under the run meanwhile.
+        question = waiting if waiting and waiting.startswith("q") and text else None
+        if (
+            run is not None
+            and question
+            and await self._answer(client, event, run, question, text, foreign=foreign)
+        ):
+            return
         # "approve" / "reject: why" on a pending card decides like its buttons
         bot_user = context.get("bot_user_id")
-        if await self.replies.handle(client, event, bot_user=bot_user, waiting_on=waiting):
+        if await self.replies.handle(
+            client, event, bot_user=bot_user, waiting_on=waiting, foreign=foreign
+        ):
             return
-        if run is None or run_id is None or not live:
+        if run is None or not live:
+            await self._unheard(client, event, run)
             return
-        text = _MENTION.sub("", event.get("text", "")).strip()
         if not text:
             return
-        source = f"{channel}:{ts}"
-        waiting = run.waiting_on or ""
-        if waiting.startswith("q"):
-            try:
-                await self.rt.questions.answer(waiting, actor=user, answer=text)
-                await self.rt.redis.hset(keys.question(waiting), "answer_source", source)
-                return
-            except HitlError:
-                pass  # answered already or closed: the reply is a correction instead
-        if not await may_direct(self.rt, client, user, run):
-            await audit_refusal(self.rt, run_id, user=user, what="steer")
-            refusal = msg.MAY_NOT_DIRECT.format(run_id=run_id)
-            await tell(client, channel=channel, user=user, thread_ts=thread, text=refusal)
+        if not await may_direct(self.rt, client, user, run, foreign=foreign):
+            await self._refuse(client, event, run.id, "steer", msg.MAY_NOT_DIRECT)
             return
         await correct(
-            self.rt.steering, self.rt.requests, self.runs, run_id, text, actor=user, source=source
+            self.rt.steering, self.rt.requests, self.runs, run.id, text, actor=user, source=source
         )
+
+    async def _answer(
+        self,
+        client: AsyncWebClient,
+        event: dict[str, Any],
+        run: Run,
+        qid: str,
+        text: str,
+        *,
+        foreign: bool,
+    ) -> bool:
+        """Take the reply as the answer to `qid`; False when the question is no longer open
+        (answered or closed meanwhile), so the reply is read as anything else would be."""
+        try:
+            if (await self.rt.questions.get(qid)).state != QuestionState.OPEN:
+                return False
+        except HitlError:
+            return False
+        user = event.get("user", "")
+        if not await may_direct(self.rt, client, user, run, foreign=foreign):
+            await self._refuse(client, event, run.id, "answer", smsg.MAY_NOT_ANSWER)
+            return True
+        try:
+            await self.rt.questions.answer(qid, actor=user, answer=text)
+        except HitlError:
+            return False  # answered a moment ago: the reply is a correction instead
+        await self.rt.redis.hset(
+            keys.question(qid), "answer_source", f"{event['channel']}:{event['ts']}"
+        )
+        return True
+
+    async def _refuse(
+        self, client: AsyncWebClient, event: dict[str, Any], run_id: str, what: str, text: str
+    ) -> None:
+        user, channel = event.get("user", ""), event["channel"]
+        await audit_refusal(self.rt, run_id, user=user, what=what)
+        log.info("reply refused", extra={"what": what, "actor": user, "run_id": run_id})
+        await tell(
+            client,
+            channel=channel,
+            user=user,
+            thread_ts=event["thread_ts"],
+            text=text.format(run_id=run_id),
+        )
+
+    async def _unheard(
+        self, client: AsyncWebClient, event: dict[str, Any], run: Run | None
+    ) -> None:
+        """A reply in a thread of ours that went nowhere: say so to its author."""
+        channel, thread, user = event["channel"], event["thread_ts"], event.get("user", "")
+        if run is not None:
+            text = smsg.REPLY_RUN_ENDED.format(run_id=run.id, state=run.state.value)
+        elif not await self.rt.redis.exists(keys.thread_cards(channel, thread)):
+            return  # a thread the bot never posted in: people talking among themselves
+        elif await self.replies.pending_in(channel, thread, None):
+            text = smsg.REPLY_NOT_A_DECISION
+        else:
+            text = smsg.REPLY_NOTHING_PENDING
+        log.info(
+            "a reply that decides, answers and steers nothing",
+            extra={"actor": user, "channel": channel, "thread_ts": thread, "ts": event.get("ts")},
+        )
+        await tell(client, channel=channel, user=user, thread_ts=thread, text=text)
 
     async def on_mention(self, event: dict[str, Any]) -> None:
         channel = event["channel"]
@@ -105,19 +177,50 @@ class Threads:
             return
         await open_view(client, body, views.answer_modal(q))
 
-    async def on_answer_modal(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_answer_modal(
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        client: AsyncWebClient,
+        context: dict[str, Any],
+    ) -> None:
         view = body["view"]
         answer = views.parse_answer(view["state"]["values"]).strip()
         if not answer:
             await ack(response_action="errors", errors={views.ANSWER_BLOCK: msg.ANSWER_EMPTY})
             return
+        qid, user = view.get("private_metadata", ""), body["user"]["id"]
         try:
-            await self.rt.questions.answer(
-                view.get("private_metadata", ""), actor=body["user"]["id"], answer=answer
-            )
+            if not await self._may_answer(
+                client, user, qid, foreign=is_foreign(actor_team(body), context)
+            ):
+                await ack(
+                    response_action="errors",
+                    errors={views.ANSWER_BLOCK: smsg.MAY_NOT_ANSWER_SHORT},
+                )
+                return
+            await self.rt.questions.answer(qid, actor=user, answer=answer)
         except HitlError as exc:
             await ack(
                 response_action="errors", errors={views.ANSWER_BLOCK: refusal_text(exc)[:150]}
             )
             return
         await ack()
+
+    async def _may_answer(
+        self, client: AsyncWebClient, user: str, qid: str, *, foreign: bool
+    ) -> bool:
+        """The people who may steer a question's run may answer it; a question of no run
+        (asked over the API) is answered by whoever its channel shows it to."""
+        q = await self.rt.questions.get(qid)
+        if not q.run_id:
+            return not foreign
+        try:
+            run = await self.runs.get(q.run_id)
+        except HitlError:
+            return False
+        allowed = await may_direct(self.rt, client, user, run, foreign=foreign)
+        if not allowed:
+            await audit_refusal(self.rt, run.id, user=user, what="answer")
+            log.info("answer refused", extra={"actor": user, "run_id": run.id, "question": qid})
+        return allowed

@@ -233,8 +233,7 @@ class RequestStore:
                 raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
             new_args, new_hash = stored_args(d.new_args), payload_hash(str(tool), d.new_args)
         argv = _argv(d, now, new_args, new_hash)
-        if lean:
-            argv.append("1")
+        argv += ["1" if lean else "0", "1" if d.foreign else "0"]
         with terms_checked(rid):
             status, out, *was = await self._transition(keys=keys.request_keys(rid), args=argv)
         if status == "not_found":

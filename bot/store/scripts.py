@@ -106,7 +106,8 @@ return {'ok', cjson.encode({state = h.state, version = h.version, expires_at = h
 # ARGV: now, event, actor, groups JSON, seen hash, view hash, reason code, text,
 #       new args, new hash, fence, detail, has compensation (1/0), wake ttl seconds,
 #       via (how a person decided: "" for a button, "thread_reply:CHANNEL:TS" for a reply),
-#       lean ("1": on 'ok' reply with id, state, version, tool and run_id only)
+#       lean ("1": on 'ok' reply with id, state, version, tool and run_id only),
+#       foreign ("1": the actor is from another workspace; "*" does not count for them)
 TRANSITION = (
     TABLES
     + COMMON
@@ -179,7 +180,8 @@ if HUMAN[ev] then
       for _, n in ipairs(lv.groups or {}) do names[n] = true end
     end
   end
-  if names['*'] or names[actor] then ok = true end
+  -- ARGV[17] '1': the actor is from another workspace, for whom "*" never counts
+  if (names['*'] and ARGV[17] ~= '1') or names[actor] then ok = true end
   for _, g in ipairs(cjson.decode(ARGV[4])) do if names[g] then ok = true end end
   if not ok then return refuse('not_eligible') end
   if seen ~= h.payload_hash then return refuse('stale_payload') end

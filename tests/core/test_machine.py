@@ -382,3 +382,12 @@ def test_already_resolved_by_the_policy_default(
     with pytest.raises(AlreadyResolved) as info:
         act(out, E.APPROVE, "U_ALICE", now=T0 + MIN + 2)
     assert (info.value.by, info.value.at, info.value.how) == (SYSTEM, T0 + MIN, how)
+
+
+def test_a_member_of_another_workspace_counts_only_when_named() -> None:
+    anyone = make(approvers=("*",))
+    with pytest.raises(NotEligible):
+        act(anyone, E.APPROVE, "U_GUEST", foreign=True)
+    assert act(anyone, E.APPROVE, "U_HOME").request.state == S.APPROVED
+    named = make(approvers=("U_GUEST",))
+    assert act(named, E.APPROVE, "U_GUEST", foreign=True).request.state == S.APPROVED

@@ -160,6 +160,7 @@ async def test_on_a_runs_card_a_reply_decides_and_yes_but_is_a_correction(
     assert req.resolution is not None and req.resolution.reason_code == "superseded"
     penguin = await eventually(lambda: _waiting(bot, run_id, other_than=bear), timeout=15)
     assert (await bot.requests.get(penguin)).args.get("target") == "penguin"
+    await bot.message_of(penguin)  # a reply decides only a card posted before it
     await bot.emu.post("UPARENT", ch, ":white_check_mark:", thread_ts=home)
     done = await _state(bot, penguin, State.COMPLETED)
     assert [a.actor for a in done.approvals] == ["UPARENT"]

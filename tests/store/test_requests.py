@@ -322,3 +322,29 @@ async def test_arguments_keep_the_callers_order_and_the_hash_ignores_it(
     )
     assert list(moved.request.args) == ["to", "amount"]
     assert list((await store.get(req.id)).args) == ["to", "amount"]
+
+
+async def test_a_member_of_another_workspace_is_not_anyone(
+    store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    # medium: approvers "*"; a Slack Connect guest is not "anyone in the workspace"
+    req = (await store.create(policy, tool="refund", args={"amount": 5}, requester="U1")).request
+    with pytest.raises(NotEligible):
+        await store.transition(req.id, approve(req.payload_hash, "UGUEST", foreign=True))
+    refused = (await audit.entries(redis, req.id))[-1]
+    assert (refused.kind, refused.actor, refused.reason_code) == (
+        "refused",
+        "UGUEST",
+        "not_eligible",
+    )
+    assert (await store.get(req.id)).state == State.PENDING_REVIEW
+    moved = await store.transition(req.id, approve(req.payload_hash, "UHOME"))
+    assert moved.request.state == State.APPROVED
+
+
+async def test_a_member_of_another_workspace_named_by_id_may_decide(
+    store: RequestStore, policy: Policy
+) -> None:
+    req = (await store.create(policy, tool="refund", args={"amount": 4200}, requester="U1")).request
+    moved = await store.transition(req.id, approve(req.payload_hash, "UBOSS", foreign=True))
+    assert moved.request.state == State.APPROVED

@@ -1,0 +1,124 @@
+"""The policy's channel principals, resolved in Slack once, when the policy loads.
+
+A `#name` resolved at decision time can be made to mean anything: a channel archived
+long ago still lists its former members, and a name that does not exist yet can be
+created by anyone, who is then an approver. So `serve` (at start) and `hitl-bot policy
+check` (when it can reach Slack) look every channel up once:
+
+- an unknown or archived channel is refused, naming it and where the policy uses it;
+- each `#name` is pinned to its id in Redis, and decisions read the pin
+  (`bot.slack.groups.channel_id`), so a channel renamed or created later under the
+  same name never becomes an approver;
+- a public channel as approvers of a high or critical tier draws a loud warning:
+  anyone in the workspace can join it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.asyncio import Redis
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.core.models import RiskTier
+from bot.core.policy import TIER_ORDER, Policy
+from bot.slack import messages as smsg
+from bot.slack.groups import PAGE, is_channel, pin_channel
+
+GUARDED = (RiskTier.HIGH, RiskTier.CRITICAL)  # tiers whose approvers must not be public
+
+
+@dataclass
+class ChannelCheck:
+    ids: dict[str, str] = field(default_factory=dict)  # principal -> channel id
+    problems: list[str] = field(default_factory=list)  # refuse the policy
+    warnings: list[str] = field(default_factory=list)  # say loudly, then go on
+
+
+def channel_uses(policy: Policy) -> Iterator[tuple[str, str, RiskTier | None, bool]]:
+    """(where in the file, principal, tier, decides?) for every channel the policy names."""
+    for tier in TIER_ORDER:
+        tp = policy.tiers[tier]
+        base = f"tiers.{tier.value}"
+        deciders = set(tp.deciders())
+        for name in tp.approvers:
+            yield f"{base}.approvers", name, tier, True
+        for name in tp.reviewers.channels:
+            yield f"{base}.reviewers.channels", name, tier, name in deciders
+        for i, lvl in enumerate(tp.escalation):
+            for name in lvl.channels:
+                yield f"{base}.escalation.{i}.channels", name, tier, False
+    for name in policy.operators:
+        yield "operators", name, None, False
+
+
+async def _listed(client: AsyncWebClient) -> dict[str, dict[str, Any]]:
+    """Every channel the bot can see, archived ones included (so they can be named)."""
+    found: dict[str, dict[str, Any]] = {}
+    cursor = ""
+    while True:
+        resp = await client.conversations_list(
+            types="public_channel,private_channel",
+            exclude_archived=False,
+            limit=PAGE,
+            cursor=cursor or None,
+        )
+        for ch in resp.get("channels") or []:
+            found.setdefault(str(ch.get("name")), ch)
+        cursor = (resp.get("response_metadata") or {}).get("next_cursor") or ""
+        if not cursor:
+            return found
+
+
+async def _info(client: AsyncWebClient, cid: str) -> dict[str, Any] | None:
+    try:
+        resp = await client.conversations_info(channel=cid)
+    except SlackApiError as exc:
+        if exc.response.get("error") == "channel_not_found":
+            return None
+        raise
+    channel = resp.get("channel")
+    return dict(channel) if isinstance(channel, dict) else None
+
+
+async def check_channels(client: AsyncWebClient, policy: Policy) -> ChannelCheck:
+    """Look every channel principal up in Slack. Raises SlackApiError (or a connection
+    error) when Slack cannot answer; an unknown or archived channel is a problem."""
+    out = ChannelCheck()
+    seen: dict[str, dict[str, Any] | None] = {}
+    listing: dict[str, dict[str, Any]] | None = None
+    for where, name, tier, decides in channel_uses(policy):
+        if not is_channel(name):
+            continue
+        if name not in seen:
+            if name.startswith("#"):
+                listing = listing if listing is not None else await _listed(client)
+                seen[name] = listing.get(name[1:])
+            else:
+                seen[name] = await _info(client, name)
+        info = seen[name]
+        if info is None:
+            out.problems.append(smsg.CHANNEL_UNKNOWN.format(where=where, name=name))
+            continue
+        cid = str(info.get("id") or "")
+        if info.get("is_archived"):
+            out.problems.append(smsg.CHANNEL_ARCHIVED.format(where=where, name=name, id=cid))
+            continue
+        out.ids[name] = cid
+        if decides and tier in GUARDED and not info.get("is_private"):
+            out.warnings.append(
+                smsg.CHANNEL_PUBLIC_APPROVERS.format(where=where, name=name, tier=tier.value)
+            )
+    out.problems = list(dict.fromkeys(out.problems))
+    out.warnings = list(dict.fromkeys(out.warnings))
+    return out
+
+
+async def pin_all(redis: Redis, check: ChannelCheck) -> None:
+    """Decisions use these ids from now on: a `#name` means the channel it meant at start."""
+    for name, cid in check.ids.items():
+        if name.startswith("#"):
+            await pin_channel(redis, name, cid)
