@@ -18,6 +18,7 @@ from rich.table import Table
 
 from bot import cli_runs, loops
 from bot import messages as msg
+from bot.cli_channels import check_channels_in_slack
 from bot.cli_valkey import valkey_app
 from bot.core.chain import expand
 from bot.core.models import ActionRequest
@@ -250,11 +251,12 @@ def policy_check(file: Path, as_json: JsonOpt = False) -> None:
     except HitlError as exc:
         err.print(str(exc), markup=False, highlight=False)
         raise typer.Exit(2) from None
+    check_channels_in_slack(policy)  # refuses (exit 2) an unknown or archived channel
     if as_json:
         print(policy.model_dump_json(indent=2))
-        return
-    _print_table(policy_table(policy))
-    out.print(f"Tools not listed are gated at [bold]{policy.default_tier.value}[/bold].")
+    else:
+        _print_table(policy_table(policy))
+        out.print(f"Tools not listed are gated at [bold]{policy.default_tier.value}[/bold].")
 
 
 @app.command()

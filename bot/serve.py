@@ -29,6 +29,7 @@ from bot.slack.app import build_app
 from bot.slack.client import web_client
 from bot.slack.http import slack_endpoint
 from bot.slack.notifier import Notifier
+from bot.slack.principals import resolve_at_start
 from bot.slack.socket_mode import SocketModeLink
 from bot.store.events import NOTIFIER_GROUP
 from bot.store.events_trim import INTERVAL_S, EventTrimmer
@@ -79,6 +80,8 @@ async def run_serve(
     async with open_runtime(settings, clock=clock) as rt:
         runs = RunStore(rt.redis, clock=clock)
         client = web_client(settings)
+        if settings.slack_bot_token is not None:
+            await resolve_at_start(rt.redis, client, rt.policy)
         token = settings.slack_app_token
         app_token = token.get_secret_value() if token else None
         # Socket Mode: no signing secret is used anywhere and /slack/events is not mounted.

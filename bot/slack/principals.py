@@ -15,19 +15,27 @@ check` (when it can reach Slack) look every channel up once:
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 from redis.asyncio import Redis
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.models import RiskTier
 from bot.core.policy import TIER_ORDER, Policy
+from bot.errors import ConfigError
 from bot.slack import messages as smsg
 from bot.slack.groups import PAGE, is_channel, pin_channel
 
+log = logging.getLogger(__name__)
+# What a Slack that cannot be reached raises through the Web API client.
+UNREACHABLE = (SlackApiError, aiohttp.ClientError, OSError, TimeoutError)
+START_CHECK_S = 20  # a Slack that hangs must not hold the API and the sweeper back for long
 GUARDED = (RiskTier.HIGH, RiskTier.CRITICAL)  # tiers whose approvers must not be public
 
 
@@ -122,3 +130,22 @@ async def pin_all(redis: Redis, check: ChannelCheck) -> None:
     for name, cid in check.ids.items():
         if name.startswith("#"):
             await pin_channel(redis, name, cid)
+
+
+async def resolve_at_start(redis: Redis, client: AsyncWebClient, policy: Policy) -> None:
+    """`serve`'s check: refuse an unknown or archived channel (ConfigError), warn loudly of
+    a public channel approving a high or critical tier, and pin every name to its id.
+
+    With Slack unreachable the bot still starts (its outbox waits for Slack anyway); each
+    name is then resolved, among live channels only, at its first decision and pinned."""
+    try:
+        checked = await asyncio.wait_for(check_channels(client, policy), START_CHECK_S)
+    except UNREACHABLE as exc:
+        error = exc.response.get("error") if isinstance(exc, SlackApiError) else type(exc)
+        log.error(smsg.CHANNELS_UNCHECKED.format(error=error))
+        return
+    if checked.problems:
+        raise ConfigError("\n".join(checked.problems))
+    for warning in checked.warnings:
+        log.warning(warning)
+    await pin_all(redis, checked)

@@ -252,10 +252,13 @@ def _cursor_page(args: Args, items: list[Any]) -> tuple[list[Any], JSON]:
 def conversations_list(ctx: ApiContext, args: Args) -> JSON:
     kinds = {"public_channel": "channel", "private_channel": "group", "im": "im", "mpim": "mpim"}
     wanted = {kinds[t] for t in arg_str(args, "types", "public_channel").split(",") if t in kinds}
+    live_only = arg_bool(args, "exclude_archived")
     found = [
         c.to_slack(ctx.ws.bot.id)
         for c in ctx.ws.channels.values()
-        if c.kind in wanted and (c.kind == "channel" or ctx.ws.bot.id in c.members)
+        if c.kind in wanted
+        and (c.kind == "channel" or ctx.ws.bot.id in c.members)
+        and not (live_only and c.is_archived)
     ]
     page, meta = _cursor_page(args, found)
     return {"ok": True, "channels": page, "response_metadata": meta}

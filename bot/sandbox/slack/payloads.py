@@ -23,7 +23,8 @@ class Payloads:
     # --- shared pieces -----------------------------------------------------------------
 
     def user_ref(self, user: User) -> JSON:
-        return {"id": user.id, "username": user.name, "name": user.name, "team_id": self.ws.team_id}
+        team = user.team_id or self.ws.team_id  # a Slack Connect member's own workspace
+        return {"id": user.id, "username": user.name, "name": user.name, "team_id": team}
 
     def team(self) -> JSON:
         return {"id": self.ws.team_id, "domain": self.ws.team_domain}

@@ -25,8 +25,11 @@ class User:
     real_name: str
     is_bot: bool = False
     bot_id: str | None = None
+    # Set for a member of another workspace (Slack Connect): their own team's id.
+    team_id: str | None = None
 
     def to_slack(self, team_id: str) -> JSON:
+        team_id = self.team_id or team_id
         return {
             "id": self.id,
             "team_id": team_id,
@@ -108,6 +111,7 @@ class Channel:
     members: list[str] = field(default_factory=list)
     created: int = 1_700_000_000
     messages: dict[str, Message] = field(default_factory=dict)
+    is_archived: bool = False
 
     def top_level(self) -> list[Message]:
         return [m for m in self.messages.values() if not m.is_reply()]
@@ -125,7 +129,7 @@ class Channel:
             "is_im": self.kind == "im",
             "is_mpim": self.kind == "mpim",
             "is_private": self.kind != "channel",
-            "is_archived": False,
+            "is_archived": self.is_archived,
             "is_member": self.kind == "channel" or bot_user in self.members,
         }
         if self.kind == "im":
@@ -326,14 +330,18 @@ class Workspace:
 
     def message_json(self, message: Message) -> JSON:
         """A message as `conversations.replies` and interaction payloads show it."""
+        author = self.users.get(message.user or "")
+        team = (author.team_id if author else None) or self.team_id
         out: JSON = {
             "type": "message",
             "ts": message.ts,
             "text": message.text,
-            "team": self.team_id,
+            "team": team,
         }
         if message.user is not None:
             out["user"] = message.user
+        if team != self.team_id:  # Slack Connect: the author's own workspace
+            out["user_team"] = out["source_team"] = team
         if message.bot_id is not None:
             out["bot_id"] = message.bot_id
             out["app_id"] = message.app_id
