@@ -13,24 +13,12 @@ from bot.core.models import ActionRequest
 from bot.errors import HitlError
 from bot.runtime import Runtime
 from bot.slack import render, views
-from bot.slack.permissions import audit_refusal, may_direct, may_read
+from bot.slack.permissions import audit_refusal, is_operator, may_decide, may_direct, may_read
 from bot.store import audit
 from bot.store.corrections import correct
 from bot.store.runs import RunStore, stop_run
 
 log = logging.getLogger(__name__)
-
-
-def mine(reqs: list[ActionRequest], user: str) -> list[ActionRequest]:
-    """Requests this person may decide now (group membership aside)."""
-    out = []
-    for r in reqs:
-        names = r.eligible()
-        if user == r.requester and not r.self_approval:
-            continue
-        if "*" in names or user in names or any(n.startswith("S") for n in names):
-            out.append(r)
-    return out
 
 
 class Commands:
@@ -41,6 +29,15 @@ class Commands:
     def register(self, app: AsyncApp) -> None:
         app.command("/hitl")(self.on_command)
         app.event("app_home_opened")(self.on_home)
+
+    async def mine(self, client: AsyncWebClient, user: str) -> list[ActionRequest]:
+        """The pending requests `user` may see: those they may decide now (their groups
+        and channels looked up), or all of them for an operator. Nobody else learns that a
+        request exists, nor its arguments."""
+        reqs = await self.rt.requests.list_pending()
+        if await is_operator(self.rt, client, user):
+            return reqs
+        return [r for r in reqs if await may_decide(self.rt, client, user, r)]
 
     async def on_command(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         user, channel = body.get("user_id", ""), body.get("channel_id")
@@ -59,7 +56,7 @@ class Commands:
     ) -> render.Rendered:
         now = self.rt.clock()
         if verb == "pending":
-            reqs = mine(await self.rt.requests.list_pending(), user)
+            reqs = await self.mine(client, user)
             return render.pending_list(reqs, now_ms=now)
         if verb == "policy":
             return render.policy_summary(self.rt.policy)
@@ -94,7 +91,7 @@ class Commands:
 
     async def on_home(self, event: dict[str, Any], client: AsyncWebClient) -> None:
         user = event.get("user", "")
-        reqs = mine(await self.rt.requests.list_pending(), user)
+        reqs = await self.mine(client, user)
         await client.views_publish(
             user_id=user, view=views.home_view(reqs, self.rt.policy, now_ms=self.rt.clock())
         )
