@@ -199,3 +199,25 @@ async def test_policy_check_resolves_channels_in_slack(emu: SlackEmulator, tmp_p
     assert code == 2
     assert "tiers.high.approvers: the channel #nope does not exist" in flat
     assert "tiers.critical.approvers: the channel #old-leads (COLDLEADS) is archived" in flat
+
+
+async def test_a_channel_archived_after_start_has_no_members_that_count(
+    emu: SlackEmulator, tmp_path: Path, redis_url: str, redis: Any
+) -> None:
+    leads = emu.workspace.channels["CHITLLEADS"]
+    leads.members = ["UALICE", "UBOT"]
+    policy = _policy(["#hitl-leads"])
+    async with serving(emu, policy, tmp_path, redis_url):
+        leads.is_archived = True
+        store = RequestStore(redis, clock=FakeClock(int(time.time() * 1000)))
+        made = await store.create(
+            parse_policy(policy), tool="refund", args={"amount": 5000}, requester="agent"
+        )
+        ch, ts = await eventually(lambda: _card(redis, made.request.id))
+        await emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
+
+        async def refused() -> bool:
+            return any("not among its approvers" in e.text for e in emu.ephemerals("UALICE"))
+
+        await eventually(refused)
+        assert (await store.get(made.request.id)).state == State.PENDING_REVIEW

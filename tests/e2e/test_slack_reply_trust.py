@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 from uuid import uuid4
@@ -19,8 +20,8 @@ import pytest
 from bot.core.models import QuestionState, RunState
 from bot.core.states import State
 from bot.sandbox.slack.workspace import Message, User
-from bot.slack import render
-from bot.store import audit
+from bot.slack import render, views
+from bot.store import audit, keys
 from bot.store.keys import run_audit
 from tests.e2e.conftest import Bot, eventually
 
@@ -198,3 +199,29 @@ async def test_a_slack_connect_guest_cannot_answer_a_runs_question(bot: Bot) -> 
     await bot.emu.post(guest, ch, "yes", thread_ts=home)
     await eventually(_told(bot, guest, "only the person who started it"))
     assert (await bot.questions.get(qid)).state == QuestionState.OPEN
+
+
+async def test_the_answer_button_is_limited_to_who_may_steer_the_run_too(bot: Bot) -> None:
+    _, _, _, qid = await _run_asking(bot, "Shall I go ahead? (yes/no)")
+    ch, ts = await eventually(lambda: _question_card(bot, qid))
+    answers = {views.ANSWER_BLOCK: {views.ANSWER_TEXT_ACTION: "yes"}}
+    for user in ("UCAROL", "UKID"):
+        await bot.emu.click(user, render.ACTION_ANSWER, channel=ch, ts=ts)
+
+        async def modal(user: str = user) -> Any:
+            return bot.emu.open_view(user)
+
+        view = await eventually(modal)
+        out = await bot.emu.submit(user, view.id, answers)
+        if user == "UCAROL":
+            assert "may answer" in json.dumps(out.errors), out
+            assert (await bot.questions.get(qid)).state == QuestionState.OPEN
+        else:
+            assert out.view_action == "closed", out
+    q = await bot.questions.get(qid)
+    assert (q.answer, q.answered_by) == ("yes", "UKID")
+
+
+async def _question_card(bot: Bot, qid: str) -> tuple[str, str] | None:
+    ch, ts = await bot.redis.hmget(keys.question(qid), ["msg_channel", "msg_ts"])
+    return (ch, ts) if ch and ts else None

@@ -172,3 +172,18 @@ async def test_no_events_url_records_the_miss(emulator: SlackEmulator) -> None:
     assert posted.statuses == [None]
     assert emulator.deliveries[0].error == "no_events_url"
     assert emulator.messages("general")[0].text == "nobody listens"
+
+
+async def test_a_slack_connect_members_message_names_their_own_team(
+    emulator: SlackEmulator, fake_bot: FakeBot
+) -> None:
+    from bot.sandbox.slack.workspace import User
+
+    emulator.workspace.users["UEXT"] = User("UEXT", "ext", "External", team_id="TOTHER")
+    emulator.workspace.channels["CHITLAPPROVALS"].members.append("UEXT")
+    await emulator.post("UEXT", "#hitl-approvals", "hello from Acme")
+    event = fake_bot.events()[-1]["event"]
+    assert (event["user"], event["team"], event["user_team"]) == ("UEXT", "TOTHER", "TOTHER")
+    await emulator.post("alice", "#hitl-approvals", "hello")
+    home = fake_bot.events()[-1]["event"]
+    assert home["team"] == "TEMULATOR" and "user_team" not in home

@@ -161,3 +161,21 @@ async def test_views_publish_and_update_check_the_hash(client: AsyncWebClient) -
     conflict = client.views_update(view_id=view_id, view=home, hash=hash_)
     assert await error_of(conflict) == "hash_conflict"
     assert await error_of(client.views_update(view_id="VNOPE", view=home)) == "not_found"
+
+
+async def test_archived_and_private_channels_are_shown_as_slack_shows_them(
+    client: AsyncWebClient, emulator: SlackEmulator
+) -> None:
+    from bot.sandbox.slack.workspace import Channel
+
+    emulator.workspace.channels["COLD"] = Channel("COLD", "old", is_archived=True)
+    emulator.workspace.channels["CPRIV"] = Channel("CPRIV", "priv", "group", ["UBOT"])
+    info = (await client.conversations_info(channel="COLD"))["channel"]
+    assert (info["is_archived"], info["is_private"]) == (True, False)
+    assert (await client.conversations_info(channel="CPRIV"))["channel"]["is_private"] is True
+    every = await client.conversations_list(types="public_channel,private_channel")
+    live = await client.conversations_list(
+        types="public_channel,private_channel", exclude_archived=True
+    )
+    assert {"old", "priv"} <= {c["name"] for c in every["channels"]}
+    assert "old" not in {c["name"] for c in live["channels"]}
