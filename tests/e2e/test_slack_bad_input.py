@@ -40,6 +40,10 @@ def sign(body: bytes, ts: str, secret: str = SECRET) -> dict[str, str]:
     return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={sig}"}
 
 
+# The emulator's workspace: a person of another team would be a Slack Connect guest.
+TEAM = "TEMULATOR"
+
+
 def form(payload: Any) -> str:
     return urlencode({"payload": json.dumps(payload)})
 
@@ -48,7 +52,7 @@ def click(actions: list[Any]) -> str:
     return form(
         {
             "type": "block_actions",
-            "user": {"id": "UALICE", "team_id": "T0HITL"},
+            "user": {"id": "UALICE", "team_id": TEAM},
             "trigger_id": "1.2.3",
             "channel": {"id": "CHITLAPPROVALS"},
             "container": {"type": "message"},
@@ -75,7 +79,7 @@ def reject_view(*, metadata: str | None = REAL, reason: str | None = "too much")
 
 def submit(view: dict[str, Any]) -> str:
     return form(
-        {"type": "view_submission", "user": {"id": "UALICE", "team_id": "T0HITL"}, "view": view}
+        {"type": "view_submission", "user": {"id": "UALICE", "team_id": TEAM}, "view": view}
     )
 
 
@@ -222,24 +226,24 @@ SOCKET_CASES: list[Any] = [
     None,
     {
         "type": "block_actions",
-        "user": {"id": "UALICE", "team_id": "T0HITL"},
+        "user": {"id": "UALICE", "team_id": TEAM},
         "trigger_id": "1",
         "actions": [],
     },
     {"type": "event_callback", "event": None},
     {
         "type": "view_submission",
-        "user": {"id": "UALICE", "team_id": "T0HITL"},
+        "user": {"id": "UALICE", "team_id": TEAM},
         "view": reject_view(reason=None),
     },
     {
         "type": "view_submission",
-        "user": {"id": "UALICE", "team_id": "T0HITL"},
+        "user": {"id": "UALICE", "team_id": TEAM},
         "view": reject_view(metadata=None),
     },
     {
         "type": "view_submission",
-        "user": {"id": "UALICE", "team_id": "T0HITL"},
+        "user": {"id": "UALICE", "team_id": TEAM},
         "view": reject_view(reason="x" * 3001),
     },
 ]
