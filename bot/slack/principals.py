@@ -35,7 +35,9 @@ from bot.slack.groups import PAGE, is_channel, pin_channel
 log = logging.getLogger(__name__)
 # What a Slack that cannot be reached raises through the Web API client.
 UNREACHABLE = (SlackApiError, aiohttp.ClientError, OSError, TimeoutError)
-START_CHECK_S = 20  # a Slack that hangs must not hold the API and the sweeper back for long
+# A Slack that hangs must not hold the API and the sweeper back: past this, start goes on
+# and each name is resolved at its first decision instead.
+START_CHECK_S = 5
 GUARDED = (RiskTier.HIGH, RiskTier.CRITICAL)  # tiers whose approvers must not be public
 
 
@@ -141,7 +143,7 @@ async def resolve_at_start(redis: Redis, client: AsyncWebClient, policy: Policy)
     try:
         checked = await asyncio.wait_for(check_channels(client, policy), START_CHECK_S)
     except UNREACHABLE as exc:
-        error = exc.response.get("error") if isinstance(exc, SlackApiError) else type(exc)
+        error = exc.response.get("error") if isinstance(exc, SlackApiError) else repr(exc)
         log.error(smsg.CHANNELS_UNCHECKED.format(error=error))
         return
     if checked.problems:
