@@ -28,6 +28,11 @@ from tests.e2e.conftest import Bot, eventually
 GUEST_TEAM = "TACMECORP"
 
 
+@pytest.fixture(params=["http", "socket"])
+def slack_mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 async def _run_asking(bot: Bot, question: str) -> tuple[str, str, str, str]:
     """A run started by the kid in #general, waiting on `question`: (run, channel, home, q)."""
     posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
