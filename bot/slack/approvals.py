@@ -95,8 +95,7 @@ class Approvals:
         try:
             await self.rt.requests.transition(request_id, d)
         except NotEligible as exc:
-            if foreign and not exc.own:
-                log.info("refused a member of another workspace", extra={"actor": user})
+            if foreign and not exc.own:  # the store logged and audited it already
                 why = msg.NOT_ELIGIBLE.format(actor=esc.user(user), why=smsg.WHY_FOREIGN)
                 raise NotEligible(why, state=exc.state, event=exc.event) from None
             raise
