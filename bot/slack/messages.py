@@ -10,8 +10,8 @@ from __future__ import annotations
 MAY_NOT_ANSWER = (
     "Run {run_id} is waiting for an answer to its question, and only the person who "
     "started it, the people who may decide what it waits on, and the policy's operators "
-    "may answer or steer it. Your reply was not sent to the agent; the attempt is in the "
-    "run's audit."
+    "may answer or steer it. Your reply was not sent to the agent and decides no card "
+    "(use a card's buttons for that); the attempt is in the run's audit."
 )
 MAY_NOT_ANSWER_SHORT = (
     "Only the person who started this run, its deciders and the operators may answer."
@@ -35,6 +35,11 @@ REPLY_NOT_A_DECISION = (
 )
 
 # -- Slack Connect (members of other workspaces) ------------------------------------------
+FOREIGN_MAY_NOT_DIRECT = (
+    "You are a member of another workspace, so you may not answer or steer run {run_id} "
+    "unless its policy names your user id. Nothing was sent to the agent; the attempt is "
+    "in the run's audit."
+)
 WHY_FOREIGN = (
     "you are a member of another workspace, and only people of this workspace named by "
     "their user id may decide, answer or steer here"

@@ -82,7 +82,8 @@ class Threads:
         if not text:
             return
         if not await may_direct(self.rt, client, user, run, foreign=foreign):
-            await self._refuse(client, event, run.id, "steer", msg.MAY_NOT_DIRECT)
+            why = smsg.FOREIGN_MAY_NOT_DIRECT if foreign else msg.MAY_NOT_DIRECT
+            await self._refuse(client, event, run.id, "steer", why)
             return
         await correct(
             self.rt.steering, self.rt.requests, self.runs, run.id, text, actor=user, source=source
@@ -107,7 +108,8 @@ class Threads:
             return False
         user = event.get("user", "")
         if not await may_direct(self.rt, client, user, run, foreign=foreign):
-            await self._refuse(client, event, run.id, "answer", smsg.MAY_NOT_ANSWER)
+            why = smsg.FOREIGN_MAY_NOT_DIRECT if foreign else smsg.MAY_NOT_ANSWER
+            await self._refuse(client, event, run.id, "answer", why)
             return True
         try:
             await self.rt.questions.answer(qid, actor=user, answer=text)
