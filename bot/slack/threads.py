@@ -54,7 +54,10 @@ class Threads:
         waiting = run.waiting_on if run is not None and live else None
         # "approve" / "reject: why" on a pending card decides like its buttons
         bot_user = context.get("bot_user_id")
-        if await self.replies.handle(client, event, bot_user=bot_user, waiting_on=waiting):
+        owner = run.owner if run is not None else None
+        if await self.replies.handle(
+            client, event, bot_user=bot_user, waiting_on=waiting, run_owner=owner
+        ):
             return
         if run is None or run_id is None or not live:
             return
