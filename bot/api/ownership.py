@@ -15,7 +15,7 @@ from typing import cast
 from bot import messages as bot_msg
 from bot.api import messages as msg
 from bot.core.models import ActionRequest, Question
-from bot.errors import NotFound
+from bot.errors import Forbidden, NotFound
 from bot.runtime import Runtime
 from bot.store import keys
 from bot.store.owners import RunOwners
@@ -39,13 +39,20 @@ class Ownership:
 
     async def own_request(self, rid: str, identity: str, *, operators: bool = False) -> None:
         """Refuse, as for an unknown id, a request that is not `identity`'s. Two fields,
-        not the whole request: this runs before every claim and report."""
+        not the whole request: this runs before every claim and report.
+
+        Without `operators` the caller means to act on it (claim, report, cancel): a
+        request the worker filed for the identity's run is the worker's to run, and
+        a claim over the API would race it, so that is refused (403, since its owner
+        may know it is there)."""
         got = cast(
             list[str | None], await self.rt.redis.hmget(keys.request(rid), ["owner", "requester"])
         )
         owner = got[0] or got[1]  # a missing owner is the requester (bot/store/codec.py)
         if owner is None or not self._sees(identity, owner, operators=operators):
             raise NotFound(bot_msg.UNKNOWN_REQUEST.format(id=rid))
+        if not operators and got[0]:  # an owner apart from the requester: a run's worker
+            raise Forbidden(msg.WORKERS_CALL.format(id=rid))
 
     async def question(self, qid: str, identity: str) -> Question:
         q = await self.rt.questions.get(qid)

@@ -244,3 +244,29 @@ def _fill(kw: dict[str, Any], rid: str) -> dict[str, Any]:
     if "json" not in kw:
         return kw
     return {"json": {k: rid if v == "{}" else v for k, v in kw["json"].items()}}
+
+
+async def test_the_runs_owner_sees_what_its_worker_filed_but_the_worker_runs_it(
+    agents: Agents, redis: Redis
+) -> None:
+    run = (await agents.a.post("/v1/runs", json={"agent": "claw", "prompt": "go"})).json()
+    # What a worker files for the run: the agent's name as requester, the run's owner.
+    made = await RequestStore(redis).create(
+        parse_policy(QUORUM_POLICY),
+        tool="refund",
+        args={"amount": 3},
+        requester="agent:claw",
+        run_id=run["run_id"],
+        owner="agent-a",
+    )
+    rid = made.request.id
+    seen = await agents.a.get(f"/v1/approvals/{rid}")
+    assert seen.status_code == 200 and seen.json()["owner"] == "agent-a"
+    assert seen.json()["requester"] == "agent:claw"
+    assert (await agents.b.get(f"/v1/approvals/{rid}")).status_code == 404
+    await _approve(redis, rid)
+    refused = await agents.a.post(f"/v1/approvals/{rid}/claim")
+    assert refused.status_code == 403 and "worker" in refused.json()["detail"]
+    assert (await agents.a.post(f"/v1/approvals/{rid}/cancel", json={})).status_code == 403
+    assert (await agents.b.post(f"/v1/approvals/{rid}/claim")).status_code == 404
+    assert (await RequestStore(redis).get(rid)).state == "approved"
