@@ -51,9 +51,8 @@ class Moved:
 
 
 def id_for_key(idempotency_key: str, owner: str) -> str:
-    """A request id derived from the idempotency key, so retries land on the same request.
-    The owner is part of it: a key is the owner's own, and another identity using the
-    same one makes (or meets) its own request, never learns of this one."""
+    """A request id derived from the idempotency key, so retries land on the same request;
+    scoped to the owner, so another identity's same key makes or meets only its own."""
     scoped = f"{owner}\x00{idempotency_key}".encode()
     return "k" + hashlib.sha256(scoped).hexdigest()[:15]
 
