@@ -16,6 +16,7 @@ import platformdirs
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.core.models import SYSTEM, WORKER
 from bot.errors import ConfigError
 
 __all__ = ["DEFAULT_IDENTITY", "HOW_TO_SET", "Settings"]
@@ -43,6 +44,10 @@ HOW_TO_SET: dict[str, str] = {
     "HITL_API_TOKENS": (
         "one agent identity per token, comma-separated NAME=TOKEN pairs, e.g. "
         "billing-agent=$TOKEN1,deploy-bot=$TOKEN2"
+    ),
+    "HITL_API_OPERATORS": (
+        "API identities that may read and stop every agent's work (not steer, claim or "
+        "cancel it), comma-separated names from HITL_API_TOKENS or `api`, e.g. ops-console"
     ),
     "OPENAI_BASE_URL": "an OpenAI-compatible API base, e.g. https://api.openai.com/v1",
     "OPENAI_API_KEY": "the API key of the OPENAI_BASE_URL provider",
@@ -87,6 +92,7 @@ class Settings(BaseSettings):
     hitl_policy: Path | None = None
     hitl_api_token: SecretStr | None = None
     hitl_api_tokens: SecretStr | None = None
+    hitl_api_operators: str | None = None
     openai_base_url: str | None = None
     openai_api_key: SecretStr | None = None
     hitl_model: str | None = None
@@ -128,6 +134,17 @@ class Settings(BaseSettings):
             _parse_identities(value.get_secret_value())
         return value
 
+    @field_validator("hitl_api_operators")
+    @classmethod
+    def _operator_names(cls, value: str | None) -> str | None:
+        if value is not None:
+            _parse_names(value)
+        return value
+
+    def api_operators(self) -> frozenset[str]:
+        """The API identities that may read and stop everyone's work."""
+        return _parse_names(self.hitl_api_operators or "")
+
     def api_identities(self) -> dict[str, str]:
         """Bearer token -> the agent identity it stands for. HITL_API_TOKEN is "api"."""
         found: dict[str, str] = {}
@@ -168,12 +185,27 @@ class Settings(BaseSettings):
 _IDENTITY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 
 
+# The worker's own identity owns the runs people start in Slack: a token bearing it
+# would reach all of them.
+RESERVED = frozenset({WORKER, SYSTEM})
+
+
+def _parse_names(raw: str) -> frozenset[str]:
+    names = frozenset(n.strip() for n in raw.split(",") if n.strip())
+    for name in sorted(names):
+        if not _IDENTITY.match(name):
+            raise ValueError(f"{name!r} is not an identity name (letters, digits, _.:-)")
+    return names
+
+
 def _parse_identities(raw: str) -> dict[str, str]:
     """Parse "name=token,name2=token2" into {token: name}; a malformed pair raises ValueError
     without echoing the token."""
     out: dict[str, str] = {}
     for i, pair in enumerate(p.strip() for p in raw.split(",") if p.strip()):
         name, sep, token = pair.partition("=")
+        if name.strip() in RESERVED:
+            raise ValueError(f"pair {i + 1} names {name.strip()}, which is the bot's own")
         if not sep or not _IDENTITY.match(name.strip()) or len(token.strip()) < 16:
             raise ValueError(
                 f"pair {i + 1} is not NAME=TOKEN (a name of letters, digits, _.:- and a "

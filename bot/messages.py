@@ -39,6 +39,7 @@ TERMS_DAMAGED = (
     "was created under, so who may approve it is unknown: nothing was changed. An operator "
     "must restore the store's `terms` keys from a backup."
 )
+IDEMPOTENCY_TAKEN = "Idempotency key {key} cannot be used; use a new key for a new call."
 UNKNOWN_QUESTION = "No question with id {id}."
 IDEMPOTENCY_CONFLICT = (
     "Idempotency key {key} was already used for a different call, asker or risk "
@@ -192,6 +193,9 @@ FALLBACK_STATE = "{state}: {tool} (request {id})"
 SL_NO_REVIEW = "⏩ Ran without review, by policy: {item}"
 SL_NO_REVIEW_MANY = "⏩ {n} calls ran without review, by policy:"
 SL_FREE_ITEM = "{call} ({risk} risk)"
+# A run's thread, when its call's card is in the tier's review channel instead.
+SL_CARD_ELSEWHERE = "{tool} ({risk}) waits for review in <#{channel}>{link}."
+SL_CARD_LINK = ": <{url}|the card>"
 SL_CREATED = "📝 Approval requested for {tool} ({risk} risk); waiting for {who}"
 SL_APPROVED = "✅ Approved by {who} ({n} of {total})"
 SL_APPROVAL_PARTIAL = "👍 Approved by {who} ({n} of {total}); {left} more needed"
@@ -342,7 +346,7 @@ SERVE_READY_SOCKET = (
     "hitl-bot serving on {url}; Slack events over Socket Mode from {api} (no HTTP Slack endpoint)"
 )
 CHANNEL_NOT_ALLOWED = (
-    "{channel} is not where the policy reviews {tier} requests ({allowed}); the policy alone "
+    "{channel} is not where the policy reviews {what} ({allowed}); the policy alone "
     "decides where a request is reviewed. Fix: leave channel out."
 )
 REQUESTER_FROM_TOKEN = (

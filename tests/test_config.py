@@ -163,3 +163,21 @@ def test_settings_are_frozen() -> None:
     settings = Settings()
     with pytest.raises(ValueError, match="frozen"):
         settings.hitl_port = 1
+
+
+def test_api_operators_are_names(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("HITL_API_OPERATORS", "ops-console, audit")
+    assert Settings.load().api_operators() == {"ops-console", "audit"}
+    clean_env.setenv("HITL_API_OPERATORS", "ops console")
+    with pytest.raises(ConfigError, match="HITL_API_OPERATORS"):
+        Settings.load()
+    clean_env.delenv("HITL_API_OPERATORS")
+    assert Settings.load().api_operators() == frozenset()
+
+
+def test_no_token_may_bear_the_workers_identity(clean_env: pytest.MonkeyPatch) -> None:
+    # It owns every run started in Slack: a token named so would reach all of them.
+    clean_env.setenv("HITL_API_TOKENS", "worker=a-long-enough-token-123")
+    with pytest.raises(ConfigError, match="HITL_API_TOKENS") as err:
+        Settings.load()
+    assert "a-long-enough-token-123" not in str(err.value)

@@ -26,6 +26,7 @@ from bot.agent.tools import Tool, ToolRegistry
 from bot.clock import Clock, wall_ms
 from bot.core.models import (
     SYSTEM,
+    WORKER,
     ActionRequest,
     Decision,
     Question,
@@ -52,8 +53,8 @@ def idempotency_key(run_id: str, call_id: str) -> str:
     return f"{run_id}:{call_id}"
 
 
-def request_id(run_id: str, call_id: str) -> str:
-    return id_for_key(idempotency_key(run_id, call_id))
+def request_id(run_id: str, call_id: str, owner: str = WORKER) -> str:
+    return id_for_key(idempotency_key(run_id, call_id), owner)
 
 
 def question_id(run_id: str, call_id: str) -> str:
@@ -74,6 +75,7 @@ class Gate(Running):
         on_behalf_of: str | None = None,
         channel: str | None = None,
         ask_timeout_ms: int = 30 * 60_000,
+        owner: str = WORKER,
     ) -> None:
         self.requests = requests
         self.questions = questions
@@ -87,6 +89,7 @@ class Gate(Running):
         # approve what they asked the agent to do (separation of duties)
         self.on_behalf_of = on_behalf_of
         self.channel = channel
+        self.owner = owner  # the run's owner: what the gate files is that identity's work
         self.ask_timeout_ms = ask_timeout_ms
         self._schemas: dict[int, tuple[Tool, dict[str, Any]]] = {}
 
@@ -152,6 +155,7 @@ class Gate(Running):
             channel=None,
             idempotency_key=idempotency_key(run_id, call.id),
             risk=t.risk,
+            owner=self.owner,
             # Recorded for the tool, so the Edit modal checks a person's edit against it.
             args_schema=self._schema(t),
             claim_as=SYSTEM if free and not (stop and self.runs is not None) else None,
@@ -177,7 +181,7 @@ class Gate(Running):
                     stop=bool(entry.get("hard_stop")),
                 )
         try:
-            req = await self.requests.get(request_id(run_id, call.id))
+            req = await self.requests.get(request_id(run_id, call.id, self.owner))
         except NotFound:
             pass
         else:
@@ -319,7 +323,11 @@ class Gate(Running):
             # same effect, and the existence check above keeps it from asking twice.
             fixed = QuestionStore(self.redis, clock=self.clock, ids=lambda: qid[1:])
             q = await fixed.ask(
-                question, timeout_ms=self.ask_timeout_ms, run_id=run_id, channel=self.channel
+                question,
+                timeout_ms=self.ask_timeout_ms,
+                run_id=run_id,
+                channel=self.channel,
+                owner=self.owner,
             )
         return await self._answer(q, run_id)
 

@@ -118,6 +118,7 @@ class RunLoop:
             requester=self.agent.requester,
             on_behalf_of=run.requester or None,
             channel=run.channel,  # where its questions go; never where approvals are reviewed
+            owner=run.owner,
             ask_timeout_ms=self.config.ask_timeout_ms,
         )
         if resumed:
@@ -165,7 +166,7 @@ class RunLoop:
                 return await self._finish(gate, run_id, RunState.TURN_LIMIT, error=text)
             reply = await self.llm.complete(messages, tools.specs())
             turns += 1
-            await self._unique_ids(reply.message, messages, run_id, turns)
+            await self._unique_ids(reply.message, messages, run_id, turns, run.owner)
             messages.append(reply.message)
             await self.runs.save_transcript(run_id, messages)
             await self.runs.update(run_id, turns=turns)
@@ -184,7 +185,7 @@ class RunLoop:
                 )
 
     async def _unique_ids(
-        self, reply: Message, messages: Sequence[Message], run_id: str, turn: int
+        self, reply: Message, messages: Sequence[Message], run_id: str, turn: int, owner: str
     ) -> None:
         """Give a reused tool call id a new one before anything is derived from it.
 
@@ -195,7 +196,7 @@ class RunLoop:
         used = {c.id for m in messages for c in tool_calls_of(m)}
         for i, c in enumerate(reply.get("tool_calls") or ()):
             pipe = self.redis.pipeline(transaction=False)
-            pipe.exists(keys.request(request_id(run_id, c["id"])))
+            pipe.exists(keys.request(request_id(run_id, c["id"], owner)))
             pipe.exists(keys.question(question_id(run_id, c["id"])))
             if c["id"] in used or any(await pipe.execute()):
                 c["id"] = f"{c['id']}-t{turn}.{i}"

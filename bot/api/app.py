@@ -31,6 +31,7 @@ from bot.api import approvals, errors, fastpath, questions
 from bot.api import runs as run_routes
 from bot.api.auth import BearerAuth, bearer_scheme
 from bot.api.limits import DEFAULT_LIMIT, BodyLimit
+from bot.api.ownership import Ownership
 from bot.api.schemas import Health
 from bot.metrics import render as render_metrics
 from bot.runtime import Runtime
@@ -79,11 +80,12 @@ def create_app(
         dependencies=[Security(bearer_scheme)],  # documents the scheme; BearerAuth enforces it
         responses=errors.documented(400, 401, 413, 422, 503),
     )
-    v1.include_router(approvals.router(rt, max_wait_s=max_wait_s))
-    v1.include_router(questions.router(rt, max_wait_s=max_wait_s))
-    v1.include_router(run_routes.router(rt, run_store))
+    owners = Ownership(rt)
+    v1.include_router(approvals.router(rt, owners, max_wait_s=max_wait_s))
+    v1.include_router(questions.router(rt, owners, max_wait_s=max_wait_s))
+    v1.include_router(run_routes.router(rt, owners, run_store))
     app.include_router(v1)
-    app.router.routes.insert(0, fastpath.route(rt))  # first: it claims only valid bodies
+    app.router.routes.insert(0, fastpath.route(rt, owners))  # first: it claims only valid bodies
 
     @app.get(
         "/healthz",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from bot.api.auth import caller, mark_outside_run
+from bot.api.auth import caller
 from bot.api.errors import documented
 from bot.api.fastjson import FastJsonRoute
 from bot.api.longpoll import hold
+from bot.api.ownership import Ownership
 from bot.api.schemas import ApprovalIn, CancelIn, ItemPath, ResultIn, Wait
 from bot.core.models import ActionRequest
 from bot.runtime import Runtime
@@ -20,13 +21,18 @@ def _sent(req: ActionRequest, status: int = 200, headers: dict[str, str] | None 
     return Response(req.model_dump_json(), status, headers, media_type="application/json")
 
 
-async def create_approval(rt: Runtime, body: ApprovalIn, request: Request) -> Response:
+async def create_approval(
+    rt: Runtime, owners: Ownership, body: ApprovalIn, request: Request
+) -> Response:
     """`POST /v1/approvals` once its body is valid; `bot.api.fastpath` calls it too."""
+    identity = caller(request, body.requester)
+    if body.run_id:  # first: nothing is filed under another identity's run
+        await owners.use_run(body.run_id, identity)
     made = await rt.requests.create(
         rt.policy,
         tool=body.tool,
         args=body.args,
-        requester=caller(request, body.requester),
+        requester=identity,
         on_behalf_of=body.on_behalf_of,
         run_id=body.run_id,
         channel=body.channel,
@@ -34,13 +40,11 @@ async def create_approval(rt: Runtime, body: ApprovalIn, request: Request) -> Re
         risk=body.risk,
         args_schema=body.args_schema,
     )
-    if body.run_id:
-        await mark_outside_run(rt, body.run_id)
     where = {"Location": f"/v1/approvals/{made.request.id}"}
     return _sent(made.request, 201 if made.created else 200, where)
 
 
-def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
+def router(rt: Runtime, owners: Ownership, *, max_wait_s: float) -> APIRouter:
     r = APIRouter(prefix="/approvals", tags=["approvals"], route_class=FastJsonRoute)
 
     @r.post(
@@ -54,7 +58,7 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         },
     )
     async def create(body: ApprovalIn, request: Request) -> Response:
-        return await create_approval(rt, body, request)
+        return await create_approval(rt, owners, body, request)
 
     @r.get(
         "/{request_id}",
@@ -63,10 +67,12 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         responses=documented(404, 422),
     )
     async def get(request: Request, request_id: ItemPath, wait: Wait = None) -> Response:
+        identity = caller(request)
         if wait:
+            await owners.own_request(request_id, identity, operators=True)
             waiting = execution.wait_request(rt.requests, request_id, min(wait, max_wait_s))
             return _sent(await hold(request, waiting))
-        return _sent(await rt.requests.get(request_id))
+        return _sent(await owners.request(request_id, identity))
 
     @r.post(
         "/{request_id}/claim",
@@ -75,7 +81,9 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         responses=documented(404, 409, 410),
     )
     async def claim(request_id: ItemPath, request: Request) -> Response:
-        return _sent(await execution.claim(rt.requests, request_id, actor=caller(request)))
+        identity = caller(request)
+        await owners.own_request(request_id, identity)
+        return _sent(await execution.claim(rt.requests, request_id, actor=identity))
 
     @r.post(
         "/{request_id}/result",
@@ -84,6 +92,7 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         responses=documented(404, 409, 410, 422),
     )
     async def result(request_id: ItemPath, body: ResultIn, request: Request) -> Response:
+        await owners.own_request(request_id, caller(request))
         done = await execution.report(
             rt.requests,
             request_id,
@@ -105,6 +114,7 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
     ) -> Response:
         reason = (body or CancelIn()).reason
         actor = caller(request)
+        await owners.own_request(request_id, actor)
         return _sent(await execution.withdraw(rt.requests, request_id, actor=actor, reason=reason))
 
     return r

@@ -19,8 +19,6 @@ from bot.api import messages as msg
 from bot.api.errors import error_response
 from bot.config import DEFAULT_IDENTITY, HOW_TO_SET
 from bot.errors import Forbidden
-from bot.runtime import Runtime
-from bot.store import keys
 
 PREFIX = "/v1"
 
@@ -59,15 +57,6 @@ def caller(request: Request, claimed: str | None = None) -> str:
     if claimed is not None and claimed != identity:
         raise Forbidden(bot_msg.REQUESTER_FROM_TOKEN.format(given=claimed, identity=identity))
     return identity
-
-
-OUTSIDE_RUN_TTL_S = 30 * 86_400
-
-
-async def mark_outside_run(rt: Runtime, run_id: str) -> None:
-    """Remember a run id an outside agent used, so a person can steer it later; steering
-    a run nobody ever used is a 404 that writes nothing."""
-    await rt.redis.set(keys.outside_run(run_id), "1", ex=OUTSIDE_RUN_TTL_S)
 
 
 class BearerAuth:

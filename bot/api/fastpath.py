@@ -27,6 +27,7 @@ from starlette.types import Scope
 from bot.api.approvals import create_approval
 from bot.api.fastjson import loads
 from bot.api.limits import BODY_KEY
+from bot.api.ownership import Ownership
 from bot.api.schemas import ApprovalIn
 from bot.runtime import Runtime
 
@@ -58,8 +59,8 @@ class _Route(Route):
         return Match.FULL, {**child, _VALID: valid}
 
 
-def route(rt: Runtime) -> Route:
+def route(rt: Runtime, owners: Ownership) -> Route:
     async def create(request: Request) -> Response:
-        return await create_approval(rt, request.scope[_VALID], request)
+        return await create_approval(rt, owners, request.scope[_VALID], request)
 
     return _Route(PATH, create, methods=["POST"], include_in_schema=False)

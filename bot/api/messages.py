@@ -20,3 +20,7 @@ INTERNAL = "Internal error ({kind}); the server log has the details."
 INVALID_BODY = "The request is invalid: {problems}"
 RUN_FINISHED = "Run {run_id} is {state}; nothing will read a correction any more."
 UNKNOWN_RUN = "No run with id {id}."
+WORKERS_CALL = (
+    "Request {id} was filed by the worker for your run: the worker claims and reports it. "
+    "Fix: stop or steer the run instead."
+)

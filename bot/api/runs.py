@@ -3,7 +3,9 @@
 Steering also works for runs this server did not start (an outside agent
 gating its own tools under its own run id, known from the requests it made): a
 run we know to be finished refuses corrections, and a run id nobody used is 404.
-The caller is the API token's identity; a body may not claim another.
+The caller is the API token's identity; a body may not claim another. A run is
+its owner's (bot/api/ownership.py): any other identity gets the 404 of an
+unknown id, except that the API operators may read and stop it.
 """
 
 from __future__ import annotations
@@ -14,19 +16,21 @@ from bot.api import messages as msg
 from bot.api.auth import caller
 from bot.api.errors import documented
 from bot.api.fastjson import FastJsonRoute
+from bot.api.ownership import Ownership
 from bot.api.schemas import RunIn, RunOut, RunPath, SteerIn
 from bot.core.models import RUN_FINAL, Steering
+from bot.core.proposal import check_channel, review_channels
 from bot.errors import InvalidTransition, NotFound
 from bot.runtime import Runtime
-from bot.store import keys
 from bot.store.corrections import correct
 from bot.store.runs import RunStore, stop_run
 
 
-def router(rt: Runtime, runs: RunStore) -> APIRouter:
+def router(rt: Runtime, owners: Ownership, runs: RunStore) -> APIRouter:
     r = APIRouter(prefix="/runs", tags=["runs"], route_class=FastJsonRoute)
 
-    async def known(run_id: str) -> RunOut:
+    async def known(run_id: str, identity: str) -> RunOut:
+        await owners.run(run_id, identity, operators=True)
         try:
             return RunOut.of(await runs.get(run_id))
         except NotFound:
@@ -41,18 +45,21 @@ def router(rt: Runtime, runs: RunStore) -> APIRouter:
     )
     async def start(body: RunIn, request: Request) -> RunOut:
         identity = caller(request, body.requester)
+        # A run's thread, its questions and its links go where the policy has reviewers.
+        check_channel(body.channel, review_channels(rt.policy, rt.clock()), "runs")
         run = await runs.start(
             agent=body.agent,
             prompt=body.prompt,
             # the person the run is for counts as its requester: they may not approve
             requester=body.on_behalf_of or identity,
             channel=body.channel,
+            owner=identity,
         )
         return RunOut.of(run)
 
     @r.get("/{run_id}", response_model=RunOut, responses=documented(404, 422))
-    async def get(run_id: RunPath) -> RunOut:
-        return await known(run_id)
+    async def get(run_id: RunPath, request: Request) -> RunOut:
+        return await known(run_id, caller(request))
 
     @r.post(
         "/{run_id}/stop",
@@ -61,8 +68,9 @@ def router(rt: Runtime, runs: RunStore) -> APIRouter:
         responses=documented(403, 404, 422),
     )
     async def stop(run_id: RunPath, request: Request) -> RunOut:
-        await known(run_id)
-        run = await stop_run(runs, rt.requests, rt.questions, run_id, actor=caller(request))
+        actor = caller(request)
+        await known(run_id, actor)
+        run = await stop_run(runs, rt.requests, rt.questions, run_id, actor=actor)
         return RunOut.of(run)
 
     @r.post(
@@ -74,13 +82,13 @@ def router(rt: Runtime, runs: RunStore) -> APIRouter:
     )
     async def steer(run_id: RunPath, body: SteerIn, request: Request) -> Steering:
         actor = caller(request, body.requester)
+        # An outside agent's run is known by the requests it made; an id nobody used
+        # is a 404 that writes nothing (no queue for a typo to fill).
+        await owners.run(run_id, actor, operators=False)
         try:
             run = await runs.get(run_id)
         except NotFound:
-            # An outside agent's run is known by the requests it made; an id nobody used
-            # is a 404 that writes nothing (no queue for a typo to fill).
-            if not await rt.redis.exists(keys.outside_run(run_id)):
-                raise NotFound(msg.UNKNOWN_RUN.format(id=run_id)) from None
+            pass
         else:
             if run.state in RUN_FINAL:
                 raise InvalidTransition(
@@ -94,9 +102,12 @@ def router(rt: Runtime, runs: RunStore) -> APIRouter:
         "/{run_id}/steering",
         response_model=Steering,
         summary="Pop the oldest queued correction; 204 when none is queued",
-        responses={204: {"description": "Nothing queued"}, **documented(422)},
+        responses={204: {"description": "Nothing queued"}, **documented(404, 422)},
     )
-    async def pop(run_id: RunPath) -> Steering | Response:
+    async def pop(run_id: RunPath, request: Request) -> Steering | Response:
+        # Reading a run's corrections is using its id: an agent may ask before it files
+        # anything, and another identity's corrections are never handed out.
+        await owners.use_run(run_id, caller(request))
         got = await rt.steering.pop(run_id)
         return Response(status_code=204) if got is None else got
 

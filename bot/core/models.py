@@ -12,6 +12,9 @@ from bot.core.chain import expand
 from bot.core.states import Event, ReasonCode, State
 
 SYSTEM = "system"  # the actor name for the sweeper, the policy and the executor
+# The identity that owns the runs people start in Slack, and what their worker files.
+# No API token may bear it (bot/config.py), so no agent can reach those runs' work.
+WORKER = "worker"
 
 
 class RiskTier(StrEnum):
@@ -65,6 +68,9 @@ class ActionRequest(BaseModel):
     original_hash: str | None = None  # set when edit-and-approve replaced the args
     run_id: str | None = None
     requester: str  # the agent or service that asked (from its credential, never its body)
+    # The API identity whose work this is (the token's, or the run's owner for what the
+    # worker files): only it (and the API operators) may see or touch it over the API.
+    owner: str = ""
     on_behalf_of: str | None = None  # the person the agent acts for; may not approve either
     channel: str | None = None
     risk: RiskTier
@@ -184,6 +190,7 @@ class Question(BaseModel):
     run_id: str | None = None
     question: str
     channel: str | None = None
+    owner: str = ""  # the identity that asked (ActionRequest.owner); "" read from before
     asked_at: int
     expires_at: int
     state: QuestionState = QuestionState.OPEN
@@ -229,6 +236,7 @@ class Run(BaseModel):
     agent: str
     prompt: str
     requester: str
+    owner: str = ""  # the identity that started it (ActionRequest.owner); WORKER from Slack
     channel: str | None = None
     thread_ts: str | None = None  # the run's home thread in Slack
     state: RunState = RunState.QUEUED

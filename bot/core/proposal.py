@@ -32,6 +32,20 @@ def exempt(policy: Policy, tool: str, args: dict[str, Any], risk: RiskTier | Non
     return not _tier(policy, tool, args, risk)[1]
 
 
+def check_channel(channel: str | None, allowed: set[str], what: str) -> None:
+    """Refuse a caller-chosen channel the policy does not review `what` in: the gated
+    side may not route its own review (or its runs and questions) anywhere else."""
+    if channel is not None and channel not in allowed:
+        shown = ", ".join(sorted(allowed)) or "none"
+        raise Forbidden(msg.CHANNEL_NOT_ALLOWED.format(channel=channel, what=what, allowed=shown))
+
+
+def review_channels(policy: Policy, now: int) -> set[str]:
+    """Every channel any tier of the policy reviews in, at any level: where a run's
+    thread or a question may be posted."""
+    return {ch for tier in policy.tiers for lvl in policy.levels(tier, now) for ch in lvl.channels}
+
+
 def propose(
     policy: Policy,
     *,
@@ -45,20 +59,18 @@ def propose(
     channel: str | None = None,
     idempotency_key: str | None = None,
     risk: RiskTier | None = None,
+    owner: str | None = None,
 ) -> tuple[ActionRequest, bool]:
     """The request in `pending_review`, and whether it needs a person at all.
 
     A caller-supplied `risk` may raise the tier the policy gives, never lower it.
+    `owner`: the identity whose work it is; the requester when not given.
     """
     canonical = canonical_args(args)
     tier, needs_review = _tier(policy, tool, args, risk)
     tp = policy.tiers[tier]
     levels = policy.levels(tier, now)
-    review_channels = {ch for lvl in levels for ch in lvl.channels}
-    if channel is not None and channel not in review_channels:
-        # The gated side may not route its own review: only the policy says where.
-        shown = ", ".join(sorted(review_channels)) or "none"
-        raise Forbidden(msg.CHANNEL_NOT_ALLOWED.format(channel=channel, tier=tier, allowed=shown))
+    check_channel(channel, {ch for lvl in levels for ch in lvl.channels}, f"{tier} requests")
     req = ActionRequest(
         id=request_id,
         tool=tool,
@@ -66,6 +78,7 @@ def propose(
         payload_hash=hash_of(tool, canonical),
         run_id=run_id,
         requester=requester,
+        owner=requester if owner is None else owner,
         on_behalf_of=on_behalf_of or None,
         channel=channel,
         risk=RiskTier(tier),

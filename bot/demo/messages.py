@@ -66,9 +66,11 @@ TRY_CLAW = """[bold]Try it[/bold]
   2. Open the message's thread: move_claw runs without asking anyone (low risk, no review);
      its moves are listed on one line, with their arguments.
   3. The agent asks "Is this the one?": reply [bold]yes[/bold] in the thread.
-  4. drop_claw spends the last coin, so it waits for a grown-up: kid asked, so kid's
-     own click is refused. Act as [bold]parent[/bold] and click [bold]Approve[/bold] or
-     [bold]Reject[/bold], or reply [bold]approve[/bold] or [bold]reject: why[/bold] in the thread.
+  4. drop_claw spends the last coin, so it waits for a grown-up: its card is in
+     #hitl-approvals, where the policy reviews it, and the thread links to it. Kid asked,
+     so kid's own click is refused. Act as [bold]parent[/bold] and click [bold]Approve[/bold]
+     or [bold]Reject[/bold], or reply [bold]approve[/bold] or [bold]reject: why[/bold] in the
+     card's thread.
   Steer: reply [bold]No, wait! The penguin![/bold] in the thread. It answers an open
   question, or withdraws the call waiting for approval, and the agent reads it instead.
   Or wait: after {review} s drop_claw escalates to #hitl-oncall ([bold]bob[/bold]), and
@@ -80,7 +82,8 @@ TRY_REFUNDS = """[bold]Try it[/bold]
      press Enter to post:
        @hitl-bot Refund order A1004 in full ($4,200), the TV arrived broken
   2. Open the message's thread: lookup_order runs without asking; the refund of 4,200 is
-     above 1,000, so it is high risk and only @finance (alice, carol) may approve it.
+     above 1,000, so it is high risk and only @finance (alice, carol) may approve it: its
+     card is in #hitl-approvals, where the policy reviews it, and the thread links to it.
   3. Carol is in @finance but asked for it, so her own Approve is refused. Act as
      [bold]alice[/bold] and click [bold]Approve[/bold] (it asks you to confirm) or
      [bold]Reject[/bold] (a reason is required).

@@ -59,6 +59,7 @@ class DirectBackend:
             idempotency_key=idempotency_key,
             risk=risk,
             args_schema=args_schema,
+            owner=self.actor,  # the identity this process runs as, as a token would be
         )
         return made.request
 
@@ -66,7 +67,9 @@ class DirectBackend:
         """`create`; a call the policy exempts is claimed by this backend's actor in the
         same step (True)."""
         fields["requester"] = fields["requester"] or self.actor
-        made = await self.rt.requests.create(self.rt.policy, **fields, claim_as=self.actor)
+        made = await self.rt.requests.create(
+            self.rt.policy, **fields, claim_as=self.actor, owner=self.actor
+        )
         return made.request, made.claimed
 
     async def get(self, rid: str) -> ActionRequest:
@@ -111,7 +114,11 @@ class DirectBackend:
         self, question: str, *, timeout_s: float, run_id: str | None, channel: str | None
     ) -> Question:
         return await self.rt.questions.ask(
-            question, timeout_ms=max(1, int(timeout_s * 1000)), run_id=run_id, channel=channel
+            question,
+            timeout_ms=max(1, int(timeout_s * 1000)),
+            run_id=run_id,
+            channel=channel,
+            owner=self.actor,
         )
 
     async def wait_question(self, qid: str, timeout_s: float) -> Question:

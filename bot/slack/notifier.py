@@ -23,9 +23,10 @@ from bot.errors import NotFound
 from bot.runtime import Runtime
 from bot.slack import render
 from bot.slack.escalations import EscalationPosts
+from bot.slack.groups import channel_id
 from bot.slack.once import OncePoster, Posted, Tag
 from bot.slack.replies import remember_card
-from bot.slack.runlines import RunLines
+from bot.slack.runlines import RunLines, card_elsewhere
 from bot.store import keys
 from bot.store.events import NOTIFIER_GROUP, EventBus, Notice
 from bot.store.lease import Lease
@@ -165,16 +166,38 @@ class Notifier:
         except NotFound:
             return None
 
-    async def _home(self, run_id: str | None) -> tuple[str | None, str | None]:
-        run = await self._run_of(run_id)
-        return (run.channel, run.thread_ts) if run else (None, None)
+    async def _placement(self, req: ActionRequest, run: Run | None) -> tuple[str, str | None]:
+        """Where the card goes: always its tier's review channel (the one the request
+        names, or its level's first), where the tier's reviewers look. In the run's
+        thread (the second value) only if the run lives in that very channel: a run's
+        own channel is no review route."""
+        where = req.channel or _first_channel(req) or DEFAULT_CHANNEL
+        if run is None or not run.channel or not run.thread_ts:
+            return where, None
+        if await channel_id(self.rt.redis, self.client, where) == run.channel:
+            return run.channel, run.thread_ts
+        return where, None
+
+    async def _link(self, run: Run, req: ActionRequest, card: Posted, *, adopted: bool) -> None:
+        """Tell the run's thread where its card is, since it is not in the thread."""
+        if adopted:
+            return  # an earlier attempt posted the card, and linked it if it got that far
+        link = ""
+        try:
+            got = await self.client.chat_getPermalink(channel=card.channel, message_ts=card.ts)
+            link = str(got.get("permalink") or "")
+        except SlackApiError as exc:
+            log.info("no permalink for the card of %s: %s", req.id, exc.response.get("error"))
+        await self._say(
+            str(run.channel), str(run.thread_ts), card_elsewhere(req, card.channel, link)
+        )
 
     async def _request(self, n: Notice) -> None:
         req = await self.rt.requests.get(n.id)
         refs = await self._hmget(keys.request(req.id), "msg_channel", "msg_ts", POSTING)
         channel, ts = refs[0], refs[1]
-        run_channel, run_thread = await self._home(req.run_id)
-        where = run_channel or req.channel or _first_channel(req) or DEFAULT_CHANNEL
+        run = await self._run_of(req.run_id)
+        where, run_thread = await self._placement(req, run)
         if not ts and refs[2] is not None and req.state != State.PENDING_REVIEW:
             # An attempt died mid-post and the request moved on since: its card, if Slack
             # took it, still shows buttons. Find it so the update below takes them away.
@@ -188,7 +211,7 @@ class Notifier:
                 await self.rt.redis.hdel(keys.request(req.id), POSTING)
         if not ts and (req.state == State.PENDING_REVIEW or n.event == "create"):
             if req.state != State.PENDING_REVIEW:  # approved by policy: no buttons to post
-                if (run := await self._run_of(req.run_id)) is not None:
+                if run is not None:
                     await self.lines.free_call(run, req)
                 return
             msg = render.approval_message(req, now_ms=self.rt.clock())
@@ -207,6 +230,8 @@ class Notifier:
                     channel=card.channel, ts=card.ts, text=msg.text, blocks=msg.blocks
                 )
             await self._save_card(req.id, card, run_thread, render.blocks_hash(msg.blocks))
+            if run is not None and run.channel and run.thread_ts and run_thread is None:
+                await self._link(run, req, card, adopted=card.adopted)
             return
         posted: set[str] = set()
         if n.event == "timeout" and n.state == State.PENDING_REVIEW.value:

@@ -74,17 +74,23 @@ class ReplyDecisions:
         self.rt = rt
         self.approvals = approvals
 
-    async def pending_in(self, channel: str, thread: str, waiting_on: str | None) -> list[str]:
+    async def pending_in(
+        self, channel: str, thread: str, waiting_on: str | None, run_owner: str | None = None
+    ) -> list[str]:
+        """The pending requests a reply in this thread may decide. In a run's thread
+        (`run_owner` given), only the run's own: a request another identity filed under
+        the run is decided on its card, never by what the run's people say to the run."""
         ids = set(cast(set[str], await self.rt.redis.smembers(keys.thread_cards(channel, thread))))
         if waiting_on and not waiting_on.startswith("q"):
             ids.add(waiting_on)
         pending = []
         for rid in sorted(ids):
             try:
-                if (await self.rt.requests.get(rid)).state == State.PENDING_REVIEW:
-                    pending.append(rid)
+                req = await self.rt.requests.get(rid)
             except HitlError:
                 continue
+            if req.state == State.PENDING_REVIEW and run_owner in (None, req.owner):
+                pending.append(rid)
         return pending
 
     async def handle(
@@ -95,6 +101,7 @@ class ReplyDecisions:
         bot_user: str | None,
         waiting_on: str | None,
         foreign: bool = False,
+        run_owner: str | None = None,
     ) -> bool:
         """Apply the reply as a decision if it states one; True when it was taken as one
         (decided, refused, or answered with a request to use the buttons)."""
@@ -104,7 +111,7 @@ class ReplyDecisions:
             return False
         channel, thread = str(event["channel"]), str(event["thread_ts"])
         user, ts = str(event.get("user") or ""), str(event["ts"])
-        pending = await self.pending_in(channel, thread, waiting_on)
+        pending = await self.pending_in(channel, thread, waiting_on, run_owner)
         if not pending:
             return False  # nothing to decide here: an answer or a correction, as before
         if len(pending) > 1:

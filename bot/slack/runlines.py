@@ -16,7 +16,9 @@ from redis.asyncio import Redis
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import messages as msg
 from bot.core.models import ActionRequest, Run
+from bot.slack import escape as esc
 from bot.slack import render
 from bot.slack.call import free_item, free_line
 from bot.store import keys
@@ -28,6 +30,14 @@ FREE_TS = "free_ts"  # the thread line that lists the latest burst of calls with
 FREE_CALLS = "free_calls"  # that line's calls, as JSON [[request id, line], ...]
 LINK = "link"  # the permalink of the run's thread, for `hitl-bot show RUN_ID`
 FOLD_MAX = 12  # calls per folded line; the next one starts a new line
+
+
+def card_elsewhere(req: ActionRequest, channel: str, permalink: str) -> str:
+    """The thread's line for a card posted in another channel (the tier's reviewers')."""
+    link = msg.SL_CARD_LINK.format(url=permalink) if permalink.startswith("https://") else ""
+    return msg.SL_CARD_ELSEWHERE.format(
+        tool=esc.code(req.tool), risk=req.risk.value.upper(), channel=channel, link=link
+    )
 
 
 class RunLines:

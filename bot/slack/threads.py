@@ -72,8 +72,9 @@ class Threads:
             return
         # "approve" / "reject: why" on a pending card decides like its buttons
         bot_user = context.get("bot_user_id")
+        owner = run.owner if run is not None else None
         if await self.replies.handle(
-            client, event, bot_user=bot_user, waiting_on=waiting, foreign=foreign
+            client, event, bot_user=bot_user, waiting_on=waiting, foreign=foreign, run_owner=owner
         ):
             return
         if run is None or not live:

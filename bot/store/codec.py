@@ -36,6 +36,7 @@ OPTIONAL = (
     "res_view",
     "detail",
     "idem",
+    "owner",
 )
 _OPTIONAL = frozenset(OPTIONAL)
 
@@ -126,6 +127,10 @@ def to_hash(req: ActionRequest) -> dict[str, str]:
         "original_hash": _s(req.original_hash),
         "run_id": _s(req.run_id),
         "requester": req.requester,
+        # Over the API the owner is the requester: stored only where it differs (the
+        # worker's calls), and a missing one read as the requester (what it was for
+        # every request made before owners were recorded).
+        "owner": "" if req.owner == req.requester else req.owner,
         "obo": _s(req.on_behalf_of),
         "channel": _s(req.channel),
         "risk": req.risk.value,
@@ -208,6 +213,7 @@ def from_hash(h: dict[str, str]) -> ActionRequest:
         original_hash=_opt(h.get("original_hash")),
         run_id=_opt(h.get("run_id")),
         requester=h["requester"],
+        owner=h.get("owner") or h["requester"],
         on_behalf_of=_opt(h.get("obo")),
         channel=_opt(h.get("channel")),
         risk=RiskTier(h["risk"]),

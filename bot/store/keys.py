@@ -160,9 +160,11 @@ def steering(run_id: str) -> str:
     return f"{PREFIX}{{run:{run_id}}}:steer"
 
 
-def outside_run(run_id: str) -> str:
-    """Marks a run id an outside agent used (approvals, questions): it may be steered."""
-    return f"{PREFIX}{{run:{run_id}}}:outside"
+def run_owner(run_id: str) -> str:
+    """The identity a run id belongs to: whoever used it first (POST /v1/runs, or an
+    outside agent's approvals and questions). Set, it also tells that the run may be
+    steered."""
+    return f"{PREFIX}{{run:{run_id}}}:owner"
 
 
 def thread_cards(channel: str, thread_ts: str) -> str:

@@ -60,7 +60,7 @@ return reply('ok')
 def _from_hash(h: dict[str, str]) -> Question:
     return Question.model_validate(
         {k: (v if v != "" else None) for k, v in h.items()}
-        | {"question": h["question"], "state": h["state"]}
+        | {"question": h["question"], "state": h["state"], "owner": h.get("owner", "")}
     )
 
 
@@ -78,6 +78,7 @@ class QuestionStore:
         timeout_ms: int,
         run_id: str | None = None,
         channel: str | None = None,
+        owner: str = "",
     ) -> Question:
         now = self.clock()
         q = Question(
@@ -85,6 +86,7 @@ class QuestionStore:
             run_id=run_id,
             question=question,
             channel=channel,
+            owner=owner,
             asked_at=now,
             expires_at=now + timeout_ms,
         )

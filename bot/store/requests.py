@@ -50,9 +50,11 @@ class Moved:
     noop: bool = False  # a stale or early timer
 
 
-def id_for_key(idempotency_key: str) -> str:
-    """A request id derived from the idempotency key, so retries land on the same request."""
-    return "k" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:15]
+def id_for_key(idempotency_key: str, owner: str) -> str:
+    """A request id derived from the idempotency key, so retries land on the same request;
+    scoped to the owner, so another identity's same key makes or meets only its own."""
+    scoped = f"{owner}\x00{idempotency_key}".encode()
+    return "k" + hashlib.sha256(scoped).hexdigest()[:15]
 
 
 class RequestStore:
@@ -84,6 +86,7 @@ class RequestStore:
         args_schema: dict[str, Any] | None = None,
         claim_as: str | None = None,
         unless_steered: str | None = None,
+        owner: str | None = None,
     ) -> Created:
         """Create the request (or find it again by `idempotency_key`).
 
@@ -98,13 +101,17 @@ class RequestStore:
         `unless_steered`: a run id (only where `guards_steering`). If the run has a
         correction queued or a stop asked, nothing is created (`Created.steered`), in the
         same atomic step as the create, so the caller need not look first.
+
+        `owner`: the identity whose work it is (the requester when not given); the
+        idempotency key is scoped to it.
         """
         if args_schema is not None:
             validator = await self._schema(policy, tool, args_schema)
             if found := fit_problems(validator, json.loads(canonical_args(args))):
                 raise PayloadError(msg.ARGS_DO_NOT_FIT.format(tool=tool, problems="; ".join(found)))
         now = self.clock()
-        rid = id_for_key(idempotency_key) if idempotency_key else self.ids()
+        owner = requester if owner is None else owner
+        rid = id_for_key(idempotency_key, owner) if idempotency_key else self.ids()
         req, needs_review = propose(
             policy,
             request_id=rid,
@@ -117,6 +124,7 @@ class RequestStore:
             channel=channel,
             idempotency_key=idempotency_key,
             risk=risk,
+            owner=owner,
         )
         records = [[Event.CREATE.value, "", State.PENDING_REVIEW.value, ""]]
         if not needs_review:
@@ -167,6 +175,9 @@ class RequestStore:
         claimed = status == "ok" and stored.state == State.EXECUTING
         if status == "ok":
             _log_created(stored, requester, claim_as if claimed else None)
+        if status != "ok" and stored.owner != owner:
+            # Only a hash collision lands here: never show or hand out another's request.
+            raise IdempotencyConflict(msg.IDEMPOTENCY_TAKEN.format(key=idempotency_key))
         if status == "conflict":
             raise IdempotencyConflict(
                 msg.IDEMPOTENCY_CONFLICT.format(key=idempotency_key, existing=stored.payload_hash)

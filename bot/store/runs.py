@@ -8,7 +8,7 @@ from typing import Any, cast
 from redis.asyncio import Redis
 
 from bot.clock import Clock, IdFactory, new_id, wall_ms
-from bot.core.models import Decision, Run, RunState
+from bot.core.models import WORKER, Decision, Run, RunState
 from bot.core.states import Event
 from bot.errors import HitlError, NotFound
 from bot.store import keys
@@ -30,6 +30,7 @@ def _from_hash(h: dict[str, str]) -> Run:
     data: dict[str, Any] = {k: (v if v != "" else None) for k, v in h.items()}
     data["stop_requested"] = h.get("stop_requested") == "1"
     data["prompt"] = h.get("prompt", "")
+    data["owner"] = h.get("owner", "")
     return Run.model_validate(data)
 
 
@@ -47,21 +48,28 @@ class RunStore:
         requester: str,
         channel: str | None = None,
         thread_ts: str | None = None,
+        owner: str = WORKER,
     ) -> Run:
-        """Record the run and queue it for the workers."""
+        """Record the run and queue it for the workers. `owner`: the identity that started
+        it (WORKER for a person in Slack); the run id is its own from here on."""
         now = self.clock()
         run = Run(
             id="run-" + self.ids(),
             agent=agent,
             prompt=prompt,
             requester=requester,
+            owner=owner,
             channel=channel,
             thread_ts=thread_ts,
             created_at=now,
             updated_at=now,
         )
-        await self.redis.hset(keys.run(run.id), mapping=_fields(run))  # type: ignore[arg-type]
-        await self.redis.expire(keys.run(run.id), RUN_TTL_S)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(keys.run(run.id), mapping=_fields(run))  # type: ignore[arg-type]
+        pipe.expire(keys.run(run.id), RUN_TTL_S)
+        # the id is new, so nobody used it before: it is the owner's (bot/store/owners.py)
+        pipe.set(keys.run_owner(run.id), owner, ex=RUN_TTL_S)
+        await pipe.execute()
         if channel and thread_ts:
             await self.redis.set(keys.thread(channel, thread_ts), run.id, ex=RUN_TTL_S)
         await self.redis.xadd(keys.RUN_QUEUE, {"run_id": run.id})

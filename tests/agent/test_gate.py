@@ -386,6 +386,7 @@ async def test_resumed_run_never_reruns_a_tool_that_was_executing(
         requester="agent:charging",
         run_id=run.id,
         idempotency_key=f"{run.id}:{first.tool_calls[0].id}",
+        owner=run.owner,  # what the worker files is the run owner's
     )
     assert made.request.id == rid
     await stores.decide(rid)

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import uvicorn
 from pydantic import SecretStr
@@ -31,10 +32,20 @@ TOKEN = "test-token-5b1f0c"
 AGENT_TOKEN = "agent-7-token-8d2e4a9c"  # a second token, for the named identity "agent-7"
 
 
-def make_runtime(redis: Redis, policy: Policy, token: str | None = TOKEN) -> Runtime:
+def make_runtime(
+    redis: Redis,
+    policy: Policy,
+    token: str | None = TOKEN,
+    *,
+    identities: str | None = None,
+    operators: str | None = None,
+) -> Runtime:
+    """`identities`: HITL_API_TOKENS (default: agent-7 only); `operators`: HITL_API_OPERATORS."""
+    named = identities or f"agent-7={AGENT_TOKEN}"
     settings = Settings(
         hitl_api_token=SecretStr(token) if token else None,
-        hitl_api_tokens=SecretStr(f"agent-7={AGENT_TOKEN}") if token else None,
+        hitl_api_tokens=SecretStr(named) if token else None,
+        hitl_api_operators=operators,
         redis_url=SecretStr("redis://unused"),
     )
     return Runtime(
@@ -50,7 +61,16 @@ def make_runtime(redis: Redis, policy: Policy, token: str | None = TOKEN) -> Run
 
 
 class LiveServer:
-    def __init__(self, redis_url: str, policy: Policy, *, max_wait_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        redis_url: str,
+        policy: Policy,
+        *,
+        max_wait_s: float = 60.0,
+        identities: str | None = None,
+        operators: str | None = None,
+    ) -> None:
+        self.identities, self.operators = identities, operators
         self.redis_url = redis_url
         self.policy = policy
         self.max_wait_s = max_wait_s
@@ -71,7 +91,10 @@ class LiveServer:
     async def _main(self) -> None:
         redis = Redis.from_url(self.redis_url, decode_responses=True)
         try:
-            app = create_app(make_runtime(redis, self.policy), max_wait_s=self.max_wait_s)
+            rt = make_runtime(
+                redis, self.policy, identities=self.identities, operators=self.operators
+            )
+            app = create_app(rt, max_wait_s=self.max_wait_s)
             config = uvicorn.Config(app, log_level="warning", lifespan="off", ws="none")
             self.server = uvicorn.Server(config)
             await self.server.serve(sockets=[self.sock])
@@ -94,7 +117,7 @@ class LiveServer:
 
 
 @contextmanager
-def live_server(redis_url: str, policy: Policy, **kw: float) -> Iterator[LiveServer]:
+def live_server(redis_url: str, policy: Policy, **kw: Any) -> Iterator[LiveServer]:
     server = LiveServer(redis_url, policy, **kw)
     server.start()
     try:

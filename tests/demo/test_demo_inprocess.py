@@ -162,9 +162,17 @@ async def test_a_4200_refund_waits_for_finance(
         home = next(m for m in general["messages"] if m["ts"] == posted["ts"])
         return next((m for m in home["replies"] if needle in str(m)), None)
 
-    approval = await eventually(lambda: reply("hitl_approve"), timeout=15)
+    async def card() -> dict[str, Any] | None:
+        # The card is where the high tier is reviewed, not in #general's thread.
+        state = (await page.get("/_emu/state")).json()
+        review = next(c for c in state["channels"] if c["name"] == "hitl-approvals")
+        return next((m for m in review["messages"] if "hitl_approve" in str(m)), None)
+
+    approval = await eventually(card, timeout=15)
     assert "HIGH risk" in approval["text"] and "issue_refund" in approval["text"]
-    click = {"action_id": "hitl_approve", "channel": posted["channel"], "ts": approval["ts"]}
+    link = await eventually(lambda: reply("waits for review"), timeout=15)
+    assert "issue_refund" in link["text"] and "hitl_approve" not in str(link)
+    click = {"action_id": "hitl_approve", "channel": approval["channel"], "ts": approval["ts"]}
 
     async def told(user: str, *needles: str) -> bool:  # ephemerals are sent after the ack
         state = (await page.get("/_emu/state")).json()

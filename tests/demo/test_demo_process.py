@@ -167,12 +167,20 @@ def one_approval(page: httpx.Client) -> str:
     eventually(lambda: reply(lambda m: "Is this the one?" in json.dumps(m)), what="question")
     answer = {"user": "UKID", "channel": channel, "text": "yes", "thread_ts": home}
     assert page.post("/_emu/post", json=answer).json()["statuses"] == [200]
-    approval = eventually(lambda: reply(approve_button), what="drop_claw approval")
+
+    def card() -> dict[str, Any] | None:  # in the review channel; the thread links to it
+        state = page.get("/_emu/state").json()
+        review = next(c for c in state["channels"] if c["name"] == "hitl-approvals")
+        return next((m for m in review["messages"] if approve_button(m)), None)
+
+    approval = eventually(card, what="drop_claw approval")
     assert "drop_claw" in json.dumps(approval)
+    eventually(lambda: reply(lambda m: "waits for review" in m["text"]), what="link to the card")
     # A person takes their time: longer than any client-side read timeout (redis-py's
     # default is 5 s) that would cut the worker's wait short and delay the run by 30 s.
     time.sleep(PONDER_S)
-    click = {"user": "UKID", "action_id": "hitl_approve", "channel": channel, "ts": approval["ts"]}
+    where = approval["channel"]
+    click = {"user": "UKID", "action_id": "hitl_approve", "channel": where, "ts": approval["ts"]}
     assert page.post("/_emu/click", json=click).json()["status"] == 200
 
     def refused() -> bool:  # the ephemeral is sent after the click's ack

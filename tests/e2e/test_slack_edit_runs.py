@@ -26,7 +26,7 @@ def _tool_results(agents: Agents) -> list[str]:
 
 
 async def test_an_edited_drop_runs_the_edit_and_the_model_is_told(bot: Bot, agents: Agents) -> None:
-    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
     run_id = await eventually(lambda: bot.runs.by_thread(ch, home))
 

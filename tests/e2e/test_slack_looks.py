@@ -42,7 +42,7 @@ async def test_a_burst_of_free_calls_is_one_line_with_their_arguments(
 async def test_a_refused_click_is_answered_in_the_cards_thread_with_mentions(
     bot: Bot, agents: Agents
 ) -> None:
-    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
     await eventually(lambda: _said(bot, ch, home, "Is this the one?"), timeout=15)
     await bot.emu.post("UKID", ch, "yes", thread_ts=home)
@@ -54,7 +54,7 @@ async def test_a_refused_click_is_answered_in_the_cards_thread_with_mentions(
         return found[-1] if found else None
 
     refusal = await eventually(told)
-    assert refusal.thread_ts == home  # beside the card, not at the bottom of #general
+    assert refusal.thread_ts == home  # beside the card, not at the bottom of the channel
     assert refusal.text.startswith("🚫 <@UKID> may not decide")
     assert "UKID" not in refusal.text.replace("<@UKID>", "")  # no bare ids
 

@@ -7,7 +7,7 @@ from uuid import uuid4
 
 import pytest
 
-from bot.core.models import Decision
+from bot.core.models import WORKER, Decision
 from bot.core.states import Event, State
 from bot.sandbox.slack.workspace import Message
 from bot.slack import render
@@ -123,11 +123,12 @@ async def test_a_reply_posted_before_an_edit_is_refused_as_stale(bot: Bot) -> No
 
 
 async def test_two_pending_cards_in_one_thread_ask_for_the_buttons(bot: Bot) -> None:
-    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
     run_id = await eventually(lambda: bot.runs.by_thread(ch, home))
-    first = await bot.propose("refund", {"amount": 1}, run_id=run_id)
-    second = await bot.propose("refund", {"amount": 2}, run_id=run_id)
+    # both the run's own (filed as its worker files them): a reply may decide either
+    first = await bot.propose("refund", {"amount": 1}, run_id=run_id, owner=WORKER)
+    second = await bot.propose("refund", {"amount": 2}, run_id=run_id, owner=WORKER)
     await bot.message_of(first)
     await bot.message_of(second)
     await bot.emu.post("UALICE", ch, "approve", thread_ts=home)
@@ -143,7 +144,7 @@ async def test_two_pending_cards_in_one_thread_ask_for_the_buttons(bot: Bot) -> 
 async def test_on_a_runs_card_a_reply_decides_and_yes_but_is_a_correction(
     bot: Bot, agents: Agents
 ) -> None:
-    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
     run_id = await eventually(lambda: bot.runs.by_thread(ch, home))
 

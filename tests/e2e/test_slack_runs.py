@@ -31,7 +31,7 @@ async def _reply_with(bot: Bot, ch: str, ts: str, needle: str) -> Any:
 
 
 async def test_mention_question_answer_approval_and_prize(bot: Bot, agents: Agents) -> None:
-    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
     run_id = await eventually(lambda: bot.runs.by_thread(ch, home))
     question = await _reply_with(bot, ch, home, "Is this the one?")
@@ -57,7 +57,7 @@ async def test_mention_question_answer_approval_and_prize(bot: Bot, agents: Agen
 
 
 async def test_thread_reply_steers_the_next_tool_call(bot: Bot, agents: Agents) -> None:
-    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
     run_id = await eventually(lambda: bot.runs.by_thread(ch, home))
     await _reply_with(bot, ch, home, "Is this the one?")
@@ -88,7 +88,7 @@ async def _with_buttons(bot: Bot, ch: str, ts: str) -> list[Any]:
 async def test_correction_during_an_approval_withdraws_it_and_reaches_the_agent(
     bot: Bot, agents: Agents
 ) -> None:
-    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
     await eventually(lambda: bot.runs.by_thread(ch, home))
     await _reply_with(bot, ch, home, "Is this the one?")
@@ -114,7 +114,7 @@ async def test_correction_during_an_approval_withdraws_it_and_reaches_the_agent(
 
 
 async def test_hitl_stop_ends_the_run_and_withdraws_its_approval(bot: Bot, agents: Agents) -> None:
-    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
     run_id = await eventually(lambda: bot.runs.by_thread(ch, home))
     await _reply_with(bot, ch, home, "Is this the one?")

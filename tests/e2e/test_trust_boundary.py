@@ -108,7 +108,7 @@ async def test_a_tier_without_approvers_is_decided_by_its_reviewer_channel_not_e
 
 
 async def test_a_kid_may_not_approve_what_she_asked_the_agent_for(bot: Bot, agents: Agents) -> None:
-    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
     await eventually(lambda: _reply(bot, ch, home, "Is this the one?"), timeout=15)
     await bot.emu.post("UKID", ch, "yes", thread_ts=home)
@@ -123,7 +123,7 @@ async def test_a_kid_may_not_approve_what_she_asked_the_agent_for(bot: Bot, agen
 async def test_a_correction_withdraws_the_call_waiting_for_approval(
     bot: Bot, agents: Agents
 ) -> None:
-    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
     await eventually(lambda: _reply(bot, ch, home, "Is this the one?"), timeout=15)
     await bot.emu.post("UKID", ch, "yes", thread_ts=home)
@@ -152,7 +152,7 @@ async def test_a_correction_withdraws_the_call_waiting_for_approval(
 async def test_only_the_initiator_approvers_and_operators_may_steer_or_stop(
     bot: Bot, agents: Agents
 ) -> None:
-    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
     run_id = await eventually(lambda: bot.runs.by_thread(ch, home))
     await eventually(lambda: _reply(bot, ch, home, "Is this the one?"), timeout=15)

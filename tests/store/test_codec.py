@@ -28,3 +28,17 @@ async def test_decoded_request_equals_the_validated_one(
         assert type(fast.state) is type(slow.state) and type(fast.risk) is type(slow.risk)
         assert type(fast.levels[0].channels) is tuple and type(fast.approvers) is tuple
     assert fast.resolution is not None and fast.resolution.event is Event.APPROVE
+
+
+async def test_owner_is_stored_only_where_it_is_not_the_requester(
+    store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    mine = await store.create(policy, tool="refund", args={"amount": 5}, requester="agent-a")
+    assert mine.request.owner == "agent-a"
+    h = await store.fields(mine.request.id)
+    assert "owner" not in h and from_hash(h).owner == "agent-a"  # no byte spent on it
+    filed = await store.create(
+        policy, tool="refund", args={"amount": 5}, requester="agent:claw", owner="worker"
+    )
+    assert (await store.get(filed.request.id)).owner == "worker"
+    assert (await store.fields(filed.request.id))["owner"] == "worker"

@@ -1,0 +1,54 @@
+"""Who a run id belongs to: whoever used it first.
+
+A run started with `POST /v1/runs` (or from Slack) is its starter's from birth
+(`RunStore.start`). An outside agent's run id is only a name it picks, so the
+first identity to file an approval or a question under it, or to read its
+corrections, takes it; one script sets and reads the owner in one step, so two
+identities racing for a new id cannot both win.
+"""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis
+
+from bot.store import keys
+
+OWNER_TTL_S = 30 * 86_400  # as long as a run's record is kept (bot/store/runs.py)
+
+# KEYS: the run's record, its owner key.  ARGV: the identity using it, ttl seconds.
+# Reply: the run's owner ('' for a run recorded before owners were).
+CLAIM = """
+local R, O = KEYS[1], KEYS[2]
+local who, ttl = ARGV[1], tonumber(ARGV[2])
+local had = redis.call('GET', O)
+if had then
+  if had == who then redis.call('EXPIRE', O, ttl) end
+  return had
+end
+if redis.call('EXISTS', R) == 1 then return redis.call('HGET', R, 'owner') or '' end
+redis.call('SET', O, who, 'EX', ttl)
+return who
+"""
+
+
+class RunOwners:
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+        self._claim = redis.register_script(CLAIM)
+
+    async def claim(self, run_id: str, identity: str) -> str:
+        """The run's owner, which is `identity` if nobody used the id before."""
+        got = await self._claim(
+            keys=[keys.run(run_id), keys.run_owner(run_id)], args=[identity, OWNER_TTL_S]
+        )
+        return got.decode() if isinstance(got, bytes) else str(got)
+
+    async def owner(self, run_id: str) -> str | None:
+        """The run's owner without taking it: None for an id nobody used."""
+        got = await self.redis.get(keys.run_owner(run_id))
+        if got is not None:
+            return got.decode() if isinstance(got, bytes) else str(got)
+        owner = await self.redis.hget(keys.run(run_id), "owner")
+        if owner is None:
+            return "" if await self.redis.exists(keys.run(run_id)) else None
+        return owner.decode() if isinstance(owner, bytes) else str(owner)
