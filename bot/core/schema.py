@@ -20,13 +20,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jsonschema import FormatChecker
 from jsonschema import exceptions as js_errors
 from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, validator_for
 
 from bot import messages as msg
+from bot.core import safeschema
 from bot.core.fastschema import Check, quick_check
 from bot.core.plainjson import lone_surrogate, too_deep
+from bot.core.saferegex import PatternError
+from bot.core.saferegex import compiled as re2_compiled
+from bot.core.schemabounds import bounds_problem
 
 MAX_SCHEMA_BYTES = 16 * 1024  # a tool's argument schema; the whole call may be 64 KiB
 # A schema nests about twice as deep as the arguments it describes (properties, items);
@@ -36,8 +41,7 @@ MAX_SHOWN = 4  # problems listed in the modal (its error line holds 150 characte
 
 
 def _validator(schema: Mapping[str, Any]) -> Validator:
-    cls = validator_for(schema, default=Draft202012Validator)
-    return cls(schema)
+    return safeschema.validator(schema)
 
 
 def schema_problem(schema: object) -> str | None:
@@ -45,7 +49,7 @@ def schema_problem(schema: object) -> str | None:
     if not isinstance(schema, dict):
         return msg.SCHEMA_INVALID.format(error="it must be a JSON object")
     if too_deep(schema, MAX_SCHEMA_DEPTH):
-        return msg.SCHEMA_INVALID.format(error=f"it nests deeper than {MAX_SCHEMA_DEPTH} levels")
+        return msg.SCHEMA_TOO_DEEP.format(limit=MAX_SCHEMA_DEPTH)
     if lone_surrogate(schema):
         return msg.SCHEMA_INVALID.format(error=msg.TEXT_LONE_SURROGATE)
     try:
@@ -56,6 +60,8 @@ def schema_problem(schema: object) -> str | None:
         return msg.SCHEMA_TOO_LARGE.format(size=size, limit=MAX_SCHEMA_BYTES)
     if schema.get("type", "object") != "object":
         return msg.SCHEMA_NOT_OBJECT_TYPE
+    if (problem := bounds_problem(schema)) is not None:  # before jsonschema reads a pattern
+        return problem
     return _meta_problem(text)
 
 
@@ -64,11 +70,25 @@ def _meta_problem(text: str) -> str | None:
     """The check against the draft's meta-schema, by the schema's sorted JSON text: it
     costs a millisecond, and a gated function sends the same schema with every call."""
     schema = json.loads(text)
-    try:
-        validator_for(schema, default=Draft202012Validator).check_schema(schema)
-    except js_errors.SchemaError as exc:
-        return msg.SCHEMA_INVALID.format(error=exc.message)
-    return None
+    cls = validator_for(schema, default=Draft202012Validator)
+    meta = validator_for(cls.META_SCHEMA, default=cls)
+    found = meta(cls.META_SCHEMA, format_checker=_formats(cls)).iter_errors(schema)
+    error = next(iter(found), None)  # the first, as jsonschema's check_schema reports
+    return None if error is None else msg.SCHEMA_INVALID.format(error=error.message)
+
+
+def _re2_regex(instance: object) -> bool:
+    if isinstance(instance, str):
+        re2_compiled(instance)
+    return True
+
+
+def _formats(cls: type[Validator]) -> FormatChecker:
+    """The draft's own format checks for the meta-schema, its "regex" (the format of
+    every `pattern`) compiled by RE2 rather than Python's `re`."""
+    checker = FormatChecker(formats=())
+    checker.checkers = {**cls.FORMAT_CHECKER.checkers, "regex": (_re2_regex, (PatternError,))}
+    return checker
 
 
 def problems(
@@ -109,8 +129,11 @@ def fit_problems(schema: Validator | Compiled, args: dict[str, Any]) -> list[str
     else:
         validator = schema
     try:
-        errors = sorted(validator.iter_errors(args), key=_order)
+        with safeschema.budget():
+            errors = sorted(validator.iter_errors(args), key=_order)
         return [_describe(e) for e in errors[:MAX_SHOWN]]
+    except safeschema.TooCostly:
+        return [msg.ARGS_TOO_COSTLY.format(limit=safeschema.MAX_STEPS)]
     except Exception as exc:  # a broken schema or an unresolvable $ref: refuse, never pass
         return [msg.ARGS_SCHEMA_BROKEN.format(error=type(exc).__name__)]
 

@@ -44,7 +44,8 @@ async def test_the_gate_records_the_tools_schema_before_anyone_is_asked(
     run = await stores.start()
     task = asyncio.create_task(stores.loop(claw_agent([]), llm_for(model)).run(run.id))
     rid = await stores.waiting_on(run.id)
-    schema = await schema_of(stores.requests.redis, "drop_claw")
+    req = await stores.requests.get(rid)
+    schema = await schema_of(stores.requests.redis, req.requester, "drop_claw")
     assert schema is not None and schema["required"] == ["target"]
     assert schema["additionalProperties"] is False  # so an unknown argument is refused
     await stores.decide(rid, Event.APPROVE)
