@@ -335,7 +335,8 @@ SLACK_NEEDS_SECRET = (
     "set SLACK_SIGNING_SECRET or use Socket Mode (SLACK_APP_TOKEN)."
 )
 SOCKET_MODE_DOWN = "Slack Socket Mode is not connected: {reason}"
-TASK_DOWN = "background task {task} failing for {seconds} s ({failures} failures): {error}"
+TASK_DOWN = "background task {task} failing for {seconds} s ({failures} failures; see the log)"
+REDIS_DOWN = "Redis/Valkey does not answer (see the log)"
 TASK_ENDED = "the task returned before it was asked to stop"
 SERVE_READY_HTTP = "hitl-bot serving on {url}; Slack events over HTTP at {url}/slack/events"
 SERVE_READY_SOCKET = (

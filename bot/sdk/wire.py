@@ -170,7 +170,13 @@ class RunOut(Run):
 
 class Health(BaseModel):
     ok: bool
-    detail: str | None = None
+    down: list[str] | None = Field(
+        default=None,
+        description='The parts that are down: "redis", "slack_socket_mode", "task:NAME".',
+    )
+    detail: str | None = Field(
+        default=None, description="What is wrong, in words; the errors themselves are logged."
+    )
 
 
 M = TypeVar("M", bound=BaseModel)
