@@ -62,7 +62,7 @@ async def serving(redis_url: str, tmp_path: Path, tasks: Supervisor) -> AsyncIte
             redis_url=redis_url,
             hitl_policy=policy_file,
             hitl_port=0,
-            hitl_api_token="api-token",
+            hitl_api_token="api-token-0123456789",
         )
         stop = asyncio.Event()
         ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
