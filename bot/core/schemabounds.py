@@ -27,7 +27,7 @@ from typing import Any
 from bot import messages as msg
 from bot.core.saferegex import pattern_problem
 
-MAX_KEYWORDS = 1_000  # a tool of 40 typed arguments, pydantic's schema: about 200
+MAX_KEYWORDS = 500  # a tool of 40 typed arguments, as pydantic describes it: about 120
 
 _DATA = frozenset({"const", "enum", "default", "examples", "example"})
 # Keywords whose value maps names (not keywords) to subschemas.
