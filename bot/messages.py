@@ -365,9 +365,14 @@ SCHEMA_TOO_LARGE = "args_schema is {size} bytes as JSON; the limit is {limit}."
 SCHEMA_NOT_OBJECT_TYPE = 'args_schema must describe a JSON object (its "type" is "object").'
 SCHEMA_TOO_DEEP = "args_schema nests deeper than {limit} levels; the limit is {limit}."
 SCHEMA_TOO_MANY_KEYWORDS = "args_schema holds more than {limit} keywords; the limit is {limit}."
+SCHEMA_TOO_MANY_PATTERNS = (
+    "args_schema holds more than {limit} distinct patterns (pattern and patternProperties); "
+    "the limit is {limit}."
+)
 SCHEMA_PATTERN = (
-    "args_schema{where} cannot be matched in linear time (RE2: {error}). Patterns are run "
-    "by RE2, which has no backreferences and no lookaround: rewrite it without them."
+    "args_schema{where} cannot be run by RE2 ({error}). Every pattern here is matched by "
+    "RE2, in linear time: it has no backreferences and no lookaround, and a pattern may "
+    "compile to {limit} KiB at most."
 )
 SCHEMA_UNEVALUATED_PATTERNS = (
     "args_schema{where}: unevaluatedProperties cannot be combined with patternProperties "

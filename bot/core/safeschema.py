@@ -42,6 +42,7 @@ from bot.core.saferegex import search
 # properties: 32,000 steps).
 MAX_STEPS = 50_000
 REF_STEPS = 5
+CHARS_PER_STEP = 8
 
 
 class TooCostly(Exception):
@@ -85,10 +86,17 @@ def _counted(fn: Keyword, weight: int, weighed: bool) -> Keyword:
     return run
 
 
+def _matches(pattern: str, text: str) -> bool:
+    # RE2 is linear, but the worst pattern costs about 1 us a character: a step for every
+    # CHARS_PER_STEP of text keeps a check of many long strings within the budget.
+    _spend(len(text) // CHARS_PER_STEP)
+    return search(pattern, text)
+
+
 def _pattern(
     validator: Any, pattern: str, instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[js_errors.ValidationError]:
-    if validator.is_type(instance, "string") and not search(pattern, instance):
+    if validator.is_type(instance, "string") and not _matches(pattern, instance):
         yield js_errors.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
@@ -100,7 +108,7 @@ def _pattern_properties(
     for pattern, subschema in patterns.items():
         for name, value in instance.items():
             _spend()
-            if search(pattern, name):
+            if _matches(pattern, name):
                 yield from validator.descend(value, subschema, path=name, schema_path=pattern)
 
 
@@ -113,7 +121,7 @@ def _additional_properties(original: Keyword) -> Keyword:
     ) -> Iterator[js_errors.ValidationError]:
         patterns = schema.get("patternProperties")
         if patterns and isinstance(instance, dict):
-            covered = {k: True for k in instance if any(search(p, k) for p in patterns)}
+            covered = {k: True for k in instance if any(_matches(p, k) for p in patterns)}
             listed = schema.get("properties")
             schema = {
                 **{k: v for k, v in schema.items() if k != "patternProperties"},

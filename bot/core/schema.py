@@ -7,6 +7,10 @@ schema recorded, an edit may change values only: it must stay a JSON object with
 exactly the argument names of the call it edits, since a new name could switch on
 behaviour nobody reviewed and a dropped one silently falls back to a default.
 
+A schema comes from an agent, so it is untrusted code run on the event loop: it is
+bounded in size, depth and keywords when accepted (`bot.core.schemabounds`), and
+checked by `bot.core.safeschema`'s validators (patterns in RE2, a budget of steps).
+
 Pure functions: no Redis, no Slack. The executor still validates the approved
 arguments itself (the worker's pydantic model, the SDK's signature): this check is
 there so the person learns in the modal, not the agent after the fact.
@@ -60,16 +64,17 @@ def schema_problem(schema: object) -> str | None:
         return msg.SCHEMA_TOO_LARGE.format(size=size, limit=MAX_SCHEMA_BYTES)
     if schema.get("type", "object") != "object":
         return msg.SCHEMA_NOT_OBJECT_TYPE
-    if (problem := bounds_problem(schema)) is not None:  # before jsonschema reads a pattern
-        return problem
     return _meta_problem(text)
 
 
 @functools.lru_cache(maxsize=1024)
 def _meta_problem(text: str) -> str | None:
-    """The check against the draft's meta-schema, by the schema's sorted JSON text: it
-    costs a millisecond, and a gated function sends the same schema with every call."""
+    """The bounds and the check against the draft's meta-schema, by the schema's sorted
+    JSON text: they cost a millisecond, and a gated function sends the same schema with
+    every call."""
     schema = json.loads(text)
+    if (problem := bounds_problem(schema)) is not None:  # before jsonschema reads a pattern
+        return problem
     cls = validator_for(schema, default=Draft202012Validator)
     meta = validator_for(cls.META_SCHEMA, default=cls)
     found = meta(cls.META_SCHEMA, format_checker=_formats(cls)).iter_errors(schema)

@@ -25,9 +25,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from bot import messages as msg
-from bot.core.saferegex import pattern_problem
+from bot.core.saferegex import MAX_MEMORY, pattern_problem
 
 MAX_KEYWORDS = 500  # a tool of 40 typed arguments, as pydantic describes it: about 120
+# Distinct patterns (and patternProperties names): each new one is compiled, up to 10 ms.
+MAX_PATTERNS = 16
 
 _DATA = frozenset({"const", "enum", "default", "examples", "example"})
 # Keywords whose value maps names (not keywords) to subschemas.
@@ -61,25 +63,33 @@ def _nodes(schema: dict[str, Any]) -> Iterator[tuple[tuple[str, ...], dict[str, 
                 stack.append(((*path, key), value))
 
 
+def _refused(path: tuple[str, ...], why: str) -> str:
+    return msg.SCHEMA_PATTERN.format(where=_where(path), error=why, limit=MAX_MEMORY >> 10)
+
+
 def bounds_problem(schema: dict[str, Any]) -> str | None:
     """Why `schema` is refused by these bounds; None when it keeps to them."""
     keywords = 0
     unevaluated: tuple[str, ...] | None = None
     patterned = False
+    seen: set[str] = set()
     for path, node in _nodes(schema):
         keywords += len(node)
         if keywords > MAX_KEYWORDS:
             return msg.SCHEMA_TOO_MANY_KEYWORDS.format(limit=MAX_KEYWORDS)
         found = node.get("pattern")
-        if isinstance(found, str) and (why := pattern_problem(found)) is not None:
-            return msg.SCHEMA_PATTERN.format(where=_where((*path, "pattern")), error=why)
         named = node.get("patternProperties")
+        seen.update([found] if isinstance(found, str) else [])
+        seen.update(named if isinstance(named, dict) else [])
+        if len(seen) > MAX_PATTERNS:
+            return msg.SCHEMA_TOO_MANY_PATTERNS.format(limit=MAX_PATTERNS)
+        if isinstance(found, str) and (why := pattern_problem(found)) is not None:
+            return _refused((*path, "pattern"), why)
         if isinstance(named, dict):
             patterned = True
             for name in named:
                 if (why := pattern_problem(name)) is not None:
-                    where = _where((*path, "patternProperties", name))
-                    return msg.SCHEMA_PATTERN.format(where=where, error=why)
+                    return _refused((*path, "patternProperties", name), why)
         if "unevaluatedProperties" in node and unevaluated is None:
             unevaluated = (*path, "unevaluatedProperties")
     if patterned and unevaluated is not None:

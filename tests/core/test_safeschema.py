@@ -12,7 +12,7 @@ from jsonschema.validators import Draft202012Validator
 
 from bot.core import safeschema
 from bot.core.schema import call_problems, schema_problem
-from bot.core.schemabounds import MAX_KEYWORDS
+from bot.core.schemabounds import MAX_KEYWORDS, MAX_PATTERNS
 
 EVIL = "^(a+)+$"
 
@@ -124,3 +124,17 @@ def test_the_keyword_bound_counts_every_subschema() -> None:
     assert problem is not None and f"more than {MAX_KEYWORDS} keywords" in problem
     fewer = dict(list(props.items())[: n - 2])
     assert schema_problem({"type": "object", "properties": fewer}) is None
+
+
+def test_a_pattern_too_large_for_re2_and_too_many_patterns_are_refused() -> None:
+    heavy = {"type": "object", "properties": {"a": {"pattern": "^[\\p{L}]{1,100}$"}}}
+    problem = schema_problem(heavy)
+    assert problem is not None and ".properties.a.pattern" in problem and "too large" in problem
+    assert (
+        schema_problem({"type": "object", "properties": {"a": {"pattern": "^[\\p{L}]+$"}}}) is None
+    )
+    many = {f"p{i}": {"pattern": f"^a{i}$"} for i in range(MAX_PATTERNS + 1)}
+    problem = schema_problem({"type": "object", "properties": many})
+    assert problem is not None and f"more than {MAX_PATTERNS} distinct patterns" in problem
+    many.popitem()
+    assert schema_problem({"type": "object", "properties": many}) is None
