@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -189,11 +190,20 @@ _SAFE: dict[type[Validator], type[Validator]] = {d: _safe(d) for d in _DRAFTS}
 _NO_RETRIEVAL: Registry[Any] = Registry()  # nothing to fetch: a remote $ref is unresolvable
 
 
+class Unsafe(ValueError):
+    """The schema pairs `unevaluatedProperties` with `patternProperties`, which jsonschema
+    would match with Python's `re` (`bot.core.schemabounds` refuses it when sent)."""
+
+
 def validator(schema: Mapping[str, Any]) -> Validator:
-    """The safe validator of `schema`'s draft (2020-12 unless `$schema` names another)."""
+    """The safe validator of `schema`'s draft (2020-12 unless `$schema` names another);
+    Unsafe for a schema whose check would reach Python's `re` all the same."""
+    text = json.dumps(schema)
+    if '"unevaluatedProperties"' in text and '"patternProperties"' in text:
+        raise Unsafe("unevaluatedProperties beside patternProperties")
     cls = js_validators.validator_for(schema, default=js_validators.Draft202012Validator)
     safe = _SAFE.get(cls, _SAFE[js_validators.Draft202012Validator])
     return safe(schema, registry=_NO_RETRIEVAL)
 
 
-__all__ = ["MAX_STEPS", "TooCostly", "budget", "validator"]
+__all__ = ["MAX_STEPS", "TooCostly", "Unsafe", "budget", "validator"]

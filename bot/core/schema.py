@@ -107,7 +107,11 @@ def problems(
         return [msg.ARGS_NOT_OBJECT]
     if schema is None:
         return _same_names(args, current)
-    return fit_problems(_validator(schema), args)
+    try:
+        validator = _validator(schema)
+    except Exception as exc:  # a stored schema no check admitted (written to Redis by hand)
+        return [msg.ARGS_SCHEMA_BROKEN.format(error=type(exc).__name__)]
+    return fit_problems(validator, args)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from jsonschema.validators import Draft202012Validator
 
 from bot.core import safeschema
-from bot.core.schema import call_problems, schema_problem
+from bot.core.schema import call_problems, problems, schema_problem
 from bot.core.schemabounds import MAX_KEYWORDS, MAX_PATTERNS
 
 EVIL = "^(a+)+$"
@@ -138,3 +138,28 @@ def test_a_pattern_too_large_for_re2_and_too_many_patterns_are_refused() -> None
     assert problem is not None and f"more than {MAX_PATTERNS} distinct patterns" in problem
     many.popitem()
     assert schema_problem({"type": "object", "properties": many}) is None
+
+
+def test_a_stored_schema_that_would_reach_pythons_re_refuses_every_edit() -> None:
+    # Never admitted when sent (schema_problem refuses the pairing), but a schema written
+    # to Redis by hand is read back as it is: the Edit check refuses, it never runs it.
+    planted = {
+        "type": "object",
+        "patternProperties": {EVIL: True},
+        "unevaluatedProperties": False,
+    }
+    assert schema_problem(planted) is not None
+    found = problems(planted, {"a" * 40 + "!": 1}, current={})
+    assert len(found) == 1 and "cannot be applied" in found[0]
+
+
+def test_a_wide_any_of_over_a_long_list_is_answered_promptly() -> None:
+    options = [{"type": "string", "minLength": 3 + i} for i in range(300)]
+    schema = {
+        "type": "object",
+        "properties": {"xs": {"type": "array", "items": {"anyOf": options}}},
+    }
+    started = time.monotonic()
+    found = call_problems(schema, {"xs": list(range(20_000))})
+    assert time.monotonic() - started < 1.0
+    assert found and "steps" in found[0]
