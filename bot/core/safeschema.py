@@ -37,11 +37,12 @@ from referencing import Registry
 from bot.core.saferegex import search
 
 # One check's budget. A step is one keyword applied to one value (a `$ref`, which
-# resolves, counts `REF_STEPS`). jsonschema applies about 500,000 a second here, so a
-# check costs the loop a tenth of a second at most; a call's whole arguments (64 KiB)
-# against a plain schema take well under half of it (4,000 objects of two typed
-# properties: 32,000 steps).
-MAX_STEPS = 50_000
+# resolves, counts `REF_STEPS`; a list keyword, one more per entry). The costliest steps
+# (an `anyOf` descending into each option) take about 6 us here, so a check costs the
+# loop about a tenth of a second at most; a call's whole arguments against a plain schema
+# take well under that (2,000 objects of two typed properties: 16,000 steps, and such
+# plain schemas mostly take the quick path, bot/core/fastschema.py, counted nowhere).
+MAX_STEPS = 20_000
 REF_STEPS = 5
 CHARS_PER_STEP = 8
 
