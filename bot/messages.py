@@ -365,6 +365,9 @@ SCHEMA_TOO_LARGE = "args_schema is {size} bytes as JSON; the limit is {limit}."
 SCHEMA_NOT_OBJECT_TYPE = 'args_schema must describe a JSON object (its "type" is "object").'
 SCHEMA_TOO_DEEP = "args_schema nests deeper than {limit} levels; the limit is {limit}."
 SCHEMA_TOO_MANY_KEYWORDS = "args_schema holds more than {limit} keywords; the limit is {limit}."
+SCHEMA_TOO_COSTLY = (
+    "checking args_schema against its draft takes more than {limit} steps; the limit is {limit}."
+)
 SCHEMA_TOO_MANY_PATTERNS = (
     "args_schema holds more than {limit} distinct patterns (pattern and patternProperties); "
     "the limit is {limit}."

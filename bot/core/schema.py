@@ -41,6 +41,9 @@ MAX_SCHEMA_BYTES = 16 * 1024  # a tool's argument schema; the whole call may be 
 # A schema nests about twice as deep as the arguments it describes (properties, items);
 # jsonschema recurses on it, so the limit is checked before it does.
 MAX_SCHEMA_DEPTH = 64
+# The check of a schema against its draft's meta-schema, in steps (bot/core/safeschema.py):
+# a schema at the keyword limit takes about 23,000.
+META_STEPS = 50_000
 MAX_SHOWN = 4  # problems listed in the modal (its error line holds 150 characters)
 
 
@@ -76,9 +79,13 @@ def _meta_problem(text: str) -> str | None:
     if (problem := bounds_problem(schema)) is not None:  # before jsonschema reads a pattern
         return problem
     cls = validator_for(schema, default=Draft202012Validator)
-    meta = validator_for(cls.META_SCHEMA, default=cls)
-    found = meta(cls.META_SCHEMA, format_checker=_formats(cls)).iter_errors(schema)
-    error = next(iter(found), None)  # the first, as jsonschema's check_schema reports
+    meta = safeschema.meta_validator(cls, _formats(cls))
+    try:
+        with safeschema.budget(META_STEPS):
+            # the first error, as jsonschema's check_schema reports
+            error = next(iter(meta.iter_errors(schema)), None)
+    except safeschema.TooCostly:
+        return msg.SCHEMA_TOO_COSTLY.format(limit=META_STEPS)
     return None if error is None else msg.SCHEMA_INVALID.format(error=error.message)
 
 
