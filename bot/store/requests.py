@@ -183,7 +183,8 @@ class RequestStore:
     ) -> Compiled:
         """Check and record a tool's schema once per store, policy and schema text: the
         checks cost more than the rest of a free call (bench/gate_overhead.py), and a
-        schema this process recorded already stands unless it changes here."""
+        schema this process recorded already stands unless it changes here (a worker's
+        registration made meanwhile still wins where it is read: bot/store/tools.py)."""
         key = (requester, tool, tools.text(schema), worker)
         hit = self._schemas.get(key)
         if hit is not None and hit[0] is policy:

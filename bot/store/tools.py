@@ -11,7 +11,9 @@ Two Redis hashes, each field the JSON pair `[requester, tool]`:
   one of a pair wins, as it is that caller's own schema;
 - `hitl:schemas:worker`: what a worker registers for its agent's own tools. It is
   read first, and nothing sent over the API writes it, so a worker tool's schema
-  cannot be replaced from outside.
+  cannot be replaced from outside. That order is the guarantee; a caller sending
+  another schema under the same pair is also told so (422), the first time this
+  process sees that schema.
 
 Global keys, not spread over the shard tags: small, read-mostly records that no
 transition script touches, so on Redis Cluster they live on one node and are read
@@ -48,7 +50,8 @@ async def record(
     redis: Redis, requester: str, tool: str, schema: Mapping[str, Any], *, worker: bool = False
 ) -> None:
     """Remember `schema` as the arguments of `requester`'s `tool`; PayloadError if it is
-    no JSON Schema, or if a worker registered this tool and the caller is not one."""
+    no JSON Schema, or if a worker holds another schema for the pair and `worker` is
+    False (a registration racing this write still wins where schemas are read)."""
     if (problem := schema_problem(dict(schema))) is not None:
         raise PayloadError(problem)
     name = field(requester, tool)
