@@ -19,6 +19,7 @@ there so the person learns in the modal, not the agent after the fact.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -45,6 +46,9 @@ MAX_SCHEMA_DEPTH = 64
 # a schema at the keyword limit takes about 23,000.
 META_STEPS = 50_000
 MAX_SHOWN = 4  # problems listed in the modal (its error line holds 150 characters)
+# Errors gathered before the first MAX_SHOWN (by place) are picked: enough to order a
+# call's problems, and the check of 5,000 wrong items stops at the 64th.
+MAX_GATHERED = 64
 
 
 def _validator(schema: Mapping[str, Any]) -> Validator:
@@ -146,7 +150,7 @@ def fit_problems(schema: Validator | Compiled, args: dict[str, Any]) -> list[str
         validator = schema
     try:
         with safeschema.budget():
-            errors = sorted(validator.iter_errors(args), key=_order)
+            errors = sorted(itertools.islice(validator.iter_errors(args), MAX_GATHERED), key=_order)
         return [_describe(e) for e in errors[:MAX_SHOWN]]
     except safeschema.TooCostly:
         return [msg.ARGS_TOO_COSTLY.format(limit=safeschema.MAX_STEPS)]
