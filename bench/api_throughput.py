@@ -65,7 +65,7 @@ from bot.core.policy import DEFAULT_POLICY
 from bot.core.states import Event
 from bot.store.requests import RequestStore
 
-TOKEN = "bench-api-token"
+TOKEN = "bench-api-token-0123"
 ROOT = Path(__file__).resolve().parent.parent
 SERVE_API = """
 import asyncio, cProfile, os, signal

@@ -41,7 +41,7 @@ from bot.sandbox.slack import SlackEmulator
 from bot.store import audit
 from bot.store.requests import RequestStore
 
-SECRET, TOKEN, API = "soak-secret", "xoxb-soak", "soak-api-token"
+SECRET, TOKEN, API = "soak-secret", "xoxb-soak", "soak-api-token-0123"
 # Short enough that a request nobody clicked still ends inside the soak: 2 min, then
 # one escalation level of 1 min, then auto-reject. The bound each request must meet.
 BOUND_S = 3 * 60

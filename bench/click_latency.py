@@ -61,7 +61,7 @@ from bot.store import hub, keys
 from bot.store.events import NOTIFIER_GROUP
 from bot.store.requests import RequestStore
 
-SECRET, TOKEN, API_TOKEN = "bench-signing-secret", "xoxb-bench-token", "bench-api-token"
+SECRET, TOKEN, API_TOKEN = "bench-signing-secret", "xoxb-bench-token", "bench-api-token-0123"
 TIERS = ("low", "medium", "high", "critical")
 LEVEL = {"review_timeout": "1h", "reviewers": {"channels": ["#hitl-approvals"]}}
 # One level, anyone may approve, one approval: a click decides.

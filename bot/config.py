@@ -57,6 +57,7 @@ HOW_TO_SET: dict[str, str] = {
     "HITL_UVLOOP": "1 to run `hitl-bot serve` on uvloop (pip install 'hitl-bot[uvloop]')",
 }
 
+MIN_TOKEN_CHARS = 16  # HITL_API_TOKEN and each token of HITL_API_TOKENS
 DEFAULT_IDENTITY = "api"  # who a call made with HITL_API_TOKEN is, in the audit and on cards
 MISSING = "{name} is not set; fix: export {name}=... ({how})"
 INVALID = "{name} is invalid: {problem}; fix: export {name}=... ({how})"
@@ -126,6 +127,15 @@ class Settings(BaseSettings):
                     INVALID.format(name=name, problem=error["msg"], how=HOW_TO_SET.get(name, ""))
                 )
             raise ConfigError("\n".join(problems)) from exc
+
+    @field_validator("hitl_api_token")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        # The same floor as each of HITL_API_TOKENS: a short token is guessed, and it is
+        # the API's only lock. The message never repeats the value.
+        if value is not None and len(value.get_secret_value().strip()) < MIN_TOKEN_CHARS:
+            raise ValueError(f"it must be at least {MIN_TOKEN_CHARS} characters long")
+        return value
 
     @field_validator("hitl_api_tokens")
     @classmethod
@@ -206,7 +216,7 @@ def _parse_identities(raw: str) -> dict[str, str]:
         name, sep, token = pair.partition("=")
         if name.strip() in RESERVED:
             raise ValueError(f"pair {i + 1} names {name.strip()}, which is the bot's own")
-        if not sep or not _IDENTITY.match(name.strip()) or len(token.strip()) < 16:
+        if not sep or not _IDENTITY.match(name.strip()) or len(token.strip()) < MIN_TOKEN_CHARS:
             raise ValueError(
                 f"pair {i + 1} is not NAME=TOKEN (a name of letters, digits, _.:- and a "
                 "token of at least 16 characters)"

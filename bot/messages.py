@@ -339,7 +339,8 @@ SLACK_NEEDS_SECRET = (
     "set SLACK_SIGNING_SECRET or use Socket Mode (SLACK_APP_TOKEN)."
 )
 SOCKET_MODE_DOWN = "Slack Socket Mode is not connected: {reason}"
-TASK_DOWN = "background task {task} failing for {seconds} s ({failures} failures): {error}"
+TASK_DOWN = "background task {task} failing for {seconds} s ({failures} failures; see the log)"
+REDIS_DOWN = "Redis/Valkey does not answer (see the log)"
 TASK_ENDED = "the task returned before it was asked to stop"
 SERVE_READY_HTTP = "hitl-bot serving on {url}; Slack events over HTTP at {url}/slack/events"
 SERVE_READY_SOCKET = (
@@ -366,6 +367,32 @@ ARGS_SCHEMA_BROKEN = "This tool's argument schema cannot be applied ({error}); n
 SCHEMA_INVALID = "args_schema is not a valid JSON Schema: {error}"
 SCHEMA_TOO_LARGE = "args_schema is {size} bytes as JSON; the limit is {limit}."
 SCHEMA_NOT_OBJECT_TYPE = 'args_schema must describe a JSON object (its "type" is "object").'
+SCHEMA_TOO_DEEP = "args_schema nests deeper than {limit} levels; the limit is {limit}."
+SCHEMA_TOO_MANY_KEYWORDS = "args_schema holds more than {limit} keywords; the limit is {limit}."
+SCHEMA_TOO_COSTLY = (
+    "checking args_schema against its draft takes more than {limit} steps; the limit is {limit}."
+)
+SCHEMA_TOO_MANY_PATTERNS = (
+    "args_schema holds more than {limit} distinct patterns (pattern and patternProperties); "
+    "the limit is {limit}."
+)
+SCHEMA_PATTERN = (
+    "args_schema{where} cannot be run by RE2 ({error}). Every pattern here is matched by "
+    "RE2, in linear time: it has no backreferences and no lookaround, and a pattern may "
+    "compile to {limit} KiB at most."
+)
+SCHEMA_UNEVALUATED_PATTERNS = (
+    "args_schema{where}: unevaluatedProperties cannot be combined with patternProperties "
+    "here (they would be matched by a backtracking engine); use additionalProperties."
+)
+SCHEMA_HELD_BY_WORKER = (
+    "The schema of {tool} for {requester} is registered by the worker that runs the tool; "
+    "it cannot be replaced with another one over the API."
+)
+ARGS_TOO_COSTLY = (
+    "checking them against the schema takes more than {limit} steps, the limit; "
+    "send a simpler schema or smaller arguments"
+)
 EDIT_GONE = "This request no longer exists; nothing was changed."
 ARGS_DO_NOT_FIT = "The arguments of {tool} do not fit its args_schema: {problems}"
 MAY_NOT_DIRECT = (

@@ -2,7 +2,7 @@
 
     tasks = Supervisor()
     tasks.start("sweeper", lambda: sweeper.run(stop), stop)   # an asyncio.Task
-    tasks.problem()         # None, or "sweeper failing for 7 s: ConnectionError: ..."
+    tasks.down()            # [], or [Down("task:sweeper", "... failing for 7 s ...")]
     tasks.metrics()         # hitl_task_restarts_total{task="sweeper"} 3, hitl_task_up ...
 
 A task that raises is logged in ONE line (its name, the error, the next delay),
@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot import messages as msg
+from bot.health import Down
 
 log = logging.getLogger(__name__)
 
@@ -172,20 +173,20 @@ class Supervisor:
         status.failing_since = None
         status.failures = 0
 
-    def problem(self) -> str | None:
-        """None while no task has been failing for `grace_s`; else a line for /healthz."""
+    def down(self) -> list[Down]:
+        """The tasks failing for `grace_s` or more, for /healthz; their errors are in the
+        log (one line per failure), never here."""
         now = self.now()
-        down = [
-            msg.TASK_DOWN.format(
-                task=s.name,
-                seconds=int(now - s.failing_since),
-                failures=s.failures,
-                error=s.last_error,
+        return [
+            Down(
+                f"task:{s.name}",
+                msg.TASK_DOWN.format(
+                    task=s.name, seconds=int(now - s.failing_since), failures=s.failures
+                ),
             )
             for s in self.tasks.values()
             if s.failing_since is not None and now - s.failing_since >= self.grace_s
         ]
-        return "; ".join(down) or None
 
     def metrics(self) -> str:
         """This process's task counters in Prometheus text (appended to /metrics)."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
 from pathlib import Path
 
 import platformdirs
@@ -43,7 +46,7 @@ def test_reads_every_environment_name(clean_env: pytest.MonkeyPatch, tmp_path: P
         "REDIS_URL": "redis://:pw@localhost:6379/0",
         "HITL_DATA_DIR": str(tmp_path / "data"),
         "HITL_POLICY": str(tmp_path / "policy.yaml"),
-        "HITL_API_TOKEN": "api-token",
+        "HITL_API_TOKEN": "api-token-0123456789",
         "OPENAI_BASE_URL": "http://127.0.0.1:8000/v1",
         "OPENAI_API_KEY": "sk-key",
         "HITL_MODEL": "scripted",
@@ -68,7 +71,7 @@ def test_reads_every_environment_name(clean_env: pytest.MonkeyPatch, tmp_path: P
     assert settings.hitl_data_dir == tmp_path / "data"
     assert settings.hitl_policy == tmp_path / "policy.yaml"
     assert settings.hitl_api_token is not None
-    assert settings.hitl_api_token.get_secret_value() == "api-token"
+    assert settings.hitl_api_token.get_secret_value() == "api-token-0123456789"
     assert settings.openai_base_url == "http://127.0.0.1:8000/v1"
     assert settings.openai_api_key is not None
     assert settings.openai_api_key.get_secret_value() == "sk-key"
@@ -86,7 +89,7 @@ def test_secrets_never_print(clean_env: pytest.MonkeyPatch) -> None:
         "SLACK_BOT_TOKEN": "xoxb-SECRET1",
         "SLACK_SIGNING_SECRET": "SECRET2",
         "SLACK_APP_TOKEN": "xapp-SECRET3",
-        "HITL_API_TOKEN": "SECRET4",
+        "HITL_API_TOKEN": "SECRET4-0123456789",
         "OPENAI_API_KEY": "sk-SECRET5",
         "REDIS_URL": "redis://:SECRET6@localhost:6379/0",
     }
@@ -181,3 +184,36 @@ def test_no_token_may_bear_the_workers_identity(clean_env: pytest.MonkeyPatch) -
     with pytest.raises(ConfigError, match="HITL_API_TOKENS") as err:
         Settings.load()
     assert "a-long-enough-token-123" not in str(err.value)
+
+
+@pytest.mark.parametrize("token", ["Zq", "fifteen-chars-x", "  short-padded   "])
+def test_a_short_hitl_api_token_is_refused_naming_it_not_echoing_it(
+    clean_env: pytest.MonkeyPatch, token: str
+) -> None:
+    clean_env.setenv("HITL_API_TOKEN", token)
+
+    with pytest.raises(ConfigError) as caught:
+        Settings.load()
+
+    text = str(caught.value)
+    assert text.startswith("HITL_API_TOKEN is invalid") and "16 characters" in text
+    assert token.strip() not in text
+
+
+def test_a_sixteen_character_hitl_api_token_is_accepted(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("HITL_API_TOKEN", "sixteen-chars-ok")
+
+    assert Settings.load().api_identities() == {"sixteen-chars-ok": "api"}
+
+
+async def test_serve_with_a_short_hitl_api_token_does_not_start(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in HOW_TO_SET}
+    env |= {"HITL_API_TOKEN": "a", "HITL_DATA_DIR": str(tmp_path), "HITL_PORT": "0"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "serve", env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode != 0
+    assert "HITL_API_TOKEN is invalid" in err.decode(), err.decode()
+    assert not any(tmp_path.iterdir())  # refused before anything started: no Valkey

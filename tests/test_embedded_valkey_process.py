@@ -30,7 +30,7 @@ from tests.scale.test_scale_out import _approval_messages, _url_of, responder
 pytestmark = pytest.mark.timeout(120)
 
 ROOT = Path(__file__).resolve().parents[1]
-SECRET, TOKEN, API = "sup-secret", "xoxb-sup", "sup-api-token"
+SECRET, TOKEN, API = "sup-secret", "xoxb-sup", "sup-api-token-0123"
 HEADERS = {"Authorization": f"Bearer {API}"}
 AGENT = "tests.agent.fixtures:counting_agent"
 # Generous for a loaded 2-core machine; bench/valkey_restart.py measures the real time.

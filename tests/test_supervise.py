@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from bot.health import Down
 from bot.supervise import Backoff, Supervisor
 from tests.e2e.conftest import eventually
 
@@ -87,18 +88,20 @@ async def test_health_names_a_task_failing_past_the_grace_and_clears_once_it_set
 
     task = tasks.start("notifier", until_fixed, stop)
     try:
-        assert tasks.problem() is None  # one failure is not an outage yet
+        assert tasks.down() == []  # one failure is not an outage yet
 
-        async def down() -> str | None:
-            return tasks.problem()
+        async def down() -> list[Down] | None:
+            return tasks.down() or None
 
-        line = await eventually(down)
-        assert "notifier" in line and "RuntimeError: WRONGTYPE" in line
+        found = await eventually(down)
+        assert [d.part for d in found] == ["task:notifier"]
+        # The error is the log's: /healthz, which answers anyone, never repeats it.
+        assert "notifier" in found[0].detail and "WRONGTYPE" not in found[0].detail
         assert 'hitl_task_up{task="notifier"} 0' in tasks.metrics()
         broken = False
 
         async def healthy() -> bool:
-            return tasks.problem() is None and tasks.tasks["notifier"].up
+            return tasks.down() == [] and tasks.tasks["notifier"].up
 
         await eventually(healthy)
         assert 'hitl_task_up{task="notifier"} 1' in tasks.metrics()

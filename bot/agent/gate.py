@@ -156,8 +156,10 @@ class Gate(Running):
             idempotency_key=idempotency_key(run_id, call.id),
             risk=t.risk,
             owner=self.owner,
-            # Recorded for the tool, so the Edit modal checks a person's edit against it.
+            # Recorded for this agent's tool, so the Edit modal checks a person's edit
+            # against it; held as the worker's, so nothing sent over the API replaces it.
             args_schema=self._schema(t),
+            schema_by_worker=True,
             claim_as=SYSTEM if free and not (stop and self.runs is not None) else None,
             unless_steered=run_id if guarded else None,
         )

@@ -253,7 +253,7 @@ class Worker:
                 self.stores.policy.check_schema(name, dict(schema))
         except ConfigError as exc:
             return await self.runs.update(run_id, state=RunState.FAILED, error=str(exc))
-        await tools.record_all(self.redis, schemas)
+        await tools.record_all(self.redis, agent.requester, schemas)
         loop = RunLoop(agent, self.llm, self.stores, self.loop_config)
         return await loop.run(run_id)
 

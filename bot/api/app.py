@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import cast
 
@@ -27,12 +28,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from bot import messages as msg
 from bot.api import approvals, errors, fastpath, questions
 from bot.api import runs as run_routes
 from bot.api.auth import BearerAuth, bearer_scheme
 from bot.api.limits import DEFAULT_LIMIT, BodyLimit
 from bot.api.ownership import Ownership
 from bot.api.schemas import Health
+from bot.health import Down
 from bot.metrics import render as render_metrics
 from bot.runtime import Runtime
 from bot.store.runs import RunStore
@@ -43,6 +46,7 @@ SlackHandler = ASGIApp | RequestHandler
 
 MAX_WAIT_S = 60.0  # the longest a long-poll holds; clients loop for longer waits
 HEALTH_TIMEOUT_S = 2.0
+log = logging.getLogger(__name__)
 SLACK_PATH = "/slack/events"
 
 
@@ -53,18 +57,16 @@ def create_app(
     runs: RunStore | None = None,
     max_wait_s: float = MAX_WAIT_S,
     max_body_bytes: int = DEFAULT_LIMIT,
-    probes: Sequence[Callable[[], str | None]] = (),
+    probes: Sequence[Callable[[], Down | None]] = (),
     tasks: Supervisor | None = None,
 ) -> FastAPI:
     """Build the app on an open runtime; the caller keeps the runtime open while it serves.
 
-    `probes` are extra health checks for `/healthz`: each returns None when healthy, or a
-    line saying what is wrong (the Socket Mode link, for one). `tasks`, the process's
+    `probes` are extra health checks for `/healthz`: each returns None when healthy, or
+    the part that is down (the Socket Mode link, for one). `tasks`, the process's
     background tasks: one failing for a while makes `/healthz` unhealthy, naming it, and
     `/metrics` counts their restarts.
     """
-    if tasks is not None:
-        probes = [*probes, tasks.problem]
     app = FastAPI(
         title="hitl-bot",
         version="1",
@@ -100,15 +102,22 @@ def create_app(
         },
     )
     async def healthz() -> JSONResponse:
-        problems: list[str] = []
+        down: list[Down] = []
         try:
             await asyncio.wait_for(rt.redis.ping(), HEALTH_TIMEOUT_S)
         except Exception as exc:  # any failure to answer is "not healthy", never a 500
-            problems.append(f"{type(exc).__name__}: {exc}")
-        # Every problem at once: with Redis down, which tasks it took with it is news too.
-        problems += [p for p in (probe() for probe in probes) if p]
-        if problems:
-            body = Health(ok=False, detail="; ".join(problems))
+            # The error's text is for the log only: it can name hosts, paths and keys, and
+            # /healthz answers anyone who asks.
+            log.warning("healthz: Redis/Valkey does not answer: %s: %s", type(exc).__name__, exc)
+            down.append(Down("redis", msg.REDIS_DOWN))
+        # Every part at once: with Redis down, which tasks it took with it is news too.
+        down += [d for d in (probe() for probe in probes) if d is not None]
+        if tasks is not None:
+            down += tasks.down()
+        if down:
+            body = Health(
+                ok=False, down=[d.part for d in down], detail="; ".join(d.detail for d in down)
+            )
             return JSONResponse(body.model_dump(), status_code=503)
         return JSONResponse(Health(ok=True).model_dump(exclude_none=True))
 

@@ -47,8 +47,23 @@ _TYPES: dict[str, Check] = {
 }
 
 
+# Every alternative of an `anyOf` may check the same value, so their size multiplies
+# the work of a long list: the quick check takes only small ones (pydantic's Optional[X]
+# is two or three objects), and leaves the rest to jsonschema, whose steps are counted.
+MAX_ANY_OF = 16
+
+
 class _Unsupported(Exception):
     pass
+
+
+def _objects(value: object) -> int:
+    """How many JSON objects `value` holds, itself included."""
+    if isinstance(value, list):
+        return sum(_objects(v) for v in value)
+    if isinstance(value, dict):
+        return 1 + sum(_objects(v) for v in value.values())
+    return 0
 
 
 def quick_check(schema: Mapping[str, Any]) -> Check | None:
@@ -72,7 +87,7 @@ def _compile(schema: object) -> Check:
     checks += _object(schema) + _array(schema) + _bounds(schema)
     if "anyOf" in schema:
         options = schema["anyOf"]
-        if not isinstance(options, list) or not options:
+        if not isinstance(options, list) or not options or _objects(options) > MAX_ANY_OF:
             raise _Unsupported
         subs = [_compile(s) for s in options]
         checks.append(lambda x: any(c(x) for c in subs))

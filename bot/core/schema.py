@@ -7,6 +7,10 @@ schema recorded, an edit may change values only: it must stay a JSON object with
 exactly the argument names of the call it edits, since a new name could switch on
 behaviour nobody reviewed and a dropped one silently falls back to a default.
 
+A schema comes from an agent, so it is untrusted code run on the event loop: it is
+bounded in size, depth and keywords when accepted (`bot.core.schemabounds`), and
+checked by `bot.core.safeschema`'s validators (patterns in RE2, a budget of steps).
+
 Pure functions: no Redis, no Slack. The executor still validates the approved
 arguments itself (the worker's pydantic model, the SDK's signature): this check is
 there so the person learns in the modal, not the agent after the fact.
@@ -15,29 +19,40 @@ there so the person learns in the modal, not the agent after the fact.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jsonschema import FormatChecker
 from jsonschema import exceptions as js_errors
 from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, validator_for
 
 from bot import messages as msg
+from bot.core import safeschema
 from bot.core.fastschema import Check, quick_check
 from bot.core.plainjson import lone_surrogate, too_deep
+from bot.core.saferegex import PatternError
+from bot.core.saferegex import compiled as re2_compiled
+from bot.core.schemabounds import bounds_problem
 
 MAX_SCHEMA_BYTES = 16 * 1024  # a tool's argument schema; the whole call may be 64 KiB
 # A schema nests about twice as deep as the arguments it describes (properties, items);
 # jsonschema recurses on it, so the limit is checked before it does.
 MAX_SCHEMA_DEPTH = 64
+# The check of a schema against its draft's meta-schema, in steps (bot/core/safeschema.py):
+# a schema at the keyword limit takes about 23,000.
+META_STEPS = 50_000
 MAX_SHOWN = 4  # problems listed in the modal (its error line holds 150 characters)
+# Errors gathered before the first MAX_SHOWN (by place) are picked: enough to order a
+# call's problems, and the check of 5,000 wrong items stops at the 64th.
+MAX_GATHERED = 64
 
 
 def _validator(schema: Mapping[str, Any]) -> Validator:
-    cls = validator_for(schema, default=Draft202012Validator)
-    return cls(schema)
+    return safeschema.validator(schema)
 
 
 def schema_problem(schema: object) -> str | None:
@@ -45,7 +60,7 @@ def schema_problem(schema: object) -> str | None:
     if not isinstance(schema, dict):
         return msg.SCHEMA_INVALID.format(error="it must be a JSON object")
     if too_deep(schema, MAX_SCHEMA_DEPTH):
-        return msg.SCHEMA_INVALID.format(error=f"it nests deeper than {MAX_SCHEMA_DEPTH} levels")
+        return msg.SCHEMA_TOO_DEEP.format(limit=MAX_SCHEMA_DEPTH)
     if lone_surrogate(schema):
         return msg.SCHEMA_INVALID.format(error=msg.TEXT_LONE_SURROGATE)
     try:
@@ -61,14 +76,35 @@ def schema_problem(schema: object) -> str | None:
 
 @functools.lru_cache(maxsize=1024)
 def _meta_problem(text: str) -> str | None:
-    """The check against the draft's meta-schema, by the schema's sorted JSON text: it
-    costs a millisecond, and a gated function sends the same schema with every call."""
+    """The bounds and the check against the draft's meta-schema, by the schema's sorted
+    JSON text: they cost a millisecond, and a gated function sends the same schema with
+    every call."""
     schema = json.loads(text)
+    if (problem := bounds_problem(schema)) is not None:  # before jsonschema reads a pattern
+        return problem
+    cls = validator_for(schema, default=Draft202012Validator)
+    meta = safeschema.meta_validator(cls, _formats(cls))
     try:
-        validator_for(schema, default=Draft202012Validator).check_schema(schema)
-    except js_errors.SchemaError as exc:
-        return msg.SCHEMA_INVALID.format(error=exc.message)
-    return None
+        with safeschema.budget(META_STEPS):
+            # the first error, as jsonschema's check_schema reports
+            error = next(iter(meta.iter_errors(schema)), None)
+    except safeschema.TooCostly:
+        return msg.SCHEMA_TOO_COSTLY.format(limit=META_STEPS)
+    return None if error is None else msg.SCHEMA_INVALID.format(error=error.message)
+
+
+def _re2_regex(instance: object) -> bool:
+    if isinstance(instance, str):
+        re2_compiled(instance)
+    return True
+
+
+def _formats(cls: type[Validator]) -> FormatChecker:
+    """The draft's own format checks for the meta-schema, its "regex" (the format of
+    every `pattern`) compiled by RE2 rather than Python's `re`."""
+    checker = FormatChecker(formats=())
+    checker.checkers = {**cls.FORMAT_CHECKER.checkers, "regex": (_re2_regex, (PatternError,))}
+    return checker
 
 
 def problems(
@@ -82,7 +118,11 @@ def problems(
         return [msg.ARGS_NOT_OBJECT]
     if schema is None:
         return _same_names(args, current)
-    return fit_problems(_validator(schema), args)
+    try:
+        validator = _validator(schema)
+    except Exception as exc:  # a stored schema no check admitted (written to Redis by hand)
+        return [msg.ARGS_SCHEMA_BROKEN.format(error=type(exc).__name__)]
+    return fit_problems(validator, args)
 
 
 @dataclass(frozen=True)
@@ -109,8 +149,11 @@ def fit_problems(schema: Validator | Compiled, args: dict[str, Any]) -> list[str
     else:
         validator = schema
     try:
-        errors = sorted(validator.iter_errors(args), key=_order)
+        with safeschema.budget():
+            errors = sorted(itertools.islice(validator.iter_errors(args), MAX_GATHERED), key=_order)
         return [_describe(e) for e in errors[:MAX_SHOWN]]
+    except safeschema.TooCostly:
+        return [msg.ARGS_TOO_COSTLY.format(limit=safeschema.MAX_STEPS)]
     except Exception as exc:  # a broken schema or an unresolvable $ref: refuse, never pass
         return [msg.ARGS_SCHEMA_BROKEN.format(error=type(exc).__name__)]
 

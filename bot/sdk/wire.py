@@ -85,9 +85,11 @@ class ApprovalIn(_In):
     args_schema: dict[str, Any] | None = Field(
         default=None,
         description=(
-            "JSON Schema of the tool's arguments (an object schema, at most 16 KiB). The args "
-            "must fit it; it is recorded for the tool, and a person's edit that does not fit "
-            "it is refused before it is approved."
+            "JSON Schema of the tool's arguments (an object schema, at most 16 KiB, 64 levels "
+            "deep and 500 keywords). The args must fit it; it is recorded for this caller's "
+            "tool (other callers' schemas for the same tool name are theirs), and a person's "
+            "edit that does not fit it is refused before it is approved. Patterns are run by "
+            "RE2 (no backreferences or lookaround), and a check may take 50,000 steps."
         ),
     )
 
@@ -170,7 +172,13 @@ class RunOut(Run):
 
 class Health(BaseModel):
     ok: bool
-    detail: str | None = None
+    down: list[str] | None = Field(
+        default=None,
+        description='The parts that are down: "redis", "slack_socket_mode", "task:NAME".',
+    )
+    detail: str | None = Field(
+        default=None, description="What is wrong, in words; the errors themselves are logged."
+    )
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -215,7 +215,9 @@ class Approvals:
         except NotFound:
             await _refuse(ack, msg.EDIT_GONE)
             return
-        schema = await tools.schema_of(self.rt.redis, req.tool)
+        # The schema of this request's own requester: another agent's, for a tool of the
+        # same name, never decides what a person may change here.
+        schema = await tools.schema_of(self.rt.redis, req.requester, req.tool)
         found = problems(schema, new_args, current=req.args)
         if found:
             log.info("edit of %s refused in the modal: %s", rid, found)

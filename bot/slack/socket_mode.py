@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,12 +36,16 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
 from bot.core.plainjson import text_too_deep
+from bot.health import Down
 from bot.slack import inbound
 from bot.supervise import Backoff as Backoff  # its home was here: old imports keep working
 
 log = logging.getLogger(__name__)
 
 ENVELOPE_TYPES = frozenset({"events_api", "interactive", "slash_commands"})
+# The reasons /healthz may repeat: ours ("socket closed"), Slack's error codes
+# ("invalid_auth") and disconnect reasons ("reconnecting (refresh_requested)").
+_SHOWN = re.compile(r"^[a-z][a-z_ ]{0,40}( \([a-z_]{1,40}\))?$")
 
 
 @dataclass
@@ -50,9 +55,13 @@ class LinkStatus:
     connections: int = 0  # sessions that reached "hello"
     failures: int = 0  # failed connects since the last good one
 
-    def problem(self) -> str | None:
-        """None when connected; else a line for /healthz."""
-        return None if self.connected else msg.SOCKET_MODE_DOWN.format(reason=self.reason)
+    def problem(self) -> Down | None:
+        """None when connected; else what /healthz says: the reason only when it is a
+        word of ours or an error code of Slack's, never an exception's text."""
+        if self.connected:
+            return None
+        reason = self.reason if _SHOWN.match(self.reason) else "connection failed; see the log"
+        return Down("slack_socket_mode", msg.SOCKET_MODE_DOWN.format(reason=reason))
 
 
 class SocketModeLink:

@@ -45,6 +45,7 @@ from bot.store.embedded_dir import (
     POLL,
     SOCKET_NAME,
     Liveness,
+    make_private,
     ping_socket,
     read_pid,
     send,
@@ -175,8 +176,10 @@ def ensure_server(data_dir: Path, *, timeout: float = 10.0) -> EmbeddedServer:
         raise StoreUnavailable(
             SOCKET_PATH_TOO_LONG.format(path=sock, length=length, limit=MAX_SOCKET_PATH)
         )
-    # Most calls find the server up: answer those without touching the lock.
+    # Most calls find the server up: answer those without touching the lock (but with
+    # the data kept private: a server an older version started may have left it open).
     if ping_socket(sock) is Liveness.READY:
+        make_private(data_dir)
         return _attached(data_dir)
     deadline = time.monotonic() + timeout
     try:
@@ -185,8 +188,10 @@ def ensure_server(data_dir: Path, *, timeout: float = 10.0) -> EmbeddedServer:
         data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreUnavailable(DATA_DIR_UNUSABLE.format(data_dir=data_dir, error=exc)) from exc
+    make_private(data_dir)  # mkdir keeps the mode of a dir that already exists
     with start_lock(data_dir, deadline, timeout):
         if _wait_for_running(data_dir, deadline, timeout):
+            make_private(data_dir)
             return _attached(data_dir)
         # Nothing runs here: what a killed server left behind is stale. Valkey
         # would replace both itself, but a leftover socket file would make the
@@ -241,7 +246,8 @@ def _start(data_dir: Path, deadline: float, timeout: float) -> EmbeddedServer:
         raise StoreUnavailable(BINARY_MISSING.format(error=exc)) from exc
     try:
         conf = _write_config(data_dir)
-        with open(log_path, "ab") as log:
+        log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with open(log_fd, "ab") as log:
             log_offset = log.tell()
             # stdout/stderr into the log: a config error is printed before the
             # logfile setting takes effect. start_new_session: a Ctrl-C sent to
@@ -254,6 +260,9 @@ def _start(data_dir: Path, deadline: float, timeout: float) -> EmbeddedServer:
                 stderr=subprocess.STDOUT,
                 cwd=data_dir,
                 start_new_session=True,
+                # What the server creates (append-only dir and files, pid file, rewrites
+                # later on) is for this user only.
+                umask=0o077,
             )
     except OSError as exc:
         raise StoreUnavailable(
@@ -273,6 +282,7 @@ def _start(data_dir: Path, deadline: float, timeout: float) -> EmbeddedServer:
                 )
             )
         if ping_socket(data_dir / SOCKET_NAME) is Liveness.READY:
+            make_private(data_dir)  # files an earlier server left at 0644, the config
             return EmbeddedServer(
                 url=socket_url(data_dir),
                 owned=True,
@@ -306,7 +316,7 @@ def _write_config(data_dir: Path) -> Path:
         # No TCP listener: the socket in the 0700 data dir is the only way in.
         "port": "0",
         "unixsocket": _quote(data_dir / SOCKET_NAME),
-        "unixsocketperm": "700",
+        "unixsocketperm": "600",
         "dir": _quote(data_dir),
         "pidfile": _quote(data_dir / PID_NAME),
         "logfile": _quote(data_dir / LOG_NAME),

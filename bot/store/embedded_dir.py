@@ -23,6 +23,7 @@ __all__ = [
     "SOCKET_NAME",
     "Liveness",
     "lock_timeout",
+    "make_private",
     "open_lock",
     "ping_socket",
     "read_pid",
@@ -47,6 +48,12 @@ DATA_DIR_UNUSABLE = (
     "Cannot use {data_dir} for the embedded Valkey: {error}; "
     "fix: export HITL_DATA_DIR=<a directory you can write>, or set REDIS_URL."
 )
+NOT_PRIVATE = (
+    "Cannot keep {path} private to this user ({error}): the embedded Valkey's data (every "
+    "request, its arguments and audit) would be readable by other local users; fix: "
+    "chown it to this user, or export HITL_DATA_DIR=<a directory of your own>."
+)
+AOF_DIR_NAME = "appendonlydir"
 LOCK_TIMEOUT = (
     "Another process has been starting the embedded Valkey in {data_dir} for over "
     "{timeout:g} s ({lock} is held); fix: wait for it, or look at {log}."
@@ -89,6 +96,40 @@ def open_lock(data_dir: Path) -> int:
         return os.open(data_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
         raise StoreUnavailable(DATA_DIR_UNUSABLE.format(data_dir=data_dir, error=exc)) from exc
+
+
+def make_private(data_dir: Path) -> None:
+    """The data dir 0700 and what the store keeps in it 0600 (the append-only dir 0700);
+    StoreUnavailable naming the path where that cannot be done.
+
+    The socket has no password, and the append-only files hold every request: a dir
+    that already existed as 0755, or files a server wrote under a umask of 022, would
+    leave both open to every local user. Only what is too open is changed."""
+    aof = data_dir / AOF_DIR_NAME
+    _tighten(data_dir, 0o700)
+    for path in [*_entries(data_dir), *(_entries(aof) if aof.is_dir() else [])]:
+        if not path.is_symlink():
+            _tighten(path, 0o700 if path.is_dir() else 0o600)
+
+
+def _entries(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except OSError as exc:
+        raise StoreUnavailable(NOT_PRIVATE.format(path=folder, error=exc)) from exc
+
+
+def _tighten(path: Path, mode: int) -> None:
+    try:
+        st = path.lstat()
+        if st.st_mode & 0o777 & ~mode:
+            os.chmod(path, st.st_mode & 0o777 & mode)
+            if path.lstat().st_mode & 0o777 & ~mode:  # a filesystem that ignores chmod
+                raise PermissionError("its mode cannot be changed")
+    except FileNotFoundError:
+        return  # gone meanwhile (a rewrite replaced an append-only file): nothing to open
+    except OSError as exc:
+        raise StoreUnavailable(NOT_PRIVATE.format(path=path, error=exc)) from exc
 
 
 def try_lock(fd: int) -> bool:

@@ -191,6 +191,8 @@ def parse_due_member(member: str) -> tuple[str, str, int]:
     return kind, item_id, int(version)
 
 
-# hash: tool name -> JSON schema of its arguments (bot/store/tools.py). A global key, no
-# shard tag: a read-mostly record per tool that no script touches, fine on Cluster.
-TOOL_SCHEMAS = f"{PREFIX}tools"
+# hashes: JSON [requester, tool] -> JSON schema of its arguments (bot/store/tools.py), as
+# sent with calls, and as a worker registered its own tools. Global keys, no shard tag:
+# read-mostly records that no script touches, fine on Cluster.
+TOOL_SCHEMAS = f"{PREFIX}schemas"
+WORKER_SCHEMAS = f"{PREFIX}schemas:worker"

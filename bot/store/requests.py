@@ -31,7 +31,7 @@ from bot.store.waiting import wait_until
 
 WAKE_TTL_S = 86_400
 CLUSTER_IN_FLIGHT = 16  # timeout scripts one store sends at once to a cluster
-SCHEMA_CACHE = 1024  # (tool, schema) pairs checked and recorded, per store
+SCHEMA_CACHE = 1024  # (requester, tool, schema) checked and recorded, per store
 log = logging.getLogger(__name__)
 
 
@@ -65,7 +65,7 @@ class RequestStore:
         self._create = redis.register_script(CREATE)
         self._transition = redis.register_script(TRANSITION)
         self._in_flight = asyncio.Semaphore(CLUSTER_IN_FLIGHT)
-        self._schemas: dict[tuple[str, str], tuple[Policy, Compiled]] = {}
+        self._schemas: dict[tuple[str, str, str, bool], tuple[Policy, Compiled]] = {}
         self._terms = Terms(redis)
         # A run's keys share no hash slot with a request's, so on a cluster a caller
         # checks its run's corrections itself, in a round trip of its own.
@@ -84,6 +84,7 @@ class RequestStore:
         risk: RiskTier | None = None,
         on_behalf_of: str | None = None,
         args_schema: dict[str, Any] | None = None,
+        schema_by_worker: bool = False,
         claim_as: str | None = None,
         unless_steered: str | None = None,
         owner: str | None = None,
@@ -91,8 +92,10 @@ class RequestStore:
         """Create the request (or find it again by `idempotency_key`).
 
         `args_schema`: the JSON Schema of the tool's arguments. The proposed arguments
-        must fit it (PayloadError), and it is recorded for the tool before the request
-        exists, so the Edit modal can check a person's edit against it.
+        must fit it (PayloadError), and it is recorded for (`requester`, `tool`) before
+        the request exists, so the Edit modal can check a person's edit against it.
+        `schema_by_worker`: the worker registering its own tool; a schema a worker holds
+        is never replaced by one sent without it (PayloadError).
 
         `claim_as`: an executor's name. A new request the policy exempts from review is
         then claimed by it in the same round trip (`Created.claimed`), audited as a claim
@@ -106,7 +109,9 @@ class RequestStore:
         idempotency key is scoped to it.
         """
         if args_schema is not None:
-            validator = await self._schema(policy, tool, args_schema)
+            validator = await self._schema(
+                policy, requester, tool, args_schema, worker=schema_by_worker
+            )
             if found := fit_problems(validator, json.loads(canonical_args(args))):
                 raise PayloadError(msg.ARGS_DO_NOT_FIT.format(tool=tool, problems="; ".join(found)))
         now = self.clock()
@@ -184,11 +189,14 @@ class RequestStore:
             )
         return Created(stored, created=status == "ok", claimed=claimed)
 
-    async def _schema(self, policy: Policy, tool: str, schema: dict[str, Any]) -> Compiled:
+    async def _schema(
+        self, policy: Policy, requester: str, tool: str, schema: dict[str, Any], *, worker: bool
+    ) -> Compiled:
         """Check and record a tool's schema once per store, policy and schema text: the
         checks cost more than the rest of a free call (bench/gate_overhead.py), and a
-        schema this process recorded already stands unless it changes here."""
-        key = (tool, tools.text(schema))
+        schema this process recorded already stands unless it changes here (a worker's
+        registration made meanwhile still wins where it is read: bot/store/tools.py)."""
+        key = (requester, tool, tools.text(schema), worker)
         hit = self._schemas.get(key)
         if hit is not None and hit[0] is policy:
             return hit[1]
@@ -198,7 +206,7 @@ class RequestStore:
             policy.check_schema(tool, schema)
         except ConfigError as exc:
             raise PayloadError(str(exc)) from None
-        await tools.record(self.redis, tool, schema)
+        await tools.record(self.redis, requester, tool, schema, worker=worker)
         if len(self._schemas) >= SCHEMA_CACHE:
             self._schemas.clear()
         self._schemas[key] = (policy, compiled(schema))

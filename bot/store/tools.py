@@ -1,11 +1,24 @@
-"""The argument schema of each tool, recorded when the tool is registered.
+"""The argument schema of each (requester, tool), recorded when its calls are proposed.
 
-One Redis hash, `hitl:tools` (tool name -> JSON Schema text), read by the Edit
-modal to check a person's edit before it is approved. It is a global key, not
-spread over the shard tags: it is a small, read-mostly record per tool that no
-transition script touches, so on Redis Cluster it simply lives on one node and
-is read with a plain HGET. The latest registration of a tool name wins; the
-executor still checks approved arguments itself (see `bot.core.schema`).
+Read by the Edit modal to check a person's edit before it is approved, by the
+request's own requester and tool: a schema belongs to whoever sent it. Two agents
+with the same tool name never see each other's schema, so one token cannot plant a
+schema (a looser one, or a costly one) under another agent's requests.
+
+Two Redis hashes, each field the JSON pair `[requester, tool]`:
+
+- `hitl:schemas`: what API callers (and the SDK) send with their calls; the latest
+  one of a pair wins, as it is that caller's own schema;
+- `hitl:schemas:worker`: what a worker registers for its agent's own tools. It is
+  read first, and nothing sent over the API writes it, so a worker tool's schema
+  cannot be replaced from outside. That order is the guarantee; a caller sending
+  another schema under the same pair is also told so (422), the first time this
+  process sees that schema.
+
+Global keys, not spread over the shard tags: small, read-mostly records that no
+transition script touches, so on Redis Cluster they live on one node and are read
+with a plain HGET. The executor still checks approved arguments itself (see
+`bot.core.schema`).
 """
 
 from __future__ import annotations
@@ -17,6 +30,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from bot import messages as msg
 from bot.core.schema import schema_problem
 from bot.errors import PayloadError
 from bot.store import keys
@@ -28,30 +42,51 @@ def text(schema: Mapping[str, Any]) -> str:
     return json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-async def record(redis: Redis, tool: str, schema: Mapping[str, Any]) -> None:
-    """Remember `schema` as the arguments of `tool`; PayloadError if it is no JSON Schema."""
+def field(requester: str, tool: str) -> str:
+    return json.dumps([requester, tool], separators=(",", ":"), ensure_ascii=False)
+
+
+async def record(
+    redis: Redis, requester: str, tool: str, schema: Mapping[str, Any], *, worker: bool = False
+) -> None:
+    """Remember `schema` as the arguments of `requester`'s `tool`; PayloadError if it is
+    no JSON Schema, or if a worker holds another schema for the pair and `worker` is
+    False (a registration racing this write still wins where schemas are read)."""
     if (problem := schema_problem(dict(schema))) is not None:
         raise PayloadError(problem)
-    await redis.hset(keys.TOOL_SCHEMAS, tool, text(schema))
+    name = field(requester, tool)
+    if worker:
+        await redis.hset(keys.WORKER_SCHEMAS, name, text(schema))
+        return
+    held = await redis.hget(keys.WORKER_SCHEMAS, name)
+    if held is not None and held != text(schema):
+        raise PayloadError(msg.SCHEMA_HELD_BY_WORKER.format(tool=tool, requester=requester))
+    await redis.hset(keys.TOOL_SCHEMAS, name, text(schema))
 
 
-async def record_all(redis: Redis, schemas: Mapping[str, Mapping[str, Any]]) -> None:
-    """Record several tools in one round trip (a worker registering an agent's tools)."""
+async def record_all(
+    redis: Redis, requester: str, schemas: Mapping[str, Mapping[str, Any]]
+) -> None:
+    """Register a worker's tools for `requester` (its agent) in one round trip."""
     for tool, schema in schemas.items():
         if (problem := schema_problem(dict(schema))) is not None:
             raise PayloadError(f"{tool}: {problem}")
     if schemas:
-        await redis.hset(keys.TOOL_SCHEMAS, mapping={t: text(s) for t, s in schemas.items()})
+        await redis.hset(
+            keys.WORKER_SCHEMAS, mapping={field(requester, t): text(s) for t, s in schemas.items()}
+        )
 
 
-async def schema_of(redis: Redis, tool: str) -> dict[str, Any] | None:
-    """The recorded schema of `tool`; None when none was recorded (or it is unreadable)."""
-    raw = await redis.hget(keys.TOOL_SCHEMAS, tool)
+async def schema_of(redis: Redis, requester: str, tool: str) -> dict[str, Any] | None:
+    """The recorded schema of `requester`'s `tool`, a worker's registration first; None
+    when none was recorded (or it is unreadable)."""
+    name = field(requester, tool)
+    raw = await redis.hget(keys.WORKER_SCHEMAS, name) or await redis.hget(keys.TOOL_SCHEMAS, name)
     if not raw:
         return None
     try:
         schema = json.loads(raw)
     except ValueError:
-        log.warning("the recorded schema of %s is not JSON; treating it as unknown", tool)
+        log.warning("the recorded schema of %s is not JSON; treating it as unknown", name)
         return None
     return schema if isinstance(schema, dict) else None

@@ -10,14 +10,17 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from bot.agent.llm import ChatClient
 from bot.agent.loader import Agent
 from bot.agent.tools import tool
 from bot.core.states import Event, State
+from bot.errors import PayloadError
 from bot.sandbox.claw_script import claw_responder
 from bot.sandbox.model import ScriptedModel, call, say
 from bot.store import audit, keys
-from bot.store.tools import schema_of
+from bot.store.tools import record, schema_of
 from tests.agent.conftest import ModelFactory, Stores
 
 LLM = Callable[[ScriptedModel], ChatClient]
@@ -44,9 +47,15 @@ async def test_the_gate_records_the_tools_schema_before_anyone_is_asked(
     run = await stores.start()
     task = asyncio.create_task(stores.loop(claw_agent([]), llm_for(model)).run(run.id))
     rid = await stores.waiting_on(run.id)
-    schema = await schema_of(stores.requests.redis, "drop_claw")
+    req = await stores.requests.get(rid)
+    schema = await schema_of(stores.requests.redis, req.requester, "drop_claw")
     assert schema is not None and schema["required"] == ["target"]
     assert schema["additionalProperties"] is False  # so an unknown argument is refused
+    # Held as the worker's: a schema sent without it (as every API call's is) cannot
+    # replace it, even under the same requester name.
+    with pytest.raises(PayloadError, match="registered by the worker"):
+        await record(stores.requests.redis, req.requester, "drop_claw", {"type": "object"})
+    assert await schema_of(stores.requests.redis, req.requester, "drop_claw") == schema
     await stores.decide(rid, Event.APPROVE)
     await asyncio.wait_for(task, 10)
 

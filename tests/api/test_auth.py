@@ -28,7 +28,7 @@ def _client(redis: Redis, policy: Policy, token: str | None) -> httpx.AsyncClien
 async def test_missing_token_is_401(
     redis: Redis, policy: Policy, method: str, path: str, body: object
 ) -> None:
-    async with _client(redis, policy, "s3cret") as c:
+    async with _client(redis, policy, "s3cret-0123456789") as c:
         resp = await c.request(method, path, json=body)
     assert resp.status_code == 401
     assert resp.json()["error"] == "unauthorized"
@@ -37,10 +37,18 @@ async def test_missing_token_is_401(
 
 
 @pytest.mark.parametrize(
-    "header", ["Bearer wrong", "Bearer s3cre", "Bearer s3cret2", "Basic s3cret", "s3cret", "Bearer"]
+    "header",
+    [
+        "Bearer wrong",
+        "Bearer s3cret-012345678",
+        "Bearer s3cret-01234567892",
+        "Basic s3cret-0123456789",
+        "s3cret-0123456789",
+        "Bearer",
+    ],
 )
 async def test_wrong_token_is_401(redis: Redis, policy: Policy, header: str) -> None:
-    async with _client(redis, policy, "s3cret") as c:
+    async with _client(redis, policy, "s3cret-0123456789") as c:
         resp = await c.post(
             "/v1/approvals", json={"tool": "refund"}, headers={"Authorization": header}
         )
@@ -51,15 +59,17 @@ async def test_wrong_token_is_401(redis: Redis, policy: Policy, header: str) -> 
 async def test_right_token_passes_and_scheme_is_case_insensitive(
     redis: Redis, policy: Policy
 ) -> None:
-    async with _client(redis, policy, "s3cret") as c:
+    async with _client(redis, policy, "s3cret-0123456789") as c:
         resp = await c.post(
-            "/v1/approvals", json={"tool": "refund"}, headers={"Authorization": "bearer s3cret"}
+            "/v1/approvals",
+            json={"tool": "refund"},
+            headers={"Authorization": "bearer s3cret-0123456789"},
         )
     assert resp.status_code == 201
 
 
 async def test_auth_comes_before_the_body_is_parsed(redis: Redis, policy: Policy) -> None:
-    async with _client(redis, policy, "s3cret") as c:
+    async with _client(redis, policy, "s3cret-0123456789") as c:
         resp = await c.post(
             "/v1/approvals", content=b"{not json", headers={"content-type": "application/json"}
         )
@@ -91,9 +101,14 @@ async def test_healthz_and_openapi_need_no_token(redis: Redis, policy: Policy) -
 async def test_healthz_is_503_when_redis_is_gone(policy: Policy) -> None:
     dead = Redis.from_url("redis://127.0.0.1:1/0", decode_responses=True)
     try:
-        async with _client(dead, policy, "s3cret") as c:
+        async with _client(dead, policy, "s3cret-0123456789") as c:
             resp = await c.get("/healthz")
     finally:
         await dead.aclose()
     assert resp.status_code == 503
-    assert resp.json()["ok"] is False
+    body = resp.json()
+    assert body["ok"] is False and body["down"] == ["redis"]
+    # It names the part, never the client's error (here "Error 111 connecting to
+    # 127.0.0.1:1. Connection refused."): /healthz answers without a token.
+    assert "127.0.0.1" not in resp.text and "refused" not in resp.text.lower()
+    assert "Error" not in resp.text

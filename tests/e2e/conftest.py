@@ -157,7 +157,7 @@ async def bot(
         redis_url=redis_url,
         hitl_policy=policy_file,
         hitl_port=0,
-        hitl_api_token="api-token",
+        hitl_api_token="api-token-0123456789",
         **serve_env,
     )
     stop = asyncio.Event()

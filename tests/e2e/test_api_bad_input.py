@@ -19,7 +19,7 @@ from bot.core.payload import MAX_ARGS_DEPTH
 from bot.core.states import State
 from tests.e2e.conftest import Bot, eventually
 
-AUTH = {"Authorization": "Bearer api-token"}
+AUTH = {"Authorization": "Bearer api-token-0123456789"}
 
 
 def nested(depth: int) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from tests.e2e.conftest import POLICY, Bot
 
 POOL = 10
 REQUESTS, POLLS_EACH, SDK_EACH = 20, 10, 5
-API = {"Authorization": "Bearer api-token"}
+API = {"Authorization": "Bearer api-token-0123456789"}
 
 
 @pytest.fixture

@@ -127,7 +127,7 @@ async def test_the_edit_box_starts_from_the_current_arguments(bot: Bot) -> None:
 
 
 async def test_a_schema_posted_to_the_api_checks_the_edit(bot: Bot) -> None:
-    auth = {"Authorization": "Bearer api-token"}
+    auth = {"Authorization": "Bearer api-token-0123456789"}
     async with httpx.AsyncClient(base_url=bot.url, headers=auth) as http:
         bad_schema = {"tool": "claw_api", "args": {}, "args_schema": {"type": "nope"}}
         assert (await http.post("/v1/approvals", json=bad_schema)).status_code == 422

@@ -85,7 +85,7 @@ async def test_a_reply_in_a_runs_thread_decides_only_the_runs_own_request(
     await bot.message_of(bear)
     # Over the API no other identity may file under the worker's run at all...
     async with httpx.AsyncClient(base_url=bot.url) as api:
-        for token in ("api-token", TOKEN_B):
+        for token in ("api-token-0123456789", TOKEN_B):
             filed = await api.post(
                 "/v1/approvals",
                 json={"tool": "refund", "args": {"amount": 5}, "run_id": run_id},

@@ -19,7 +19,7 @@ from bot.slack import render
 from bot.store import audit
 from tests.e2e.conftest import SECRET, Agents, Bot, all_text, button_values, eventually
 
-AUTH = {"Authorization": "Bearer api-token"}
+AUTH = {"Authorization": "Bearer api-token-0123456789"}
 
 
 async def _api(bot: Bot, method: str, path: str, **kw: Any) -> httpx.Response:

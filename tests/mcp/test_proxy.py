@@ -290,7 +290,7 @@ async def test_concurrent_calls_are_decided_each_on_its_own(
 async def test_over_the_http_api_with_a_token(bot: Bot, setup: Setup) -> None:
     """HITL_API_URL + HITL_API_TOKEN: the gateway never touches Redis itself."""
     setup.env.update(
-        HITL_API_URL=bot.url, HITL_API_TOKEN="api-token", REDIS_URL="redis://127.0.0.1:1"
+        HITL_API_URL=bot.url, HITL_API_TOKEN="api-token-0123456789", REDIS_URL="redis://127.0.0.1:1"
     )
     async with owned(Client(stdio_params(setup, *setup.proxy_argv()))) as client:
         call = asyncio.create_task(client.call_tool("demo__delete", {"path": "/h"}))

@@ -21,7 +21,7 @@ from tests.e2e.conftest import Bot, bot, eventually, serve_env, slack_mode
 
 __all__ = ["bot", "serve_env", "slack_mode"]  # the e2e fixtures, served to the tests here
 
-API_TOKEN = "api-token"  # the e2e bot's HITL_API_TOKEN
+API_TOKEN = "api-token-0123456789"  # the e2e bot's HITL_API_TOKEN
 
 
 class Refunds:

@@ -25,7 +25,7 @@ from bot.store.requests import RequestStore
 from tests.e2e.conftest import POLICY
 from tests.scale.test_scale_out import _spawn, _url_of
 
-SECRET, TOKEN, API = "kill-secret", "xoxb-kill", "kill-api-token"
+SECRET, TOKEN, API = "kill-secret", "xoxb-kill", "kill-api-token-0123"
 T = TypeVar("T")
 
 # A dead serve's entry is taken over after the notifier's retry pause (15 s by default);

@@ -26,7 +26,7 @@ from bot.store import audit
 from bot.store.requests import RequestStore
 
 RUNS = 200
-SECRET, TOKEN, API = "scale-secret", "xoxb-scale", "scale-api-token"
+SECRET, TOKEN, API = "scale-secret", "xoxb-scale", "scale-api-token-0123"
 AGENT = "tests.agent.fixtures:counting_agent"
 
 

@@ -109,7 +109,7 @@ def test_starts_a_server_that_answers_ping(data_dir: Path, servers: list[Embedde
         assert r.config_get("appendfsync") == {"appendfsync": "always"}
         assert r.config_get("appendonly") == {"appendonly": "yes"}
         assert r.config_get("port") == {"port": "0"}
-    assert stat.S_IMODE((data_dir / SOCKET_NAME).stat().st_mode) == 0o700
+    assert stat.S_IMODE((data_dir / SOCKET_NAME).stat().st_mode) == 0o600
     assert (data_dir / PID_NAME).read_text().strip() == str(server.pid)
 
 
@@ -336,3 +336,64 @@ def test_a_server_that_cannot_start_reports_its_log(data_dir: Path) -> None:
 
     assert "appendonlydir" in str(caught.value)
     assert str(data_dir / "valkey.log") in str(caught.value)
+
+
+def _modes(data_dir: Path) -> dict[str, int]:
+    """Mode of the data dir ("."), of each entry in it and in its append-only dir."""
+    found = {".": stat.S_IMODE(data_dir.stat().st_mode)}
+    for path in [*data_dir.iterdir(), *(data_dir / "appendonlydir").iterdir()]:
+        found[str(path.relative_to(data_dir))] = stat.S_IMODE(path.lstat().st_mode)
+    return found
+
+
+def _private(modes: dict[str, int]) -> bool:
+    dirs = {".", "appendonlydir"}
+    return all(mode == (0o700 if name in dirs else 0o600) for name, mode in modes.items())
+
+
+def test_an_open_data_dir_and_its_files_are_made_private(data_dir: Path) -> None:
+    # A data dir made by hand (or by an older version) is 0755, and its server wrote the
+    # append-only files 0644 under the usual umask: every local user could read them.
+    data_dir.chmod(0o755)
+    first = ensure_server(data_dir)
+    with client(first) as r:
+        r.set("hitl:secret", "the arguments of a refund")
+        r.bgrewriteaof()  # new files written by the server itself, after the start
+        deadline = time.monotonic() + 10
+        while r.info("persistence")["aof_rewrite_in_progress"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+    modes = _modes(data_dir)
+    assert _private(modes), modes
+    assert {"appendonlydir", SOCKET_NAME, PID_NAME, LOCK_NAME} <= set(modes)
+    assert any(name.endswith(".aof") for name in modes)
+    first.stop()
+
+    for path in [data_dir, data_dir / "appendonlydir"]:
+        path.chmod(0o755)
+    for path in (data_dir / "appendonlydir").iterdir():
+        path.chmod(0o644)
+    (data_dir / "valkey.log").chmod(0o644)
+    second = ensure_server(data_dir)
+    try:
+        modes = _modes(data_dir)
+        assert _private(modes), modes
+        with client(second) as r:
+            assert r.get("hitl:secret") == "the arguments of a refund"
+    finally:
+        second.stop()
+
+
+def test_a_data_dir_that_cannot_be_made_private_is_refused_naming_it(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data_dir.chmod(0o755)
+
+    def refuse(path: object, mode: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    # As root every chmod succeeds; a dir owned by another user is what this stands for.
+    monkeypatch.setattr(os, "chmod", refuse)
+    with pytest.raises(StoreUnavailable) as caught:
+        ensure_server(data_dir)
+    assert str(data_dir) in str(caught.value) and "HITL_DATA_DIR" in str(caught.value)
+    assert valkey_pids(data_dir) == []  # nothing started on an open dir
