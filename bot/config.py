@@ -87,6 +87,11 @@ class Settings(BaseSettings):
     hitl_policy: Path | None = None
     hitl_api_token: SecretStr | None = None
     hitl_api_tokens: SecretStr | None = None
+    # serve's Ed25519 key, base64 of the 32-byte seed (unset: HITL_DATA_DIR/signing.key)
+    hitl_signing_key: SecretStr | None = None
+    # the public key(s) executors check decisions by, base64 of 32 bytes, comma-separated
+    # (unset: derived from HITL_SIGNING_KEY, else HITL_DATA_DIR/signing.pub)
+    hitl_signing_public_key: str | None = None
     openai_base_url: str | None = None
     openai_api_key: SecretStr | None = None
     hitl_model: str | None = None

@@ -28,6 +28,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.api import approvals, errors, fastpath, questions
+from bot.api import keys as key_routes
 from bot.api import runs as run_routes
 from bot.api.auth import BearerAuth, bearer_scheme
 from bot.api.limits import DEFAULT_LIMIT, BodyLimit
@@ -82,6 +83,7 @@ def create_app(
     v1.include_router(approvals.router(rt, max_wait_s=max_wait_s))
     v1.include_router(questions.router(rt, max_wait_s=max_wait_s))
     v1.include_router(run_routes.router(rt, run_store))
+    v1.include_router(key_routes.router(rt))
     app.include_router(v1)
     app.router.routes.insert(0, fastpath.route(rt))  # first: it claims only valid bodies
 

@@ -73,9 +73,12 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
         response_model=ActionRequest,
         summary="approved -> executing, exactly once (for outside executors)",
         responses=documented(404, 409, 410),
+        description="Refused with 409 `forged_decision` (and audited) when the approval is "
+        "not signed by this bot's key.",
     )
     async def claim(request_id: ItemPath, request: Request) -> Response:
-        return _sent(await execution.claim(rt.requests, request_id, actor=caller(request)))
+        actor = caller(request)
+        return _sent(await execution.claim(rt.requests, request_id, actor=actor, check=rt.claims))
 
     @r.post(
         "/{request_id}/result",
@@ -91,6 +94,7 @@ def router(rt: Runtime, *, max_wait_s: float) -> APIRouter:
             detail=body.detail,
             compensated=body.compensated,
             actor=caller(request),
+            check=rt.claims,
         )
         return _sent(done)
 

@@ -1,0 +1,66 @@
+"""An executor's claim, checked first: the approval must carry serve's signature.
+
+Every executor claims through `claim_checked` (the worker, the SDK in both modes and so
+`hitl-bot mcp`, and `POST /v1/approvals/{id}/claim`). It reads the request, checks its
+decision's seals against the keys the executor trusts (bot/core/seal.py), and then, in
+one script each: claims it at the version it checked, or audits the refusal
+(`forged_decision`) and raises ForgedDecision. Anything that can write to the store can
+still write an approval; nothing it writes makes an executor run the call.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from bot.core.models import SYSTEM, ActionRequest, Decision
+from bot.core.policy import Policy
+from bot.core.proposal import exempt
+from bot.core.seal import FORGED, claim_problem
+from bot.core.states import Event, State
+from bot.errors import ForgedDecision
+from bot.signing import PublicKeys, require_public_keys
+from bot.signing import messages as msg
+from bot.store.requests import RequestStore
+
+log = logging.getLogger(__name__)
+RETRIES = 5  # the request moved between the check and the claim: check it again
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """What an executor trusts: serve's public keys (None: refuse every claim, saying how
+    to set one) and its own policy (which alone may exempt a call from review)."""
+
+    keys: PublicKeys | None
+    policy: Policy
+
+    def problem(self, req: ActionRequest) -> str | None:
+        keys = require_public_keys(self.keys)
+        free = exempt(self.policy, req.tool, req.args, req.risk)
+        return claim_problem(req, keys.verify, exempt=free)
+
+
+async def claim_checked(
+    requests: RequestStore, rid: str, *, actor: str = SYSTEM, check: ClaimCheck
+) -> ActionRequest:
+    """approved -> executing, exactly once, only for a decision serve signed. A second
+    claim raises AlreadyResolved; a forged or foreign-signed one ForgedDecision."""
+    for _ in range(RETRIES):
+        req = await requests.get(rid)
+        problem = None
+        if req.state in (State.APPROVED, State.AUTO_APPROVED):
+            problem = check.problem(req)
+        claim = Decision(event=Event.CLAIM, actor=actor)
+        if problem is not None:
+            log.error(
+                FORGED,
+                extra={"request_id": rid, "actor": actor, "why": problem, "tool": req.tool},
+            )
+            # raises ForgedDecision once audited; returns only if the request moved meanwhile
+            await requests.transition(rid, claim, expect_version=req.version, forged=problem)
+            continue
+        moved = await requests.transition(rid, claim, expect_version=req.version)
+        if not moved.noop:
+            return moved.request
+    raise ForgedDecision(msg.KEPT_MOVING.format(id=rid))
