@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import signal
-import sys
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, NoReturn, TypeVar
 
@@ -18,24 +15,24 @@ from rich.table import Table
 
 from bot import cli_runs, loops
 from bot import messages as msg
+from bot.cli_audit import audit_app, keys_app
+from bot.cli_audit import run_cli as _run
 from bot.cli_valkey import valkey_app
 from bot.core.chain import expand
 from bot.core.models import ActionRequest
-from bot.core.policy import TIER_ORDER, Policy, format_duration, load_policy, parse_duration
+from bot.core.policy import TIER_ORDER, Policy, format_duration, load_policy
 from bot.errors import HitlError
 from bot.logs import setup as setup_logging
 from bot.mcp.cli import mcp_app
 from bot.messages import when
-from bot.runtime import Runtime, open_runtime
+from bot.runtime import Runtime
 from bot.store import audit
 
 # Plain click help: typer's rich help prints flags as "--help <bool>" (typer 0.29).
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, rich_markup_mode=None)
-audit_app = typer.Typer(
-    no_args_is_help=True, help="Verify and export the audit trail.", rich_markup_mode=None
-)
 policy_app = typer.Typer(no_args_is_help=True, help="Check a policy file.", rich_markup_mode=None)
 app.add_typer(audit_app, name="audit")
+app.add_typer(keys_app, name="keys")
 app.add_typer(policy_app, name="policy")
 app.add_typer(valkey_app, name="valkey")
 app.add_typer(mcp_app, name="mcp")
@@ -49,38 +46,6 @@ WIDE = 10_000  # piped, a table is as wide as its cells: ids are never cut
 def _print_table(t: Table) -> None:
     # Rich assumes 80 columns when stdout is not a terminal and cuts cells to fit.
     (out if out.is_terminal else Console(width=WIDE)).print(t)
-
-
-def _run(work: Callable[[Runtime], Awaitable[T]]) -> T:
-    # Warnings (an unsafe Redis, a slow store) go to stderr as JSON lines, as in `serve`;
-    # the command's own answer stays on stdout, for people and pipes.
-    setup_logging(logging.WARNING)
-
-    async def main() -> T:
-        async with open_runtime() as rt:
-            return await work(rt)
-
-    try:
-        return asyncio.run(main())
-    except HitlError as exc:
-        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
-        raise typer.Exit(2) from None
-
-
-def _since(value: str | None) -> int:
-    """'2026-11-01', an ISO time, or a duration back from now ('24h')."""
-    if not value:
-        return 0
-    try:
-        return int(datetime.fromisoformat(value).replace(tzinfo=UTC).timestamp() * 1000)
-    except ValueError:
-        pass
-    try:
-        return int(datetime.now(UTC).timestamp() * 1000) - parse_duration(value)
-    except ValueError:
-        raise typer.BadParameter(
-            f"{value!r}: give an ISO date/time or a duration like 24h"
-        ) from None
 
 
 def _pending_table(reqs: list[ActionRequest]) -> Table:
@@ -182,43 +147,6 @@ def show(
             e.get("reason_code", "") or "",
         )
     _print_table(t)
-
-
-@audit_app.command("verify")
-def audit_verify(
-    since: Annotated[str | None, typer.Option(help="ISO date or '24h'")] = None,
-) -> None:
-    """Check every request's hash chain; exit 1 naming the first broken entry."""
-
-    async def work(rt: Runtime) -> tuple[int, list[audit.Finding]]:
-        ids = await rt.requests.ids_between(_since(since))
-        return len(ids), [f async for f in audit.verify_all(rt.requests, _since(since))]
-
-    count, findings = _run(work)
-    for f in findings:
-        err.print(f"request {f.request_id}: entry {f.seq}: {f.why}", markup=False)
-    if findings:
-        raise typer.Exit(1)
-    out.print(f"{count} requests, every audit chain intact.")
-
-
-@audit_app.command("export")
-def audit_export(
-    since: Annotated[str | None, typer.Option(help="ISO date or '24h'")] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o")] = None,
-) -> None:
-    """Every audit entry as JSON lines (to stdout, or --output FILE)."""
-
-    async def work(rt: Runtime) -> list[str]:
-        return [line async for line in audit.export(rt.requests, _since(since))]
-
-    lines = _run(work)
-    text = "".join(line + "\n" for line in lines)
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        output.write_text(text)
-        err.print(f"wrote {len(lines)} entries to {output}")
 
 
 def policy_table(policy: Policy) -> Table:

@@ -20,6 +20,12 @@ from bot.store import keys
 from bot.store.requests import RequestStore
 
 
+@pytest.fixture
+def store(signed_store: RequestStore) -> RequestStore:
+    """The people's decisions here are recorded as serve records them: signed."""
+    return signed_store
+
+
 async def cli(*args: str, redis_url: str | None = None) -> tuple[int, str, str]:
     env = dict(os.environ)
     if redis_url:

@@ -142,3 +142,37 @@ def claim_problem(req: ActionRequest, verify: Verify, *, exempt: bool) -> str | 
         ):
             return f"the approval by {a.actor} is not signed by this bot's key"
     return None
+
+
+def unsealed(rid: str, lines: Sequence[str], verify: Verify) -> list[tuple[int, str]]:
+    """Each audit entry of one request that records a decision without a valid seal:
+    a person's approve, edit or reject, or a policy default (seq, why). A policy exemption
+    recorded unsealed (`no_review` by a process without the key) is the policy's, not a
+    decision, and is not counted; executors judge it by their own policy."""
+    found: list[tuple[int, str]] = []
+    for line in lines:
+        try:
+            e = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # the chain check names it
+        if not isinstance(e, dict) or e.get("kind") != "transition":
+            continue
+        event, to = str(e.get("event", "")), str(e.get("to", ""))
+        if not (event in SEALED_EVENTS or (event == Event.TIMEOUT.value and to in DEFAULTS)):
+            continue
+        if e.get("reason_code") == NO_REVIEW and not e.get("seal"):
+            continue
+        ok = seal_valid(
+            e.get("seal"),
+            verify,
+            request_id=rid,
+            event=event,
+            actor=str(e.get("actor") or ""),
+            payload_hash=str(e.get("payload_hash") or ""),
+            at=int(e.get("at") or 0),
+            version=int(e.get("version") or 0),
+        )
+        if not ok:
+            why = "unsigned" if not e.get("seal") else "not signed by this bot's key"
+            found.append((int(e.get("seq") or 0), f"{event} by {e.get('actor')}: {why}"))
+    return found

@@ -36,6 +36,7 @@ def workers_gate(stores: Stores, agent: Agent | None = None) -> Gate:
         steering=stores.steering,
         policy=stores.policy if agent is None else agent.merged_policy(stores.policy),
         runs=stores.runs,
+        trusted=stores.trusted,
     )
 
 
