@@ -1,0 +1,120 @@
+"""Decisions sealed by serve's key, and claims that take nothing else."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from redis.asyncio import Redis
+
+from bot.clock import FakeClock
+from bot.core.models import ActionRequest, Decision
+from bot.core.policy import Policy
+from bot.core.states import Event, State
+from bot.deadlines.sweeper import Sweeper
+from bot.errors import ConfigError, ForgedDecision
+from bot.store import audit, keys
+from bot.store.claims import ClaimCheck, claim_checked
+from bot.store.questions import QuestionStore
+from bot.store.requests import RequestStore
+from tests.keys import other_signer, serve_signer
+
+
+async def _refund(store: RequestStore, policy: Policy) -> ActionRequest:
+    made = await store.create(policy, tool="refund", args={"amount": 5}, requester="agent")
+    return made.request
+
+
+def _approve(req: ActionRequest, actor: str = "U2") -> Decision:
+    return Decision(event=Event.APPROVE, actor=actor, payload_hash=req.payload_hash)
+
+
+def check(policy: Policy) -> ClaimCheck:
+    return ClaimCheck(serve_signer().public(), policy)
+
+
+async def test_a_signed_approval_is_claimed(signed_store: RequestStore, policy: Policy) -> None:
+    req = await _refund(signed_store, policy)
+    await signed_store.transition(req.id, _approve(req))
+    claimed = await claim_checked(signed_store, req.id, actor="exec", check=check(policy))
+    assert claimed.state == State.EXECUTING
+
+
+async def test_an_approval_forged_with_the_stores_own_api_never_runs(
+    store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    """Anything that reaches Redis can write an approval; no executor claims it."""
+    req = await _refund(store, policy)
+    moved = await store.transition(req.id, _approve(req, "UBOSS"))
+    assert moved.request.state == State.APPROVED  # the store took it, as before
+    with pytest.raises(ForgedDecision, match="not signed"):
+        await claim_checked(store, req.id, actor="exec", check=check(policy))
+    after = await store.get(req.id)
+    assert after.state == State.APPROVED  # never executing
+    last = (await audit.entries(redis, req.id))[-1]
+    assert (last.kind, last.event, last.reason_code) == ("refused", "claim", "forged_decision")
+    assert last.actor == "exec"
+    assert (await audit.verify_request(redis, req.id)) is None  # the refusal is chained
+
+
+async def test_an_approval_signed_by_another_key_is_refused(
+    redis: Redis, clock: FakeClock, policy: Policy
+) -> None:
+    elsewhere = RequestStore(redis, clock=clock, signer=other_signer())
+    req = await _refund(elsewhere, policy)
+    await elsewhere.transition(req.id, _approve(req))
+    with pytest.raises(ForgedDecision):
+        await claim_checked(elsewhere, req.id, actor="exec", check=check(policy))
+
+
+async def test_an_old_seal_does_not_approve_a_later_version(
+    signed_store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    req = await _refund(signed_store, policy)
+    await signed_store.transition(req.id, _approve(req))
+    # someone bumps the version behind the scripts' back, the seal left as it was
+    await redis.hincrby(keys.request(req.id), "version", 1)
+    with pytest.raises(ForgedDecision):
+        await claim_checked(signed_store, req.id, actor="exec", check=check(policy))
+
+
+async def test_without_a_public_key_an_executor_refuses_to_claim(
+    signed_store: RequestStore, policy: Policy
+) -> None:
+    req = await _refund(signed_store, policy)
+    await signed_store.transition(req.id, _approve(req))
+    with pytest.raises(ConfigError, match="HITL_SIGNING_PUBLIC_KEY"):
+        await claim_checked(signed_store, req.id, check=ClaimCheck(None, policy))
+    assert (await signed_store.get(req.id)).state == State.APPROVED
+
+
+async def test_a_quorum_needs_every_approval_signed(
+    store: RequestStore, signed_store: RequestStore, policy: Policy
+) -> None:
+    made = await store.create(policy, tool="deploy", args={"v": 1}, requester="agent")
+    req = made.request
+    await store.transition(req.id, _approve(req, "U1"))  # forged first approval
+    moved = await signed_store.transition(req.id, _approve(req, "U2"))  # a real second one
+    assert moved.request.state == State.APPROVED
+    with pytest.raises(ForgedDecision, match="approval by U1"):
+        await claim_checked(signed_store, req.id, check=check(policy))
+
+
+async def test_a_keyless_sweeper_leaves_the_policy_default_to_serve(
+    redis: Redis, clock: FakeClock, policy: Policy, signed_store: RequestStore
+) -> None:
+    """A default applied without the key would be refused by every executor for good."""
+    keyless = RequestStore(redis, clock=clock, ids=signed_store.ids)
+    req = await _refund(keyless, policy)  # medium: auto_rejected when nobody answers
+    clock.advance(60 * 60_000)
+    questions = QuestionStore(redis, clock=clock)
+    for _ in range(3):  # escalations fire without the key; the default waits for it
+        await Sweeper(keyless, questions, clock=clock).sweep_once()
+        clock.advance(60 * 60_000)
+    assert (await keyless.get(req.id)).state == State.PENDING_REVIEW
+    await Sweeper(signed_store, questions, clock=clock).sweep_once()
+    done = await signed_store.get(req.id)
+    assert done.state == State.AUTO_REJECTED and done.resolution is not None
+    assert done.resolution.event == Event.TIMEOUT and done.resolution.seal
+    entries = [json.loads(x) for x in await audit.lines(redis, req.id)]
+    assert [e["seal"] for e in entries if e.get("to") == "auto_rejected"]
