@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.core.policy import Policy, load_policy
-from bot.signing import Signer, trusted_keys
+from bot.signing import Signer, public_keys, trusted_keys
 from bot.store.claims import ClaimCheck
 from bot.store.connection import connect
 from bot.store.embedded import EmbeddedServer
@@ -37,7 +37,10 @@ class Runtime:
     claims: ClaimCheck = field(init=False)
 
     def __post_init__(self) -> None:
-        self.claims = ClaimCheck(trusted_keys(self.settings, self.signer), self.policy)
+        settings = self.settings
+        self.claims = ClaimCheck(
+            trusted_keys(settings, self.signer), self.policy, lambda: public_keys(settings)
+        )
 
 
 @contextlib.asynccontextmanager

@@ -11,15 +11,17 @@ still write an approval; nothing it writes makes an executor run the call.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.config import Settings
 from bot.core.models import SYSTEM, ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.proposal import exempt
 from bot.core.seal import FORGED, claim_problem
 from bot.core.states import Event, State
 from bot.errors import ForgedDecision
-from bot.signing import PublicKeys, require_public_keys
+from bot.signing import PublicKeys, public_keys, require_public_keys
 from bot.signing import messages as msg
 from bot.store.requests import RequestStore
 
@@ -27,13 +29,21 @@ log = logging.getLogger(__name__)
 RETRIES = 5  # the request moved between the check and the claim: check it again
 
 
+def environment_keys() -> PublicKeys | None:
+    """The public keys the environment names now (bot/signing/keys.py `public_keys`)."""
+    return public_keys(Settings())
+
+
 @dataclass(frozen=True)
 class ClaimCheck:
-    """What an executor trusts: serve's public keys (None: refuse every claim, saying how
-    to set one) and its own policy (which alone may exempt a call from review)."""
+    """What an executor trusts: serve's public keys and its own policy (which alone may
+    exempt a call from review). With no keys, `lookup` is asked again at each claim (an
+    executor started before serve made its key picks it up once there); still none:
+    every claim is refused, saying how to set one."""
 
     keys: PublicKeys | None
     policy: Policy
+    lookup: Callable[[], PublicKeys | None] = environment_keys
 
     def problem(self, req: ActionRequest) -> str | None:
         free = exempt(self.policy, req.tool, req.args, req.risk)
@@ -42,7 +52,8 @@ class ClaimCheck:
     def _verify(self, key_id: str, data: bytes, signature: bytes) -> bool:
         # Asked only when there is a seal to check: a call this executor's own policy
         # exempts needs no key, anything else without one is refused (ConfigError).
-        return require_public_keys(self.keys).verify(key_id, data, signature)
+        keys = self.keys if self.keys is not None else self.lookup()
+        return require_public_keys(keys).verify(key_id, data, signature)
 
 
 async def claim_checked(

@@ -36,9 +36,9 @@ from bot.store.cluster import is_cluster
 from bot.store.codec import from_hash, reply, split_terms, to_hash
 from bot.store.scripts import CREATE, TRANSITION
 from bot.store.terms import Terms, terms_checked
+from bot.store.transition_argv import WAKE_TTL_S, argv_of, log_created, timeout_extras
 from bot.store.waiting import wait_until
 
-WAKE_TTL_S = 86_400
 CLUSTER_IN_FLIGHT = 16  # timeout scripts one store sends at once to a cluster
 SCHEMA_CACHE = 1024  # (tool, schema) pairs checked and recorded, per store
 MOVED_RETRIES = 5  # a signed decision is signed again this often if the request moves
@@ -205,7 +205,7 @@ class RequestStore:
             stored = from_hash(reply(out))
         claimed = status == "ok" and stored.state == State.EXECUTING
         if status == "ok":
-            _log_created(stored, requester, claim_as if claimed else None)
+            log_created(stored, requester, claim_as if claimed else None)
         if status == "conflict":
             raise IdempotencyConflict(
                 msg.IDEMPOTENCY_CONFLICT.format(key=idempotency_key, existing=stored.payload_hash)
@@ -318,7 +318,7 @@ class RequestStore:
                 raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
             if d.new_args is not None and edit:
                 new_args, new_hash = stored_args(d.new_args), payload_hash(tool, d.new_args)
-        argv = _argv(d, now, new_args, new_hash)
+        argv = argv_of(d, now, new_args, new_hash)
         if self.signer is None or not sealing:
             return argv, ("" if expect is None else str(expect), "")
         at = int(version or 0) if d.fence is None else d.fence
@@ -357,10 +357,13 @@ class RequestStore:
         """Fire many fenced timeouts in one pipeline (the sweeper's batch); None: gone."""
         now = self.clock()
         calls = [
-            (keys.request_keys(rid), _argv(Decision(event=Event.TIMEOUT, fence=f), now, "", ""))
+            (keys.request_keys(rid), argv_of(Decision(event=Event.TIMEOUT, fence=f), now, "", ""))
             for rid, f in timers
         ]
-        await self._seal_timeouts(timers, calls, now)
+        for (_, argv), extra in zip(
+            calls, await timeout_extras(self.redis, self.signer, timers, now), strict=True
+        ):
+            argv += extra
         if is_cluster(self.redis):
             # A cluster pipeline refuses EVALSHA: one call each, a bounded number in flight
             # for the whole store. A cluster client fails (MaxConnectionsError) rather than
@@ -384,34 +387,6 @@ class RequestStore:
                 left = status == "unsigned"
                 out.append(Moved(from_hash(reply(raw)), noop=status != "ok", left=left))
         return out
-
-    async def _seal_timeouts(
-        self,
-        timers: list[tuple[str, int]],
-        calls: list[tuple[list[str], list[str | int]]],
-        now: int,
-    ) -> None:
-        """Each timer's seal, over the payload hash it stands at (read in one pipeline; the
-        fence makes the script a no-op if the request moved since). Without a signer the
-        timers are marked to leave the policy's defaults undone."""
-        if self.signer is None:
-            for _, argv in calls:
-                argv += ["", "", "", "", "1"]
-            return
-        pipe = self.redis.pipeline(transaction=False)
-        for rid, _ in timers:
-            pipe.hget(keys.request(rid), "payload_hash")
-        hashes = await pipe.execute()
-        for (rid, fence), (_, argv), current in zip(timers, calls, hashes, strict=True):
-            seal = self.signer.seal(
-                request_id=rid,
-                version=fence + 1,
-                event=Event.TIMEOUT.value,
-                actor=SYSTEM,
-                payload_hash=str(current or ""),
-                at=now,
-            )
-            argv += ["", "", seal, "", ""]
 
     async def list_pending(self, limit: int = 100) -> list[ActionRequest]:
         """Requests waiting for a person, oldest first."""
@@ -447,51 +422,3 @@ class RequestStore:
             lambda r: r.state != State.PENDING_REVIEW,
             timeout_s,
         )
-
-
-def _log_created(req: ActionRequest, requester: str, claimer: str | None) -> None:
-    """The same log lines a create and a separate claim would have written."""
-    moves: list[tuple[str, str, str | None, str, int]] = [
-        ("create", requester, None, req.state.value, req.version)
-    ]
-    if claimer is not None:
-        approved = State.APPROVED.value
-        moves = [
-            ("create", requester, None, approved, req.version - 1),
-            ("claim", claimer, approved, req.state.value, req.version),
-        ]
-    for event, actor, was, to, version in moves:
-        log.info(
-            "transition",
-            extra={
-                "request_id": req.id,
-                "event": event,
-                "actor": actor,
-                "from_state": was,
-                "to_state": to,
-                "version": version,
-                "tool": req.tool,
-                "run_id": req.run_id,
-            },
-        )
-
-
-def _argv(d: Decision, now: int, new_args: str, new_hash: str) -> list[str | int]:
-    """The TRANSITION script's ARGV, in the order documented there."""
-    return [
-        now,
-        d.event.value,
-        d.actor,
-        json.dumps(list(d.actor_groups)),
-        d.payload_hash or "",
-        d.view_hash or "",
-        d.reason_code or "",
-        d.text or "",
-        new_args,
-        new_hash,
-        "" if d.fence is None else d.fence,
-        d.detail or "",
-        "1" if d.has_compensation else "0",
-        WAKE_TTL_S,
-        d.via or "",
-    ]

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
 from bot.clock import FakeClock
+from bot.config import Settings
 from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.deadlines.sweeper import Sweeper
 from bot.errors import ConfigError, ForgedDecision
+from bot.signing import KEY_FILE, PUB_FILE, load_signer, public_keys
 from bot.store import audit, keys
 from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.questions import QuestionStore
@@ -79,13 +82,22 @@ async def test_an_old_seal_does_not_approve_a_later_version(
 
 
 async def test_without_a_public_key_an_executor_refuses_to_claim(
-    signed_store: RequestStore, policy: Policy
+    signed_store: RequestStore,
+    policy: Policy,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
+    monkeypatch.delenv("HITL_SIGNING_KEY")
+    monkeypatch.setenv("HITL_DATA_DIR", str(tmp_path))  # no signing.pub there (yet)
     req = await _refund(signed_store, policy)
     await signed_store.transition(req.id, _approve(req))
+    check = ClaimCheck(None, policy)
     with pytest.raises(ConfigError, match="HITL_SIGNING_PUBLIC_KEY"):
-        await claim_checked(signed_store, req.id, check=ClaimCheck(None, policy))
+        await claim_checked(signed_store, req.id, check=check)
     assert (await signed_store.get(req.id)).state == State.APPROVED
+    # serve's public key lands in the data dir after all: the same check now claims
+    (tmp_path / PUB_FILE).write_text(serve_signer().public_b64())
+    assert (await claim_checked(signed_store, req.id, check=check)).state == State.EXECUTING
 
 
 async def test_a_quorum_needs_every_approval_signed(
@@ -118,3 +130,18 @@ async def test_a_keyless_sweeper_leaves_the_policy_default_to_serve(
     assert done.resolution.event == Event.TIMEOUT and done.resolution.seal
     entries = [json.loads(x) for x in await audit.lines(redis, req.id)]
     assert [e["seal"] for e in entries if e.get("to") == "auto_rejected"]
+
+
+def test_serve_makes_its_key_once_in_the_data_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("HITL_SIGNING_KEY")
+    monkeypatch.setenv("HITL_DATA_DIR", str(tmp_path / "data"))
+    first = load_signer(Settings())
+    assert (tmp_path / "data" / KEY_FILE).stat().st_mode & 0o777 == 0o600
+    assert load_signer(Settings()).key_id == first.key_id  # kept, not made again
+    trusted = public_keys(Settings())  # an executor sharing the data dir reads signing.pub
+    assert trusted is not None and list(trusted.keys) == [first.key_id]
+    (tmp_path / "data" / KEY_FILE).chmod(0o644)
+    with pytest.raises(ConfigError, match="chmod 600"):
+        load_signer(Settings())
