@@ -21,6 +21,7 @@ from bot.cli_valkey import valkey_app
 from bot.core.chain import expand
 from bot.core.models import ActionRequest
 from bot.core.policy import TIER_ORDER, Policy, format_duration, load_policy
+from bot.core.seal import unsealed
 from bot.errors import HitlError
 from bot.logs import setup as setup_logging
 from bot.mcp.cli import mcp_app
@@ -110,17 +111,19 @@ def show(
         _show_run(request_id, as_json)
         return
 
-    async def work(rt: Runtime) -> tuple[ActionRequest, list[str], str]:
+    async def work(rt: Runtime) -> tuple[ActionRequest, list[str], str, str]:
         req = await rt.requests.get(request_id)
         broken = await audit.verify_request(rt.redis, request_id)
         lines = await audit.lines(rt.redis, request_id)
-        return req, lines, "intact" if broken is None else f"BROKEN at entry {broken.seq}"
+        chain = "intact" if broken is None else f"BROKEN at entry {broken.seq}"
+        return req, lines, chain, _signatures(rt, request_id, lines)
 
-    req, lines, chain = _run(work)
+    req, lines, chain, signed = _run(work)
     if as_json:
         body = req.model_dump(mode="json") | {
             "audit": [expand(json.loads(x)) for x in lines],
             "chain": chain,
+            "signatures": signed,
         }
         print(json.dumps(body, indent=2))
         return
@@ -128,7 +131,7 @@ def show(
     out.print(json.dumps(req.args, indent=2, ensure_ascii=False), markup=False, highlight=False)
     out.print(
         f"payload {req.payload_hash[:12]}  requested by {req.requester}  "
-        f"expires {when(req.expires_at)}  audit chain {chain}",
+        f"expires {when(req.expires_at)}  audit chain {chain}  signatures {signed}",
         markup=False,
     )
     if req.detail:
@@ -147,6 +150,18 @@ def show(
             e.get("reason_code", "") or "",
         )
     _print_table(t)
+
+
+def _signatures(rt: Runtime, rid: str, lines: list[str]) -> str:
+    """Whether each decision in the history carries serve's seal: a name in the audit is
+    only a claim until it does (bot/core/seal.py)."""
+    trusted = rt.claims.keys
+    if trusted is None:
+        return "not checked (no public key: HITL_SIGNING_PUBLIC_KEY)"
+    bad = unsealed(rid, lines, trusted.verify)
+    if not bad:
+        return "valid"
+    return "FORGED at " + ", ".join(f"entry {seq} ({why})" for seq, why in bad)
 
 
 def policy_table(policy: Policy) -> Table:

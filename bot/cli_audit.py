@@ -118,8 +118,11 @@ def audit_verify(
         err.print(line, markup=False)
     if findings:
         raise typer.Exit(1)
-    anchored = " and every kept head" if text is not None else ""
-    out.print(f"{count} requests, every audit chain intact, every decision signed{anchored}.")
+    anchored = " Every kept head matches." if text is not None else ""
+    out.print(
+        f"{count} requests, every audit chain intact. "
+        f"Every decision signed with this bot's key.{anchored}"
+    )
 
 
 @audit_app.command("export")
