@@ -44,6 +44,15 @@ HOW_TO_SET: dict[str, str] = {
         "one agent identity per token, comma-separated NAME=TOKEN pairs, e.g. "
         "billing-agent=$TOKEN1,deploy-bot=$TOKEN2"
     ),
+    "HITL_SIGNING_KEY": (
+        "serve's Ed25519 key, base64 of a 32-byte seed, e.g. "
+        '$(python -c "import os, base64; print(base64.b64encode(os.urandom(32)).decode())")'
+        "; unset: HITL_DATA_DIR/signing.key, made on first start"
+    ),
+    "HITL_SIGNING_PUBLIC_KEY": (
+        "the public key decisions are checked by, as `hitl-bot keys show` prints it "
+        "(comma-separated for several); unset: from HITL_SIGNING_KEY or HITL_DATA_DIR/signing.pub"
+    ),
     "OPENAI_BASE_URL": "an OpenAI-compatible API base, e.g. https://api.openai.com/v1",
     "OPENAI_API_KEY": "the API key of the OPENAI_BASE_URL provider",
     "HITL_MODEL": "a chat model that OPENAI_BASE_URL serves, e.g. gpt-4o-mini",
