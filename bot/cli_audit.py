@@ -22,10 +22,10 @@ from rich.console import Console
 
 from bot.config import Settings
 from bot.core.policy import parse_duration
-from bot.errors import HitlError
+from bot.errors import ConfigError, HitlError
 from bot.logs import setup as setup_logging
 from bot.runtime import Runtime, open_runtime
-from bot.signing import Signer, load_signer, public_keys, require_public_keys, trusted_keys
+from bot.signing import Signer, load_signer, require_public_keys, trusted_keys
 from bot.store import audit, heads
 
 audit_app = typer.Typer(
@@ -74,7 +74,7 @@ def since_ms(value: str | None) -> int:
 
 def _signer() -> Signer:
     try:
-        return load_signer(Settings.load())
+        return load_signer(Settings.load(), create=False)
     except HitlError as exc:
         err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from None
@@ -169,11 +169,14 @@ def keys_show(
 ) -> None:
     """The public key(s) decisions are signed with, as `GET /v1/keys` gives them; set
     HITL_SIGNING_PUBLIC_KEY to it where an executor runs. Where no public key is set,
-    this is serve's own (made now in HITL_DATA_DIR if it has none yet)."""
+    this is serve's own (HITL_SIGNING_KEY, or HITL_DATA_DIR/signing.key)."""
     settings = Settings.load()
     try:
-        own = None if settings.hitl_signing_public_key else load_signer(settings)
-        trusted = require_public_keys(trusted_keys(settings, own) or public_keys(settings))
+        try:  # serve's own key where it is here; else the public key an executor has
+            own = None if settings.hitl_signing_public_key else load_signer(settings, create=False)
+        except ConfigError:
+            own = None
+        trusted = require_public_keys(trusted_keys(settings, own))
     except HitlError as exc:
         err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from None

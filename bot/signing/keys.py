@@ -150,13 +150,16 @@ def _write_pub(data_dir: Path, signer: Signer) -> None:
     tmp.replace(pub)
 
 
-def load_signer(settings: Settings) -> Signer:
-    """serve's key: HITL_SIGNING_KEY, else the data dir's key file, made if missing."""
+def load_signer(settings: Settings, *, create: bool = True) -> Signer:
+    """serve's key: HITL_SIGNING_KEY, else the data dir's key file, made if missing
+    (`create`; else a missing one is a ConfigError: only serve makes its key)."""
     if settings.hitl_signing_key is not None:
         return Signer.from_seed(settings.hitl_signing_key.get_secret_value())
     data_dir = settings.hitl_data_dir
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = data_dir / KEY_FILE
+    if not create and not path.exists():
+        raise ConfigError(msg.NO_KEY.format(path=path))
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     seed = Ed25519PrivateKey.generate().private_bytes(
         RAW, serialization.PrivateFormat.Raw, serialization.NoEncryption()
     )

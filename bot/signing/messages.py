@@ -21,3 +21,7 @@ FORGED = (
     "(audited as forged_decision)."
 )
 KEPT_MOVING = "request {id} kept changing while it was checked, so it was not claimed"
+NO_KEY = (
+    "no signing key here: neither HITL_SIGNING_KEY nor {path} (serve makes it on its first "
+    "start); run this where serve runs, or set HITL_SIGNING_KEY"
+)
