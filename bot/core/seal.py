@@ -25,7 +25,10 @@ FORGED = "forged_decision"  # the audit's reason code, and the API's error code
 
 # A person's decisions and the policy's defaults: the entries `audit verify` wants sealed.
 SEALED_EVENTS = frozenset({Event.APPROVE.value, Event.EDIT_AND_APPROVE.value, Event.REJECT.value})
-DEFAULTS = frozenset({State.AUTO_APPROVED.value, State.AUTO_REJECTED.value})
+# The rejecting default may be applied unsealed: a worker without the key ends its own
+# wait with it (bot/agent/gate.py). It runs nothing, so only a seal it carries is checked.
+DEFAULTS = frozenset({State.AUTO_APPROVED.value})
+OPTIONAL = frozenset({State.AUTO_REJECTED.value})
 NO_REVIEW = "no_review"  # the reason code of a policy exemption recorded at create
 
 # key id, signed bytes, signature -> valid
@@ -146,9 +149,10 @@ def claim_problem(req: ActionRequest, verify: Verify, *, exempt: bool) -> str | 
 
 def unsealed(rid: str, lines: Sequence[str], verify: Verify) -> list[tuple[int, str]]:
     """Each audit entry of one request that records a decision without a valid seal:
-    a person's approve, edit or reject, or a policy default (seq, why). A policy exemption
+    a person's approve, edit or reject, or an auto-approval (seq, why). A policy exemption
     recorded unsealed (`no_review` by a process without the key) is the policy's, not a
-    decision, and is not counted; executors judge it by their own policy."""
+    decision, and is not counted (executors judge it by their own policy); nor is an
+    unsealed auto-rejection, which runs nothing. A seal either carries must be valid."""
     found: list[tuple[int, str]] = []
     for line in lines:
         try:
@@ -158,9 +162,10 @@ def unsealed(rid: str, lines: Sequence[str], verify: Verify) -> list[tuple[int, 
         if not isinstance(e, dict) or e.get("kind") != "transition":
             continue
         event, to = str(e.get("event", "")), str(e.get("to", ""))
-        if not (event in SEALED_EVENTS or (event == Event.TIMEOUT.value and to in DEFAULTS)):
+        default = event == Event.TIMEOUT.value and to in DEFAULTS | OPTIONAL
+        if not (event in SEALED_EVENTS or default):
             continue
-        if e.get("reason_code") == NO_REVIEW and not e.get("seal"):
+        if not e.get("seal") and (e.get("reason_code") == NO_REVIEW or to in OPTIONAL):
             continue
         ok = seal_valid(
             e.get("seal"),

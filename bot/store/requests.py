@@ -72,7 +72,8 @@ class RequestStore:
     """`signer`: serve's key (only serve passes one). With it every person's decision, every
     policy default and every policy exemption is sealed (bot/core/seal.py) in the same
     script that writes it; without it they are written unsealed, which no executor claims,
-    and the sweeper's timeouts leave the policy's defaults to a store that has the key."""
+    and a timeout that would auto-approve is left for a store with the key (serve's
+    sweeper) instead: an unsigned auto-approval would be refused by every executor."""
 
     def __init__(
         self,
@@ -253,8 +254,9 @@ class RequestStore:
         refuses the decision instead (audited, ForgedDecision raised)."""
         status, h, now = await self._apply(rid, d, lean=False, expect=expect_version, forged=forged)
         req = from_hash(h)
-        if status in ("ok", "repeat", "noop", "moved"):
-            return Moved(req, repeat=status == "repeat", noop=status in ("noop", "moved"))
+        if status in ("ok", "repeat", "noop", "moved", "unsigned"):
+            noop = status in ("noop", "moved", "unsigned")
+            return Moved(req, repeat=status == "repeat", noop=noop, left=status == "unsigned")
         if status == "forged_decision":
             raise ForgedDecision(sign_msg.FORGED.format(id=rid, why=forged), state=req.state.value)
         self._refused(req, d, status, now)
@@ -267,7 +269,7 @@ class RequestStore:
         if status == "ok":
             return State(h["state"])
         req = from_hash(h)
-        if status in ("repeat", "noop"):
+        if status in ("repeat", "noop", "moved", "unsigned"):
             return req.state
         self._refused(req, d, status, now)
 
@@ -277,7 +279,9 @@ class RequestStore:
         for _ in range(MOVED_RETRIES):
             now = self.clock()
             argv, signed = await self._argv_for(rid, d, now, expect)
-            argv += ["1" if lean else "", signed[0], signed[1], forged, ""]
+            # no key: an auto-approval is left to serve (nobody would claim it unsigned)
+            leave = "1" if self.signer is None and d.event == Event.TIMEOUT else ""
+            argv += ["1" if lean else "", signed[0], signed[1], forged, leave]
             with terms_checked(rid):
                 status, out, *was = await self._transition(keys=keys.request_keys(rid), args=argv)
             # The request moved between the read the seal was made on and the script: sign

@@ -112,8 +112,9 @@ return {'ok', cjson.encode({state = h.state, version = h.version, expires_at = h
 #       seal (serve's signature of this decision, bot/core/seal.py: kept with the
 #       resolution, the approval and the audit entry), forged ('' or, on a claim, why the
 #       executor refuses the decision: audited as a refused claim, reply 'forged'),
-#       leave ("1": a timeout that would apply the policy's default is left undone,
-#       reply 'unsigned': a sweeper without the key leaves defaults to serve's)
+#       leave ("1": a timeout that would auto-approve is left undone, reply 'unsigned':
+#       a store without the key leaves approving defaults to serve's sweeper, since no
+#       executor would claim an unsigned one)
 TRANSITION = (
     TABLES
     + COMMON
@@ -236,7 +237,9 @@ elseif ev == 'timeout' then
     else
       local default = h.on_exhausted
       if default == 'auto_approved' and h.risk ~= 'low' then default = 'auto_rejected' end
-      if seal == '' and ARGV[20] == '1' then return {'unsigned', flat(h)} end
+      if default == 'auto_approved' and seal == '' and ARGV[20] == '1' then
+        return {'unsigned', flat(h)}
+      end
       actor, text, view = 'system', '', ''
       resolve('timeout', 'no_response')
       move('timeout', default)

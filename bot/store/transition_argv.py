@@ -22,7 +22,7 @@ async def timeout_extras(
 ) -> list[list[str | int]]:
     """ARGV 16 to 20 of each fenced timer: its seal, over the payload hash it stands at
     (read in one pipeline; the fence makes the script a no-op if the request moved
-    since). Without a signer the timers are marked to leave the policy's defaults undone."""
+    since). Without a signer the timers are marked to leave auto-approvals undone."""
     if signer is None:
         return [["", "", "", "", "1"] for _ in timers]
     pipe = redis.pipeline(transaction=False)

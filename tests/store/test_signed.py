@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 from bot.clock import FakeClock
 from bot.config import Settings
 from bot.core.models import ActionRequest, Decision
-from bot.core.policy import Policy
+from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event, State
 from bot.deadlines.sweeper import Sweeper
 from bot.errors import ConfigError, ForgedDecision
@@ -112,24 +112,43 @@ async def test_a_quorum_needs_every_approval_signed(
         await claim_checked(signed_store, req.id, check=check(policy))
 
 
-async def test_a_keyless_sweeper_leaves_the_policy_default_to_serve(
-    redis: Redis, clock: FakeClock, policy: Policy, signed_store: RequestStore
+LOW_AUTO = parse_policy(
+    {
+        "tiers": {
+            tier: {"review_timeout": "10m", "reviewers": {"users": ["UKID"]}, "approvers": ["*"]}
+            | ({"on_exhausted": "auto_approved"} if tier == "low" else {})
+            for tier in ("low", "medium", "high", "critical")
+        },
+        "tools": {"note": {"tier": "low"}},
+    }
+)
+
+
+async def test_a_keyless_store_leaves_the_auto_approval_to_serve(
+    redis: Redis, clock: FakeClock, signed_store: RequestStore
 ) -> None:
-    """A default applied without the key would be refused by every executor for good."""
+    """An auto-approval made without the key would be refused by every executor for good:
+    a sweeper (or a worker ending its own wait) without it leaves it to serve's."""
     keyless = RequestStore(redis, clock=clock, ids=signed_store.ids)
-    req = await _refund(keyless, policy)  # medium: auto_rejected when nobody answers
-    clock.advance(60 * 60_000)
+    note = (await keyless.create(LOW_AUTO, tool="note", args={}, requester="a")).request
+    refund = (await keyless.create(LOW_AUTO, tool="refund", args={}, requester="a")).request
+    clock.advance(11 * 60_000)
     questions = QuestionStore(redis, clock=clock)
-    for _ in range(3):  # escalations fire without the key; the default waits for it
-        await Sweeper(keyless, questions, clock=clock).sweep_once()
-        clock.advance(60 * 60_000)
-    assert (await keyless.get(req.id)).state == State.PENDING_REVIEW
+    await Sweeper(keyless, questions, clock=clock).sweep_once()
+    await Sweeper(keyless, questions, clock=clock).sweep_once()  # the kept timer is skipped
+    timeout = Decision(event=Event.TIMEOUT, fence=note.version)
+    assert (await keyless.transition(note.id, timeout)).left
+    assert (await keyless.get(note.id)).state == State.PENDING_REVIEW
+    assert (await keyless.get(refund.id)).state == State.AUTO_REJECTED  # runs nothing: fired
     await Sweeper(signed_store, questions, clock=clock).sweep_once()
-    done = await signed_store.get(req.id)
-    assert done.state == State.AUTO_REJECTED and done.resolution is not None
+    done = await signed_store.get(note.id)
+    assert done.state == State.AUTO_APPROVED and done.resolution is not None
     assert done.resolution.event == Event.TIMEOUT and done.resolution.seal
-    entries = [json.loads(x) for x in await audit.lines(redis, req.id)]
-    assert [e["seal"] for e in entries if e.get("to") == "auto_rejected"]
+    claimed = await claim_checked(signed_store, note.id, check=check(LOW_AUTO))
+    assert claimed.state == State.EXECUTING
+    entries = [json.loads(x) for x in await audit.lines(redis, note.id)]
+    assert [e["seal"] for e in entries if e.get("to") == "auto_approved"]
+    assert [x async for x in audit.unsealed_all(signed_store, serve_signer().public().verify)] == []
 
 
 def test_serve_makes_its_key_once_in_the_data_dir(
