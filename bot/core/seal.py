@@ -181,3 +181,23 @@ def unsealed(rid: str, lines: Sequence[str], verify: Verify) -> list[tuple[int, 
             why = "unsigned" if not e.get("seal") else "not signed by this bot's key"
             found.append((int(e.get("seq") or 0), f"{event} by {e.get('actor')}: {why}"))
     return found
+
+
+def replay_problem(req: ActionRequest, lines: Sequence[str]) -> str | None:
+    """Why a sealed approval is not the request's latest move, or None. A seal names the
+    version it moved the request to, but a hash rewritten by hand (state and version put
+    back after the call ran) would carry it again: the history's last transition must be
+    the sealed decision itself."""
+    seal = req.resolution.seal if req.resolution else None
+    if not seal:
+        return None
+    for line in reversed(lines):
+        try:
+            e = json.loads(line)
+        except json.JSONDecodeError:
+            return "its audit history cannot be read"
+        if isinstance(e, dict) and e.get("kind") == "transition":
+            if e.get("seal") == seal:
+                return None
+            return f"its history moved on after that decision (last: {e.get('event')})"
+    return "its audit history does not record that decision"

@@ -18,11 +18,12 @@ from bot.config import Settings
 from bot.core.models import SYSTEM, ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.proposal import exempt
-from bot.core.seal import FORGED, claim_problem
+from bot.core.seal import FORGED, claim_problem, replay_problem
 from bot.core.states import Event, State
 from bot.errors import ForgedDecision
 from bot.signing import PublicKeys, public_keys, require_public_keys
 from bot.signing import messages as msg
+from bot.store import audit
 from bot.store.requests import RequestStore
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,8 @@ async def claim_checked(
         problem = None
         if req.state in (State.APPROVED, State.AUTO_APPROVED):
             problem = check.problem(req)
+            if problem is None:
+                problem = replay_problem(req, await audit.lines(requests.redis, rid))
         claim = Decision(event=Event.CLAIM, actor=actor)
         if problem is not None:
             log.error(

@@ -81,6 +81,22 @@ async def test_an_old_seal_does_not_approve_a_later_version(
         await claim_checked(signed_store, req.id, actor="exec", check=check(policy))
 
 
+async def test_a_signed_approval_put_back_by_hand_after_it_ran_is_refused(
+    signed_store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    """The seal still matches the hash put back (state and version), but the history's
+    last move is the call's completion, not the decision: a replay."""
+    req = await _refund(signed_store, policy)
+    approved = (await signed_store.transition(req.id, _approve(req))).request
+    await claim_checked(signed_store, req.id, check=check(policy))
+    await signed_store.transition(req.id, Decision(event=Event.SUCCEED, detail="paid"))
+    await redis.hset(
+        keys.request(req.id), mapping={"state": "approved", "version": approved.version}
+    )
+    with pytest.raises(ForgedDecision, match="moved on after that decision"):
+        await claim_checked(signed_store, req.id, check=check(policy))
+
+
 async def test_without_a_public_key_an_executor_refuses_to_claim(
     signed_store: RequestStore,
     policy: Policy,
