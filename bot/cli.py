@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import signal
-import sys
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, NoReturn, TypeVar
 
@@ -18,25 +15,26 @@ from rich.table import Table
 
 from bot import cli_runs, loops
 from bot import messages as msg
+from bot.cli_audit import audit_app, keys_app
+from bot.cli_audit import run_cli as _run
 from bot.cli_channels import check_channels_in_slack
 from bot.cli_valkey import valkey_app
 from bot.core.chain import expand
 from bot.core.models import ActionRequest
-from bot.core.policy import TIER_ORDER, Policy, format_duration, load_policy, parse_duration
+from bot.core.policy import TIER_ORDER, Policy, format_duration, load_policy
+from bot.core.seal import unsealed
 from bot.errors import HitlError
 from bot.logs import setup as setup_logging
 from bot.mcp.cli import mcp_app
 from bot.messages import when
-from bot.runtime import Runtime, open_runtime
+from bot.runtime import Runtime
 from bot.store import audit
 
 # Plain click help: typer's rich help prints flags as "--help <bool>" (typer 0.29).
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, rich_markup_mode=None)
-audit_app = typer.Typer(
-    no_args_is_help=True, help="Verify and export the audit trail.", rich_markup_mode=None
-)
 policy_app = typer.Typer(no_args_is_help=True, help="Check a policy file.", rich_markup_mode=None)
 app.add_typer(audit_app, name="audit")
+app.add_typer(keys_app, name="keys")
 app.add_typer(policy_app, name="policy")
 app.add_typer(valkey_app, name="valkey")
 app.add_typer(mcp_app, name="mcp")
@@ -50,38 +48,6 @@ WIDE = 10_000  # piped, a table is as wide as its cells: ids are never cut
 def _print_table(t: Table) -> None:
     # Rich assumes 80 columns when stdout is not a terminal and cuts cells to fit.
     (out if out.is_terminal else Console(width=WIDE)).print(t)
-
-
-def _run(work: Callable[[Runtime], Awaitable[T]]) -> T:
-    # Warnings (an unsafe Redis, a slow store) go to stderr as JSON lines, as in `serve`;
-    # the command's own answer stays on stdout, for people and pipes.
-    setup_logging(logging.WARNING)
-
-    async def main() -> T:
-        async with open_runtime() as rt:
-            return await work(rt)
-
-    try:
-        return asyncio.run(main())
-    except HitlError as exc:
-        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
-        raise typer.Exit(2) from None
-
-
-def _since(value: str | None) -> int:
-    """'2026-11-01', an ISO time, or a duration back from now ('24h')."""
-    if not value:
-        return 0
-    try:
-        return int(datetime.fromisoformat(value).replace(tzinfo=UTC).timestamp() * 1000)
-    except ValueError:
-        pass
-    try:
-        return int(datetime.now(UTC).timestamp() * 1000) - parse_duration(value)
-    except ValueError:
-        raise typer.BadParameter(
-            f"{value!r}: give an ISO date/time or a duration like 24h"
-        ) from None
 
 
 def _pending_table(reqs: list[ActionRequest]) -> Table:
@@ -146,17 +112,19 @@ def show(
         _show_run(request_id, as_json)
         return
 
-    async def work(rt: Runtime) -> tuple[ActionRequest, list[str], str]:
+    async def work(rt: Runtime) -> tuple[ActionRequest, list[str], str, str]:
         req = await rt.requests.get(request_id)
         broken = await audit.verify_request(rt.redis, request_id)
         lines = await audit.lines(rt.redis, request_id)
-        return req, lines, "intact" if broken is None else f"BROKEN at entry {broken.seq}"
+        chain = "intact" if broken is None else f"BROKEN at entry {broken.seq}"
+        return req, lines, chain, _signatures(rt, request_id, lines)
 
-    req, lines, chain = _run(work)
+    req, lines, chain, signed = _run(work)
     if as_json:
         body = req.model_dump(mode="json") | {
             "audit": [expand(json.loads(x)) for x in lines],
             "chain": chain,
+            "signatures": signed,
         }
         print(json.dumps(body, indent=2))
         return
@@ -164,7 +132,7 @@ def show(
     out.print(json.dumps(req.args, indent=2, ensure_ascii=False), markup=False, highlight=False)
     out.print(
         f"payload {req.payload_hash[:12]}  requested by {req.requester}  "
-        f"expires {when(req.expires_at)}  audit chain {chain}",
+        f"expires {when(req.expires_at)}  audit chain {chain}  signatures {signed}",
         markup=False,
     )
     if req.detail:
@@ -185,41 +153,16 @@ def show(
     _print_table(t)
 
 
-@audit_app.command("verify")
-def audit_verify(
-    since: Annotated[str | None, typer.Option(help="ISO date or '24h'")] = None,
-) -> None:
-    """Check every request's hash chain; exit 1 naming the first broken entry."""
-
-    async def work(rt: Runtime) -> tuple[int, list[audit.Finding]]:
-        ids = await rt.requests.ids_between(_since(since))
-        return len(ids), [f async for f in audit.verify_all(rt.requests, _since(since))]
-
-    count, findings = _run(work)
-    for f in findings:
-        err.print(f"request {f.request_id}: entry {f.seq}: {f.why}", markup=False)
-    if findings:
-        raise typer.Exit(1)
-    out.print(f"{count} requests, every audit chain intact.")
-
-
-@audit_app.command("export")
-def audit_export(
-    since: Annotated[str | None, typer.Option(help="ISO date or '24h'")] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o")] = None,
-) -> None:
-    """Every audit entry as JSON lines (to stdout, or --output FILE)."""
-
-    async def work(rt: Runtime) -> list[str]:
-        return [line async for line in audit.export(rt.requests, _since(since))]
-
-    lines = _run(work)
-    text = "".join(line + "\n" for line in lines)
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        output.write_text(text)
-        err.print(f"wrote {len(lines)} entries to {output}")
+def _signatures(rt: Runtime, rid: str, lines: list[str]) -> str:
+    """Whether each decision in the history carries serve's seal: a name in the audit is
+    only a claim until it does (bot/core/seal.py)."""
+    trusted = rt.claims.keys
+    if trusted is None:
+        return "not checked (no public key: HITL_SIGNING_PUBLIC_KEY)"
+    bad = unsealed(rid, lines, trusted.verify)
+    if not bad:
+        return "valid"
+    return "FORGED at " + ", ".join(f"entry {seq} ({why})" for seq, why in bad)
 
 
 def policy_table(policy: Policy) -> Table:

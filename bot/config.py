@@ -49,6 +49,15 @@ HOW_TO_SET: dict[str, str] = {
         "API identities that may read and stop every agent's work (not steer, claim or "
         "cancel it), comma-separated names from HITL_API_TOKENS or `api`, e.g. ops-console"
     ),
+    "HITL_SIGNING_KEY": (
+        "serve's Ed25519 key, base64 of a 32-byte seed, e.g. "
+        '$(python -c "import os, base64; print(base64.b64encode(os.urandom(32)).decode())")'
+        "; unset: HITL_DATA_DIR/signing.key, made on first start"
+    ),
+    "HITL_SIGNING_PUBLIC_KEY": (
+        "the public key decisions are checked by, as `hitl-bot keys show` prints it "
+        "(comma-separated for several); unset: from HITL_SIGNING_KEY or HITL_DATA_DIR/signing.pub"
+    ),
     "OPENAI_BASE_URL": "an OpenAI-compatible API base, e.g. https://api.openai.com/v1",
     "OPENAI_API_KEY": "the API key of the OPENAI_BASE_URL provider",
     "HITL_MODEL": "a chat model that OPENAI_BASE_URL serves, e.g. gpt-4o-mini",
@@ -94,6 +103,11 @@ class Settings(BaseSettings):
     hitl_api_token: SecretStr | None = None
     hitl_api_tokens: SecretStr | None = None
     hitl_api_operators: str | None = None
+    # serve's Ed25519 key, base64 of the 32-byte seed (unset: HITL_DATA_DIR/signing.key)
+    hitl_signing_key: SecretStr | None = None
+    # the public key(s) executors check decisions by, base64 of 32 bytes, comma-separated
+    # (unset: derived from HITL_SIGNING_KEY, else HITL_DATA_DIR/signing.pub)
+    hitl_signing_public_key: str | None = None
     openai_base_url: str | None = None
     openai_api_key: SecretStr | None = None
     hitl_model: str | None = None

@@ -6,7 +6,8 @@
     │   ├── AlreadyResolved      someone else decided first (names who, when, how)
     │   ├── Expired              the request's deadline passed before the decision
     │   ├── StalePayload         the decision was made on a payload that changed
-    │   └── NotEligible          this person may not decide this request
+    │   ├── NotEligible          this person may not decide this request
+    │   └── ForgedDecision       the approval is not signed by serve's key: never run
     ├── PayloadError             tool arguments that are not plain JSON, or too large
     ├── NotFound                 no request, question or run with that id
     ├── IdempotencyConflict      an idempotency key reused with another payload
@@ -79,6 +80,12 @@ class NotEligible(InvalidTransition):
         self.own = own
 
 
+class ForgedDecision(InvalidTransition):
+    """The request's approval carries no valid signature of serve's key (written by
+    something that reached the store, or signed by another key): the executor refused to
+    claim it and the audit says so (`forged_decision`)."""
+
+
 class PayloadError(HitlError):
     """The tool call cannot be canonicalised: not plain JSON, NaN, or too large."""
 
@@ -113,6 +120,7 @@ WIRE: dict[type[HitlError], tuple[int, str]] = {
     IdempotencyConflict: (409, "idempotency_conflict"),
     AlreadyResolved: (409, "already_resolved"),
     StalePayload: (409, "stale_payload"),
+    ForgedDecision: (409, "forged_decision"),
     InvalidTransition: (409, "invalid_transition"),
     Expired: (410, "expired"),
     NotEligible: (403, "not_eligible"),

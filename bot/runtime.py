@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
 
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.core.policy import Policy, load_policy
+from bot.signing import Signer, public_keys, trusted_keys
+from bot.store.claims import ClaimCheck
 from bot.store.connection import connect
 from bot.store.embedded import EmbeddedServer
 from bot.store.embedded_watch import EmbeddedWatch
@@ -30,13 +32,28 @@ class Runtime:
     questions: QuestionStore
     steering: SteeringStore
     clock: Clock
+    signer: Signer | None = None  # serve's key, which its `requests` store seals with
+    # What this process's claims check approvals against (bot/store/claims.py)
+    claims: ClaimCheck = field(init=False)
+
+    def __post_init__(self) -> None:
+        settings = self.settings
+        self.claims = ClaimCheck(
+            trusted_keys(settings, self.signer), self.policy, lambda: public_keys(settings)
+        )
 
 
 @contextlib.asynccontextmanager
 async def open_runtime(
-    settings: Settings | None = None, *, clock: Clock = wall_ms, policy: Policy | None = None
+    settings: Settings | None = None,
+    *,
+    clock: Clock = wall_ms,
+    policy: Policy | None = None,
+    signer: Signer | None = None,
 ) -> AsyncIterator[Runtime]:
     """Connect (starting the embedded Valkey if REDIS_URL is unset) and build the stores.
+
+    `signer`: serve's key (serve alone passes it): the request store seals decisions.
 
     The policy is loaded before connecting, so a bad file stops start-up before
     anything else happens.
@@ -61,10 +78,11 @@ async def open_runtime(
             redis=redis,
             server=watch.server if watch is not None else server,
             policy=policy,
-            requests=RequestStore(redis, clock=clock),
+            requests=RequestStore(redis, clock=clock, signer=signer),
             questions=QuestionStore(redis, clock=clock),
             steering=SteeringStore(redis, clock=clock),
             clock=clock,
+            signer=signer,
         )
     finally:
         await close_hub(redis)

@@ -25,6 +25,7 @@ from bot.deadlines.sweeper import Sweeper
 from bot.metrics import GROUP as METRICS_GROUP
 from bot.metrics import MetricsCollector
 from bot.runtime import open_runtime
+from bot.signing import load_signer
 from bot.slack.app import build_app
 from bot.slack.client import web_client
 from bot.slack.http import slack_endpoint
@@ -77,7 +78,8 @@ async def run_serve(
     options = options or ServeOptions()
     tasks = tasks or Supervisor()
     check_settings(settings)
-    async with open_runtime(settings, clock=clock) as rt:
+    # The key only serve holds: its store seals every person's decision and every default.
+    async with open_runtime(settings, clock=clock, signer=load_signer(settings)) as rt:
         runs = RunStore(rt.redis, clock=clock)
         client = web_client(settings)
         if settings.slack_bot_token is not None:

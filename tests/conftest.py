@@ -23,6 +23,12 @@ from bot.store.localcluster import LocalCluster
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from tests.clients import CLUSTER, open_client
+from tests.keys import SERVE_SEED, serve_signer
+
+# serve's key for every process the tests start: executors derive the public key from it,
+# as they would from a deployment's HITL_SIGNING_KEY (tests of a missing key unset it).
+os.environ["HITL_SIGNING_KEY"] = SERVE_SEED
+os.environ.pop("HITL_SIGNING_PUBLIC_KEY", None)
 
 
 @pytest.fixture(scope="session")
@@ -106,6 +112,12 @@ def ids(request: pytest.FixtureRequest) -> Callable[[], str]:
 @pytest.fixture
 def store(redis: Redis, clock: FakeClock, ids: Callable[[], str]) -> RequestStore:
     return RequestStore(redis, clock=clock, ids=ids)
+
+
+@pytest.fixture
+def signed_store(redis: Redis, clock: FakeClock, ids: Callable[[], str]) -> RequestStore:
+    """The store as serve builds it: every decision through it is signed."""
+    return RequestStore(redis, clock=clock, ids=ids, signer=serve_signer())
 
 
 @pytest.fixture

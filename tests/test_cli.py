@@ -9,15 +9,22 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import httpx
 import pytest
 from redis.asyncio import Redis
 
 from bot.core.chain import GENESIS, line_hash
 from bot.core.models import Decision
-from bot.core.policy import Policy
+from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event
 from bot.store import keys
 from bot.store.requests import RequestStore
+
+
+@pytest.fixture
+def store(signed_store: RequestStore) -> RequestStore:
+    """The people's decisions here are recorded as serve records them: signed."""
+    return signed_store
 
 
 async def cli(*args: str, redis_url: str | None = None) -> tuple[int, str, str]:
@@ -215,3 +222,64 @@ async def test_serve_refuses_to_start_without_the_signing_secret(tmp_path: Path)
     text = err.decode()
     assert "SLACK_SIGNING_SECRET is not set" in text and "fix" in text
     assert not (tmp_path / "valkey.sock").exists()  # refused before starting anything
+
+
+async def test_audit_verify_names_a_forged_approval(
+    store: RequestStore, policy: Policy, redis: Redis, redis_url: str
+) -> None:
+    ids = await _history(store, policy)
+    forger = RequestStore(redis)  # the store's own API, without serve's key
+    req = (await forger.create(policy, tool="refund", args={"amount": 9}, requester="U1")).request
+    await forger.transition(
+        req.id, Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
+    )
+    code, _, err = await cli("audit", "verify", redis_url=redis_url)
+    assert code == 1, err
+    assert f"request {req.id}: entry 2: approve by U2: unsigned" in err
+    assert not any(rid in err for rid in ids)
+    # `show` still names the person, and says the name is not backed by serve's key
+    code, out, _ = await cli("show", req.id, redis_url=redis_url)
+    assert code == 0 and "signatures FORGED at entry 2 (approve by U2: unsigned)" in out
+    code, out, _ = await cli("show", ids[0], redis_url=redis_url)
+    assert "signatures valid" in out
+
+
+async def test_audit_heads_detect_a_relinked_rewrite_and_a_deletion(
+    store: RequestStore, policy: Policy, redis: Redis, redis_url: str, tmp_path: Path
+) -> None:
+    ids = await _history(store, policy)
+    kept = tmp_path / "heads.json"
+    code, _, err = await cli("audit", "heads", "-o", str(kept), redis_url=redis_url)
+    assert code == 0, err
+    code, out, err = await cli("audit", "verify", "--heads", str(kept), redis_url=redis_url)
+    assert code == 0 and "Every kept head matches." in out, err
+    # Rewritten with every link and the head recomputed: the chain alone verifies.
+    entries = [json.loads(x) for x in await redis.lrange(keys.audit(ids[0]), 0, -1)]
+    entries[-1]["text"] = "approved on the phone"
+    await _relink(redis, ids[0], entries)
+    await redis.delete(keys.request(ids[2]), keys.audit(ids[2]))
+    code, _, err = await cli("audit", "verify", "--heads", str(kept), redis_url=redis_url)
+    assert code == 1
+    assert f"request {ids[0]}: history rewritten" in err
+    assert f"request {ids[2]}: deleted" in err
+    assert ids[1] not in err
+    # A heads file edited to match is not signed by the key any more.
+    doc = json.loads(kept.read_text())
+    doc["heads"] = [h for h in doc["heads"] if h["id"] != ids[2]]
+    kept.write_text(json.dumps(doc))
+    code, _, err = await cli("audit", "verify", "--heads", str(kept), redis_url=redis_url)
+    assert code == 1 and "signature is not this bot's key's" in err
+
+
+async def test_keys_show_prints_the_key_get_v1_keys_gives(redis_url: str) -> None:
+    from tests.api.live import TOKEN, live_server
+    from tests.conftest import QUORUM_POLICY
+
+    code, out, err = await cli("keys", "show")
+    assert code == 0, err
+    with live_server(redis_url, parse_policy(QUORUM_POLICY)) as server:
+        async with httpx.AsyncClient(
+            base_url=server.url, headers={"Authorization": f"Bearer {TOKEN}"}
+        ) as c:
+            listing = (await c.get("/v1/keys")).json()["keys"]
+    assert out.split() == [listing[0]["id"], "ed25519", listing[0]["public_key"]]

@@ -38,7 +38,9 @@ from bot.core.policy import Policy
 from bot.core.proposal import exempt
 from bot.core.states import Event, State
 from bot.errors import HitlError, NotFound, PayloadError
+from bot.signing import PublicKeys
 from bot.store import keys
+from bot.store.claims import ClaimCheck
 from bot.store.corrections import SUPERSEDED
 from bot.store.events import publish
 from bot.store.questions import QuestionStore
@@ -76,8 +78,10 @@ class Gate(Running):
         channel: str | None = None,
         ask_timeout_ms: int = 30 * 60_000,
         owner: str = WORKER,
+        trusted: PublicKeys | None = None,
     ) -> None:
         self.requests = requests
+        self.claims = ClaimCheck(trusted, policy)  # no keys: every claim is refused
         self.questions = questions
         self.steering = steering
         self.policy = policy

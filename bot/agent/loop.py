@@ -21,9 +21,11 @@ from bot.agent.gate import Gate, question_id, request_id
 from bot.agent.llm import ChatClient, ToolCall, tool_calls_of
 from bot.agent.loader import Agent
 from bot.clock import Clock, wall_ms
+from bot.config import Settings
 from bot.core.models import RUN_FINAL, Run, RunState
 from bot.core.policy import Policy
 from bot.runtime import Runtime
+from bot.signing import PublicKeys, public_keys
 from bot.store import keys
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
@@ -53,9 +55,17 @@ class Stores:
     steering: SteeringStore
     policy: Policy
     clock: Clock = wall_ms
+    trusted: PublicKeys | None = None  # serve's public key: claims of anything else are refused
 
     @classmethod
-    def on(cls, redis: Redis, policy: Policy, clock: Clock = wall_ms) -> Self:
+    def on(
+        cls,
+        redis: Redis,
+        policy: Policy,
+        clock: Clock = wall_ms,
+        trusted: PublicKeys | None = None,
+    ) -> Self:
+        """`trusted`: None takes serve's public key from the environment, as the worker does."""
         return cls(
             RunStore(redis, clock=clock),
             RequestStore(redis, clock=clock),
@@ -63,6 +73,7 @@ class Stores:
             SteeringStore(redis, clock=clock),
             policy,
             clock,
+            trusted if trusted is not None else public_keys(Settings()),
         )
 
     @classmethod
@@ -74,6 +85,7 @@ class Stores:
             rt.steering,
             rt.policy,
             rt.clock,
+            rt.claims.keys,
         )
 
     @property
@@ -120,6 +132,7 @@ class RunLoop:
             channel=run.channel,  # where its questions go; never where approvals are reviewed
             owner=run.owner,
             ask_timeout_ms=self.config.ask_timeout_ms,
+            trusted=self.stores.trusted,
         )
         if resumed:
             await gate.audit(run_id, {"at": self.clock(), "kind": "resumed", "run_id": run_id})

@@ -18,7 +18,8 @@ from bot.agent.outcome import Outcome, explain, stopped
 from bot.agent.tools import Tool
 from bot.core.models import ActionRequest, Decision
 from bot.core.states import Event, State
-from bot.errors import Expired, InvalidTransition
+from bot.errors import Expired, ForgedDecision, InvalidTransition
+from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 
@@ -36,6 +37,7 @@ class _StoppedMidCall(Exception):
 
 class Running:
     requests: RequestStore
+    claims: ClaimCheck
     runs: RunStore | None  # None: the caller is not a RunStore run; nothing can stop it
 
     async def _explain(self, req: ActionRequest, run_id: str) -> Outcome:
@@ -61,7 +63,9 @@ class Running:
             await self._cancel(req, "run_stopped")
             return stopped(req.id)
         try:
-            claimed = (await self.requests.transition(req.id, Decision(event=Event.CLAIM))).request
+            claimed = await claim_checked(self.requests, req.id, check=self.claims)
+        except ForgedDecision as exc:  # audited and logged by the check: the model is told
+            return Outcome(str(exc), "forged_decision", req.id)
         except Expired:
             await self._cancel(req, "claim_expired")
             return Outcome(msg.CLAIM_EXPIRED, "cancelled", req.id)

@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot import messages as msg
 from bot.api import approvals, errors, fastpath, questions
+from bot.api import keys as key_routes
 from bot.api import runs as run_routes
 from bot.api.auth import BearerAuth, bearer_scheme
 from bot.api.limits import DEFAULT_LIMIT, BodyLimit
@@ -86,6 +87,7 @@ def create_app(
     v1.include_router(approvals.router(rt, owners, max_wait_s=max_wait_s))
     v1.include_router(questions.router(rt, owners, max_wait_s=max_wait_s))
     v1.include_router(run_routes.router(rt, owners, run_store))
+    v1.include_router(key_routes.router(rt))
     app.include_router(v1)
     app.router.routes.insert(0, fastpath.route(rt, owners))  # first: it claims only valid bodies
 

@@ -79,11 +79,15 @@ def router(rt: Runtime, owners: Ownership, *, max_wait_s: float) -> APIRouter:
         response_model=ActionRequest,
         summary="approved -> executing, exactly once (for outside executors)",
         responses=documented(404, 409, 410),
+        description="Refused with 409 `forged_decision` (and audited) when the approval is "
+        "not signed by this bot's key.",
     )
     async def claim(request_id: ItemPath, request: Request) -> Response:
         identity = caller(request)
         await owners.own_request(request_id, identity)
-        return _sent(await execution.claim(rt.requests, request_id, actor=identity))
+        return _sent(
+            await execution.claim(rt.requests, request_id, actor=identity, check=rt.claims)
+        )
 
     @r.post(
         "/{request_id}/result",
@@ -100,6 +104,7 @@ def router(rt: Runtime, owners: Ownership, *, max_wait_s: float) -> APIRouter:
             detail=body.detail,
             compensated=body.compensated,
             actor=caller(request),
+            check=rt.claims,
         )
         return _sent(done)
 

@@ -41,6 +41,7 @@ class Approval(BaseModel):
 
     actor: str
     at: int
+    seal: str | None = None  # serve's signature of this approval (bot/core/seal.py)
 
 
 class Resolution(BaseModel):
@@ -54,6 +55,7 @@ class Resolution(BaseModel):
     reason_code: str | None = None
     text: str | None = None
     view_hash: str | None = None
+    seal: str | None = None  # serve's signature of this decision (bot/core/seal.py)
 
 
 class ActionRequest(BaseModel):

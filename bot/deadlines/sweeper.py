@@ -51,17 +51,19 @@ class Sweeper:
         return stats
 
     async def _shard(self, shard: int, stats: SweepStats) -> None:
+        left = 0  # timers kept for serve's sweeper (defaults, without the key): read past them
         while True:
             due: list[str] = await self.redis.zrangebyscore(  # type: ignore[assignment]
-                keys.due(shard), "-inf", self.clock(), start=0, num=self.batch
+                keys.due(shard), "-inf", self.clock(), start=left, num=self.batch
             )
             if not due:
                 return
-            await self._fire(shard, due, stats)
+            left += await self._fire(shard, due, stats)
             if len(due) < self.batch:
                 return
 
-    async def _fire(self, shard: int, due: list[str], stats: SweepStats) -> None:
+    async def _fire(self, shard: int, due: list[str], stats: SweepStats) -> int:
+        """Fire one batch; how many timers it left in place for a sweeper with the key."""
         timers = [keys.parse_due_member(m) for m in due]
         reqs = [
             (m, item, v) for m, (kind, item, v) in zip(due, timers, strict=True) if kind == "req"
@@ -76,7 +78,11 @@ class Sweeper:
                 stats.noops += 1
                 stale.append(member)
         results = await self.requests.timeout_many([(item, v) for _, item, v in reqs])
+        left = 0
         for (member, _, _), moved in zip(reqs, results, strict=True):
+            if moved is not None and moved.left:
+                left += 1  # a policy default: only a store that can sign it applies it
+                continue
             if moved is None or moved.noop:
                 # Another sweeper won, or the request moved on: drop the stale timer.
                 stats.noops += 1
@@ -87,6 +93,7 @@ class Sweeper:
                 await self.on_fired(moved)
         if stale:
             await self.redis.zrem(keys.due(shard), *stale)
+        return left
 
     async def run(self, stop: asyncio.Event, interval_s: float = 0.25) -> None:
         """Sweep until `stop` is set. A failed sweep raises: run it under a Supervisor

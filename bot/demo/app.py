@@ -53,6 +53,7 @@ from bot.sandbox.claw_script import claw_responder
 from bot.sandbox.model import ScriptedModel, Turn
 from bot.sandbox.refund_script import refund_responder
 from bot.sandbox.slack import SlackEmulator
+from bot.signing import load_signer
 from bot.supervise import Supervisor
 
 AGENTS = ("claw", "refunds")
@@ -147,6 +148,7 @@ async def serve_demo(
     with demo_logging(data_dir / LOG_NAME):
         async with contextlib.AsyncExitStack() as stack:
             llm, model_name = await _model(env, stack)
+            load_signer(base)  # serve's key, made now so the demo's worker trusts it too
             rt = await stack.enter_async_context(open_runtime(base))
             found = await count_store(rt)
             emu = await start_emulator(secret, token, options.port, out, app_token=app_token)

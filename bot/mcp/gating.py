@@ -91,10 +91,12 @@ async def report(gate: Gate, req: ActionRequest, *, ok: bool, detail: str) -> No
 
 async def hand_over(gate: Gate, req: ActionRequest, via: str) -> None:
     """The caller runs an approved call itself and cannot tell us how it went: claim and
-    close it, so the audit says who got it rather than "approved, never claimed"."""
+    close it, so the audit says who got it rather than "approved, never claimed". A claim
+    refused (an approval serve did not sign, one already claimed) is Refused: the caller
+    must not run what this gateway could not claim."""
     try:
         await gate.claim(req.id)
     except HitlError as exc:
         log.warning("claim_failed", extra={"request_id": req.id, "error": str(exc)})
-        return
+        raise Refused(msg.CLAIM_FAILED.format(tool=req.tool, error=exc)) from None
     await report(gate, req, ok=True, detail=msg.AUDIT_HANDED_OVER.format(via=via))

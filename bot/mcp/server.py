@@ -57,9 +57,9 @@ def build_server(
             log.info("approval_reason", extra={"tool": tool, "reason": reason[:500]})
         try:
             req = await gating.decided(gate, tool, args)
+            await gating.hand_over(gate, req, via="request_approval")
         except gating.Refused as exc:
             return json.dumps({"approved": False, "reason": str(exc)})
-        await gating.hand_over(gate, req, via="request_approval")
         decider = req.resolution.actor if req.resolution else None
         return json.dumps(
             {
@@ -93,7 +93,7 @@ async def permission(gate: Gate, tool_name: str, tool_input: dict[str, Any]) -> 
     """The answer Claude Code expects, as JSON text; anything but an approval denies."""
     try:
         req = await gating.decided(gate, tool_name, tool_input)
+        await gating.hand_over(gate, req, via="permission_prompt")
     except gating.Refused as exc:
         return json.dumps({"behavior": "deny", "message": str(exc)})
-    await gating.hand_over(gate, req, via="permission_prompt")
     return json.dumps({"behavior": "allow", "updatedInput": req.args})

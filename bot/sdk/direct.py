@@ -79,7 +79,7 @@ class DirectBackend:
         return await execution.wait_request(self.rt.requests, rid, timeout_s)
 
     async def claim(self, rid: str) -> ActionRequest:
-        return await execution.claim(self.rt.requests, rid, actor=self.actor)
+        return await execution.claim(self.rt.requests, rid, actor=self.actor, check=self.rt.claims)
 
     async def report(
         self,
@@ -97,6 +97,7 @@ class DirectBackend:
             detail=detail,
             compensated=compensated,
             actor=self.actor,
+            check=self.rt.claims,
             executing=executing,
         )
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from bot.core.models import ActionRequest, Decision, Question
 from bot.core.states import Event, State
+from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 
@@ -33,9 +34,12 @@ def _clip(detail: str | None) -> str | None:
     return None if detail is None else detail[:MAX_DETAIL]
 
 
-async def claim(requests: RequestStore, rid: str, *, actor: str) -> ActionRequest:
-    """approved -> executing, exactly once; a second claim raises AlreadyResolved."""
-    return (await requests.transition(rid, Decision(event=Event.CLAIM, actor=actor))).request
+async def claim(
+    requests: RequestStore, rid: str, *, actor: str, check: ClaimCheck
+) -> ActionRequest:
+    """approved -> executing, exactly once, and only for a decision serve signed: a second
+    claim raises AlreadyResolved, a forged approval ForgedDecision (bot/store/claims.py)."""
+    return await claim_checked(requests, rid, actor=actor, check=check)
 
 
 async def report(
@@ -46,6 +50,7 @@ async def report(
     detail: str | None,
     compensated: bool | None,
     actor: str,
+    check: ClaimCheck,
     executing: bool = False,
 ) -> ActionRequest:
     """Record how an execution (or its compensation) went.
@@ -63,7 +68,7 @@ async def report(
     else:
         req = await requests.get(rid)
     if req is not None and req.state in (State.APPROVED, State.AUTO_APPROVED):
-        req = await claim(requests, rid, actor=actor)
+        req = await claim(requests, rid, actor=actor, check=check)
     if req is not None and req.state == State.ROLLBACK_PENDING:
         event = Event.ROLLBACK_OK if ok else Event.ROLLBACK_FAILED
         decision = Decision(event=event, actor=actor, detail=_clip(detail))

@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 
 from bot.core.chain import Break, expand, verify
 from bot.core.models import AuditEntry
+from bot.core.seal import Verify, unsealed
 from bot.store import keys
 from bot.store.requests import RequestStore
 
@@ -44,6 +45,15 @@ async def verify_all(store: RequestStore, since_ms: int = 0) -> AsyncIterator[Fi
         broken = await verify_request(store.redis, rid)
         if broken is not None:
             yield Finding(rid, broken.seq, broken.why)
+
+
+async def unsealed_all(
+    store: RequestStore, verify: Verify, since_ms: int = 0
+) -> AsyncIterator[Finding]:
+    """Every decision recorded without serve's valid seal (bot/core/seal.py `unsealed`)."""
+    for rid in await store.ids_between(since_ms):
+        for seq, why in unsealed(rid, await lines(store.redis, rid), verify):
+            yield Finding(rid, seq, why)
 
 
 async def export(store: RequestStore, since_ms: int = 0) -> AsyncIterator[str]:

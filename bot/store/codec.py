@@ -34,6 +34,7 @@ OPTIONAL = (
     "res_reason",
     "res_text",
     "res_view",
+    "res_seal",
     "detail",
     "idem",
     "owner",
@@ -147,18 +148,24 @@ def to_hash(req: ActionRequest) -> dict[str, str]:
         "on_exhausted": req.on_exhausted.value,
         "claim_ms": str(req.claim_timeout_ms),
         "exec_ms": str(req.execution_timeout_ms),
-        "approvals": json.dumps([[a.actor, a.at] for a in req.approvals]),
+        "approvals": json.dumps([_approval(a) for a in req.approvals]),
         "res_actor": _s(res and res.actor),
         "res_at": _s(res and res.at),
         "res_event": _s(res and res.event.value),
         "res_reason": _s(res and res.reason_code),
         "res_text": _s(res and res.text),
         "res_view": _s(res and res.view_hash),
+        "res_seal": _s(res and res.seal),
         "detail": _s(req.detail),
         "idem": _s(req.idempotency_key),
         "audit_head": req.audit_head,
     }
     return {k: v for k, v in h.items() if v or k not in _OPTIONAL}
+
+
+def _approval(a: Approval) -> list[str | int]:
+    """[actor, at] and, when serve signed it, the seal."""
+    return [a.actor, a.at] if a.seal is None else [a.actor, a.at, a.seal]
 
 
 def _opt(v: str | None) -> str | None:
@@ -203,6 +210,7 @@ def from_hash(h: dict[str, str]) -> ActionRequest:
             reason_code=_opt(h.get("res_reason")),
             text=_opt(h.get("res_text")),
             view_hash=_opt(h.get("res_view")),
+            seal=_opt(h.get("res_seal")),
         )
     expires = h.get("expires_at")
     return ActionRequest(
@@ -230,7 +238,10 @@ def from_hash(h: dict[str, str]) -> ActionRequest:
         on_exhausted=State(h["on_exhausted"]),
         claim_timeout_ms=int(h["claim_ms"]),
         execution_timeout_ms=int(h["exec_ms"]),
-        approvals=tuple(Approval(actor=a, at=int(t)) for a, t in _list(h["approvals"])),
+        approvals=tuple(
+            Approval(actor=a[0], at=int(a[1]), seal=a[2] if len(a) > 2 else None)
+            for a in _list(h["approvals"])
+        ),
         resolution=res,
         detail=_opt(h.get("detail")),
         idempotency_key=_opt(h.get("idem")),

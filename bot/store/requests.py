@@ -21,17 +21,29 @@ from bot.core.policy import Policy
 from bot.core.proposal import propose
 from bot.core.schema import Compiled, compiled, fit_problems, schema_problem
 from bot.core.states import Event, State
-from bot.errors import ConfigError, IdempotencyConflict, InvalidTransition, NotFound, PayloadError
+from bot.errors import (
+    ConfigError,
+    ForgedDecision,
+    IdempotencyConflict,
+    InvalidTransition,
+    NotFound,
+    PayloadError,
+)
+from bot.signing import Signer
+from bot.signing import messages as sign_msg
 from bot.store import keys, tools
 from bot.store.cluster import is_cluster
 from bot.store.codec import from_hash, reply, split_terms, to_hash
 from bot.store.scripts import CREATE, TRANSITION
 from bot.store.terms import Terms, terms_checked
+from bot.store.transition_argv import WAKE_TTL_S, argv_of, log_created, timeout_extras
 from bot.store.waiting import wait_until
 
-WAKE_TTL_S = 86_400
 CLUSTER_IN_FLIGHT = 16  # timeout scripts one store sends at once to a cluster
 SCHEMA_CACHE = 1024  # (requester, tool, schema) checked and recorded, per store
+MOVED_RETRIES = 5  # a signed decision is signed again this often if the request moves
+# What serve signs: a person's decisions and the timeouts that may apply a default.
+SEALED = frozenset({Event.APPROVE, Event.EDIT_AND_APPROVE, Event.REJECT, Event.TIMEOUT})
 log = logging.getLogger(__name__)
 
 
@@ -48,6 +60,7 @@ class Moved:
     request: ActionRequest
     repeat: bool = False  # the same person repeated a recorded decision
     noop: bool = False  # a stale or early timer
+    left: bool = False  # a default a store without the key leaves to serve's (timer kept)
 
 
 def id_for_key(idempotency_key: str, owner: str) -> str:
@@ -58,8 +71,22 @@ def id_for_key(idempotency_key: str, owner: str) -> str:
 
 
 class RequestStore:
-    def __init__(self, redis: Redis, *, clock: Clock = wall_ms, ids: IdFactory = new_id) -> None:
+    """`signer`: serve's key (only serve passes one). With it every person's decision, every
+    policy default and every policy exemption is sealed (bot/core/seal.py) in the same
+    script that writes it; without it they are written unsealed, which no executor claims,
+    and a timeout that would auto-approve is left for a store with the key (serve's
+    sweeper) instead: an unsigned auto-approval would be refused by every executor."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        clock: Clock = wall_ms,
+        ids: IdFactory = new_id,
+        signer: Signer | None = None,
+    ) -> None:
         self.redis = redis
+        self.signer = signer
         self.clock = clock
         self.ids = ids
         self._create = redis.register_script(CREATE)
@@ -133,19 +160,8 @@ class RequestStore:
         )
         records = [[Event.CREATE.value, "", State.PENDING_REVIEW.value, ""]]
         if not needs_review:
-            # Exempt tools still leave a trail: created, then approved by the policy.
-            req = req.model_copy(
-                update={
-                    "state": State.APPROVED,
-                    "expires_at": now + req.claim_timeout_ms,
-                    "resolution": Resolution(
-                        actor=SYSTEM, at=now, event=Event.APPROVE, reason_code="no_review"
-                    ),
-                }
-            )
-            records.append(
-                [Event.APPROVE.value, State.PENDING_REVIEW.value, State.APPROVED.value, "no_review"]
-            )
+            req, approved = self._exempted(req, now)
+            records.append(approved)
         body, terms = split_terms(to_hash(req))
         argv: list[str | bytes | int] = [
             now,
@@ -179,7 +195,7 @@ class RequestStore:
             stored = from_hash(reply(out))
         claimed = status == "ok" and stored.state == State.EXECUTING
         if status == "ok":
-            _log_created(stored, requester, claim_as if claimed else None)
+            log_created(stored, requester, claim_as if claimed else None)
         if status != "ok" and stored.owner != owner:
             # Only a hash collision lands here: never show or hand out another's request.
             raise IdempotencyConflict(msg.IDEMPOTENCY_TAKEN.format(key=idempotency_key))
@@ -188,6 +204,32 @@ class RequestStore:
                 msg.IDEMPOTENCY_CONFLICT.format(key=idempotency_key, existing=stored.payload_hash)
             )
         return Created(stored, created=status == "ok", claimed=claimed)
+
+    def _exempted(self, req: ActionRequest, now: int) -> tuple[ActionRequest, list[str]]:
+        """The request approved by the policy at creation, and its audit record: exempt
+        tools still leave a trail (created, then approved), sealed when serve creates it."""
+        seal = None
+        if self.signer is not None:
+            seal = self.signer.seal(
+                request_id=req.id,
+                version=req.version,
+                event=Event.APPROVE.value,
+                actor=SYSTEM,
+                payload_hash=req.payload_hash,
+                at=now,
+            )
+        resolution = Resolution(
+            actor=SYSTEM, at=now, event=Event.APPROVE, reason_code="no_review", seal=seal
+        )
+        approved = req.model_copy(
+            update={
+                "state": State.APPROVED,
+                "expires_at": now + req.claim_timeout_ms,
+                "resolution": resolution,
+            }
+        )
+        approve = [Event.APPROVE.value, State.PENDING_REVIEW.value, State.APPROVED.value]
+        return approved, [*approve, "no_review", *([seal] if seal else [])]
 
     async def _schema(
         self, policy: Policy, requester: str, tool: str, schema: dict[str, Any], *, worker: bool
@@ -223,12 +265,21 @@ class RequestStore:
             raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
         return (await self._terms.fill([h]))[0]
 
-    async def transition(self, rid: str, d: Decision) -> Moved:
-        """Apply one decision atomically; raise the same error the pure machine would."""
-        status, h, now = await self._apply(rid, d, lean=False)
+    async def transition(
+        self, rid: str, d: Decision, *, expect_version: int | None = None, forged: str = ""
+    ) -> Moved:
+        """Apply one decision atomically; raise the same error the pure machine would.
+
+        For an executor's checked claim (bot/store/claims.py): `expect_version`, the
+        version it checked (moved since: `Moved.noop`, nothing done); `forged`, why it
+        refuses the decision instead (audited, ForgedDecision raised)."""
+        status, h, now = await self._apply(rid, d, lean=False, expect=expect_version, forged=forged)
         req = from_hash(h)
-        if status in ("ok", "repeat", "noop"):
-            return Moved(req, repeat=status == "repeat", noop=status == "noop")
+        if status in ("ok", "repeat", "noop", "moved", "unsigned"):
+            noop = status in ("noop", "moved", "unsigned")
+            return Moved(req, repeat=status == "repeat", noop=noop, left=status == "unsigned")
+        if status == "forged_decision":
+            raise ForgedDecision(sign_msg.FORGED.format(id=rid, why=forged), state=req.state.value)
         self._refused(req, d, status, now)
 
     async def advance(self, rid: str, d: Decision) -> State:
@@ -239,22 +290,26 @@ class RequestStore:
         if status == "ok":
             return State(h["state"])
         req = from_hash(h)
-        if status in ("repeat", "noop"):
+        if status in ("repeat", "noop", "moved", "unsigned"):
             return req.state
         self._refused(req, d, status, now)
 
-    async def _apply(self, rid: str, d: Decision, *, lean: bool) -> tuple[str, dict[str, str], int]:
-        now = self.clock()
-        new_args = new_hash = ""
-        if d.event == Event.EDIT_AND_APPROVE and d.new_args is not None:
-            tool = await self.redis.hget(keys.request(rid), "tool")
-            if tool is None:
-                raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
-            new_args, new_hash = stored_args(d.new_args), payload_hash(str(tool), d.new_args)
-        argv = _argv(d, now, new_args, new_hash)
-        argv += ["1" if lean else "0", "1" if d.foreign else "0"]
-        with terms_checked(rid):
-            status, out, *was = await self._transition(keys=keys.request_keys(rid), args=argv)
+    async def _apply(
+        self, rid: str, d: Decision, *, lean: bool, expect: int | None = None, forged: str = ""
+    ) -> tuple[str, dict[str, str], int]:
+        for _ in range(MOVED_RETRIES):
+            now = self.clock()
+            argv, signed = await self._argv_for(rid, d, now, expect)
+            # no key: an auto-approval is left to serve (nobody would claim it unsigned)
+            leave = "1" if self.signer is None and d.event == Event.TIMEOUT else ""
+            argv += ["1" if lean else "", signed[0], signed[1], forged, leave]
+            argv.append("1" if d.foreign else "")
+            with terms_checked(rid):
+                status, out, *was = await self._transition(keys=keys.request_keys(rid), args=argv)
+            # The request moved between the read the seal was made on and the script: sign
+            # again (a caller's own expected version is the caller's to handle).
+            if status != "moved" or expect is not None:
+                break
         if status == "not_found":
             raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
         h = reply(out)
@@ -273,6 +328,37 @@ class RequestStore:
                 },
             )
         return str(status), h, now
+
+    async def _argv_for(
+        self, rid: str, d: Decision, now: int, expect: int | None
+    ) -> tuple[list[str | int], tuple[str, str]]:
+        """The script's first ARGV and (expected version, seal): with a signer, the seal
+        of this decision at the version it will move the request to."""
+        new_args = new_hash = ""
+        edit = d.event == Event.EDIT_AND_APPROVE and d.new_args is not None
+        sealing = self.signer is not None and d.event in SEALED
+        if edit or sealing:
+            got = await self.redis.hmget(keys.request(rid), ["tool", "version", "payload_hash"])
+            tool, version, current = (None if v is None else str(v) for v in got)
+            if tool is None or version is None:
+                raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
+            if d.new_args is not None and edit:
+                new_args, new_hash = stored_args(d.new_args), payload_hash(tool, d.new_args)
+        argv = argv_of(d, now, new_args, new_hash)
+        if self.signer is None or not sealing:
+            return argv, ("" if expect is None else str(expect), "")
+        at = int(version or 0) if d.fence is None else d.fence
+        human = d.event != Event.TIMEOUT
+        seal = self.signer.seal(
+            request_id=rid,
+            version=at + 1,
+            event=d.event.value,
+            actor=d.actor if human else SYSTEM,
+            payload_hash=new_hash or (d.payload_hash if human else None) or current or "",
+            at=now,
+        )
+        # A fenced timer is its own expected version: the script's fence answers 'noop'.
+        return argv, (str(at) if d.fence is None else "", seal)
 
     def _refused(self, req: ActionRequest, d: Decision, status: str, now: int) -> NoReturn:
         log.info(
@@ -297,9 +383,13 @@ class RequestStore:
         """Fire many fenced timeouts in one pipeline (the sweeper's batch); None: gone."""
         now = self.clock()
         calls = [
-            (keys.request_keys(rid), _argv(Decision(event=Event.TIMEOUT, fence=f), now, "", ""))
+            (keys.request_keys(rid), argv_of(Decision(event=Event.TIMEOUT, fence=f), now, "", ""))
             for rid, f in timers
         ]
+        for (_, argv), extra in zip(
+            calls, await timeout_extras(self.redis, self.signer, timers, now), strict=True
+        ):
+            argv += extra
         if is_cluster(self.redis):
             # A cluster pipeline refuses EVALSHA: one call each, a bounded number in flight
             # for the whole store. A cluster client fails (MaxConnectionsError) rather than
@@ -320,7 +410,8 @@ class RequestStore:
             if status == "not_found":
                 out.append(None)
             else:
-                out.append(Moved(from_hash(reply(raw)), noop=status != "ok"))
+                left = status == "unsigned"
+                out.append(Moved(from_hash(reply(raw)), noop=status != "ok", left=left))
         return out
 
     async def list_pending(self, limit: int = 100) -> list[ActionRequest]:
@@ -357,51 +448,3 @@ class RequestStore:
             lambda r: r.state != State.PENDING_REVIEW,
             timeout_s,
         )
-
-
-def _log_created(req: ActionRequest, requester: str, claimer: str | None) -> None:
-    """The same log lines a create and a separate claim would have written."""
-    moves: list[tuple[str, str, str | None, str, int]] = [
-        ("create", requester, None, req.state.value, req.version)
-    ]
-    if claimer is not None:
-        approved = State.APPROVED.value
-        moves = [
-            ("create", requester, None, approved, req.version - 1),
-            ("claim", claimer, approved, req.state.value, req.version),
-        ]
-    for event, actor, was, to, version in moves:
-        log.info(
-            "transition",
-            extra={
-                "request_id": req.id,
-                "event": event,
-                "actor": actor,
-                "from_state": was,
-                "to_state": to,
-                "version": version,
-                "tool": req.tool,
-                "run_id": req.run_id,
-            },
-        )
-
-
-def _argv(d: Decision, now: int, new_args: str, new_hash: str) -> list[str | int]:
-    """The TRANSITION script's ARGV, in the order documented there."""
-    return [
-        now,
-        d.event.value,
-        d.actor,
-        json.dumps(list(d.actor_groups)),
-        d.payload_hash or "",
-        d.view_hash or "",
-        d.reason_code or "",
-        d.text or "",
-        new_args,
-        new_hash,
-        "" if d.fence is None else d.fence,
-        d.detail or "",
-        "1" if d.has_compensation else "0",
-        WAKE_TTL_S,
-        d.via or "",
-    ]

@@ -14,7 +14,7 @@ from bot.store.lua_common import COMMON, TABLES, TERMS_ERROR
 __all__ = ["ALL", "CREATE", "NOOP", "TERMS_ERROR", "TRANSITION"]
 
 # KEYS: req, audit, due, pending, all, wake, events, pending_tiers, terms
-# ARGV: now, actor, records JSON [[event, from, to, reason], ...], the request hash as JSON
+# ARGV: now, actor, records JSON [[event, from, to, reason, seal?], ...], the request hash as JSON
 #       (one argument instead of ~70: packing them cost the client more than the script)
 #       with `terms` naming its review terms, the terms' JSON (kept once per shard),
 #       and optionally the claimer and the wake ttl seconds: an approved new request is
@@ -65,7 +65,8 @@ for _, r in ipairs(records) do
   local who = actor
   if r[4] ~= '' then who = 'system' end
   audit(A, h, {at = now, actor = who, kind = 'transition', event = r[1], from = r[2], to = r[3],
-               reason_code = r[4], payload_hash = h.payload_hash, version = tonumber(h.version)})
+               reason_code = r[4], payload_hash = h.payload_hash, version = tonumber(h.version),
+               seal = r[5]})
 end
 local created_version, created_state = h.version, h.state
 if claimer ~= '' and h.state == 'approved' then
@@ -107,6 +108,13 @@ return {'ok', cjson.encode({state = h.state, version = h.version, expires_at = h
 #       new args, new hash, fence, detail, has compensation (1/0), wake ttl seconds,
 #       via (how a person decided: "" for a button, "thread_reply:CHANNEL:TS" for a reply),
 #       lean ("1": on 'ok' reply with id, state, version, tool and run_id only),
+#       expected version ('' or the version the caller signed or checked: else 'moved'),
+#       seal (serve's signature of this decision, bot/core/seal.py: kept with the
+#       resolution, the approval and the audit entry), forged ('' or, on a claim, why the
+#       executor refuses the decision: audited as a refused claim, reply 'forged'),
+#       leave ("1": a timeout that would auto-approve is left undone, reply 'unsigned':
+#       a store without the key leaves approving defaults to serve's sweeper, since no
+#       executor would claim an unsigned one),
 #       foreign ("1": the actor is from another workspace; "*" does not count for them)
 TRANSITION = (
     TABLES
@@ -115,19 +123,24 @@ TRANSITION = (
 local R, A, DUE, PEND, ALL, W = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local now, ev, actor = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local seen, view, reason, text = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local expect, seal, forged = ARGV[17] or '', ARGV[18] or '', ARGV[19] or ''
 if redis.call('EXISTS', R) == 0 then return {'not_found', '{}'} end
 local h = load(R, KEYS[9])
 if h.terms_gone and (HUMAN[ev] or ev == 'claim') then
   return error(TERMS_ERROR .. ' missing or damaged: ' .. R)
 end
 local state, version = h.state, tonumber(h.version)
+-- A seal names the version it moves the request to, and a checked claim the version it
+-- checked: if the request moved meanwhile, the caller reads, checks or signs again.
+if expect ~= '' and tonumber(expect) ~= version then return {'moved', flat(h)} end
 local cur, recs, upd = state, {}, {}
 
 local function refuse(code)
-  if HUMAN[ev] then
+  if HUMAN[ev] or forged ~= '' then
     audit(A, h, {at = now, actor = actor, kind = 'refused', event = ev, from = state,
                  to = state, reason_code = code, payload_hash = seen, view_hash = view,
-                 version = version, via = (ARGV[15] ~= '' and ARGV[15]) or nil})
+                 version = version, via = (ARGV[15] ~= '' and ARGV[15]) or nil,
+                 text = (forged ~= '' and forged) or nil})
     redis.call('HSET', R, 'audit_head', h.audit_head, 'audit_seq', h.audit_seq)
   end
   return {code, flat(h)}
@@ -146,6 +159,7 @@ end
 local function resolve(e, why)
   upd.res_actor, upd.res_at, upd.res_event = actor, tostring(now), e
   upd.res_reason, upd.res_text, upd.res_view = why or '', text, view
+  upd.res_seal = (e ~= 'cancel' and seal) or ''
 end
 local function list(raw)
   local v = cjson.decode(raw)
@@ -180,8 +194,8 @@ if HUMAN[ev] then
       for _, n in ipairs(lv.groups or {}) do names[n] = true end
     end
   end
-  -- ARGV[17] '1': the actor is from another workspace, for whom "*" never counts
-  if (names['*'] and ARGV[17] ~= '1') or names[actor] then ok = true end
+  -- ARGV[21] '1': the actor is from another workspace, for whom "*" never counts
+  if (names['*'] and ARGV[21] ~= '1') or names[actor] then ok = true end
   for _, g in ipairs(cjson.decode(ARGV[4])) do if names[g] then ok = true end end
   if not ok then return refuse('not_eligible') end
   if seen ~= h.payload_hash then return refuse('stale_payload') end
@@ -197,7 +211,8 @@ if HUMAN[ev] then
       upd.original_hash = (h.original_hash ~= '' and h.original_hash) or h.payload_hash
       approvals = {}
     end
-    approvals[#approvals + 1] = {actor, now}
+    if seal ~= '' then approvals[#approvals + 1] = {actor, now, seal}
+    else approvals[#approvals + 1] = {actor, now} end
     upd.approvals = cjson.encode(approvals)
     if #approvals < tonumber(h.quorum) then
       move(ev, 'pending_review')
@@ -224,6 +239,9 @@ elseif ev == 'timeout' then
     else
       local default = h.on_exhausted
       if default == 'auto_approved' and h.risk ~= 'low' then default = 'auto_rejected' end
+      if default == 'auto_approved' and seal == '' and ARGV[20] == '1' then
+        return {'unsigned', flat(h)}
+      end
       actor, text, view = 'system', '', ''
       resolve('timeout', 'no_response')
       move('timeout', default)
@@ -239,6 +257,7 @@ elseif ev == 'timeout' then
   end
 elseif ev == 'claim' then
   if state ~= 'approved' and state ~= 'auto_approved' then return resolved_or_invalid() end
+  if forged ~= '' then seen = h.payload_hash; return refuse('forged_decision') end
   if h.expires_at ~= '' and now >= tonumber(h.expires_at) then return {'expired', flat(h)} end
   move('claim', 'executing')
   expires_in = tonumber(h.exec_ms)
@@ -294,6 +313,7 @@ for _, r in ipairs(recs) do
   if ev == 'cancel' and upd.res_reason == nil then e.reason_code, e.text = reason, text end
   if r[1] == 'edit_and_approve' then e.original_hash = h.original_hash end
   if HUMAN[ev] and ARGV[15] ~= '' then e.via = ARGV[15] end
+  if seal ~= '' and r[1] == ev then e.seal = seal end
   if upd.detail then e.text = upd.detail end
   audit(A, h, e)
 end

@@ -18,6 +18,8 @@ from bot.core.models import ActionRequest, Decision, Run
 from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event
 from bot.sandbox.model import Responder, ScriptedModel, Turn
+from bot.store.requests import RequestStore
+from tests.keys import serve_signer
 
 T = TypeVar("T")
 
@@ -53,7 +55,9 @@ class Stores(AgentStores):
         d = Decision(
             event=event, actor=kw.pop("actor", "UKID"), payload_hash=req.payload_hash, **kw
         )
-        return (await self.requests.transition(rid, d)).request
+        # as serve records a person's decision: signed with its key
+        signed = RequestStore(self.requests.redis, clock=self.clock, signer=serve_signer())
+        return (await signed.transition(rid, d)).request
 
     async def waiting_on(self, run_id: str, timeout_s: float = 5.0) -> str:
         """The id the run waits on, once it waits."""

@@ -36,6 +36,7 @@ def workers_gate(stores: Stores, agent: Agent | None = None) -> Gate:
         steering=stores.steering,
         policy=stores.policy if agent is None else agent.merged_policy(stores.policy),
         runs=stores.runs,
+        trusted=stores.trusted,
     )
 
 
@@ -559,3 +560,25 @@ async def test_a_correction_comes_before_bad_arguments_and_unknown_tools(
         ToolCall("c6", "charge", '{"amount": "lots"}'), agent.tools, run_id=run.id
     )
     assert out.status == "invalid"
+
+
+async def test_a_forged_approval_is_never_run_by_the_worker(
+    stores: Stores, scripted: ModelFactory, llm_for: LLM
+) -> None:
+    """Approved with the store's own Python API, without serve's key: refused and audited."""
+    effects: list[dict[str, Any]] = []
+    model = await scripted(
+        [call("charge", amount=30), say("Hm.", expect=after_tool("not approved by this bot"))]
+    )
+    run = await stores.start()
+    task = asyncio.create_task(stores.loop(charging_agent(effects), llm_for(model)).run(run.id))
+    rid = await stores.waiting_on(run.id)
+    req = await stores.requests.get(rid)
+    forged = Decision(event=Event.APPROVE, actor="UKID", payload_hash=req.payload_hash)
+    await stores.requests.transition(rid, forged)  # this store has no signer
+    done = await asyncio.wait_for(task, 10)
+
+    assert done.state == RunState.FINISHED and effects == []
+    assert (await stores.requests.get(rid)).state == State.APPROVED  # never executing
+    refused = [e for e in await audit.entries(stores.redis, rid) if e.kind == "refused"]
+    assert [(e.event, e.reason_code) for e in refused] == [("claim", "forged_decision")]

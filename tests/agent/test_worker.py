@@ -23,6 +23,7 @@ from bot.sandbox.model import ScriptedModel, after_tool, call, say
 from bot.store import keys
 from tests.agent.conftest import ModelFactory, Stores, eventually
 from tests.agent.fixtures import COUNT_FILE_ENV
+from tests.keys import serve_signer
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTING = "tests.agent.fixtures:counting_agent"
@@ -197,6 +198,7 @@ async def test_kill_9_while_waiting_then_another_worker_finishes_it_once(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HITL_", "OPENAI_"))}
     env |= {
         "REDIS_URL": redis_url,
+        "HITL_SIGNING_PUBLIC_KEY": serve_signer().public_b64(),  # as a worker beside serve
         "OPENAI_BASE_URL": model.base_url,
         "HITL_MODEL": "scripted",
         COUNT_FILE_ENV: str(count),

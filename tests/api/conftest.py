@@ -10,10 +10,17 @@ from redis.asyncio import Redis
 from bot.api import create_app
 from bot.core.policy import Policy, parse_policy
 from bot.runtime import Runtime
+from bot.store.requests import RequestStore
 from tests.api.live import TOKEN, LiveServer, live_server, make_runtime
 from tests.conftest import QUORUM_POLICY
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def store(signed_store: RequestStore) -> RequestStore:
+    """Decisions here are the people's, as serve records them: signed."""
+    return signed_store
 
 
 @pytest.fixture

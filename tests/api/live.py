@@ -27,6 +27,7 @@ from bot.runtime import Runtime
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.steering import SteeringStore
+from tests.keys import serve_signer
 
 TOKEN = "test-token-5b1f0c"
 AGENT_TOKEN = "agent-7-token-8d2e4a9c"  # a second token, for the named identity "agent-7"
@@ -53,10 +54,11 @@ def make_runtime(
         redis=redis,
         server=None,
         policy=policy,
-        requests=RequestStore(redis),
+        requests=RequestStore(redis, signer=serve_signer()),
         questions=QuestionStore(redis),
         steering=SteeringStore(redis),
         clock=wall_ms,
+        signer=serve_signer(),
     )
 
 

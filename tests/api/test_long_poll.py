@@ -23,11 +23,12 @@ from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from tests.api.conftest import AUTH
 from tests.api.live import LiveServer, make_runtime
+from tests.keys import serve_signer
 
 
 @pytest.fixture
 def store(redis: Redis) -> RequestStore:
-    return RequestStore(redis)  # the wall clock, as the server's
+    return RequestStore(redis, signer=serve_signer())  # the wall clock and key, as the server's
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ import yaml
 from mcp import Client, StdioServerParameters
 
 from tests.e2e.conftest import POLICY, Bot, bot, serve_env, slack_mode
+from tests.keys import serve_signer
 
 __all__ = ["Bot", "bot", "serve_env", "slack_mode"]
 
@@ -67,6 +68,8 @@ def setup(bot: Bot, redis_url: str, tmp_path: Path) -> Setup:
         "UPSTREAM_LOG": str(log),
         "PYTHONPATH": str(ROOT),
         "HITL_DATA_DIR": str(tmp_path / "data"),
+        # an executor beside serve: it holds serve's public key, never the private one
+        "HITL_SIGNING_PUBLIC_KEY": serve_signer().public_b64(),
     }
     config = tmp_path / "proxy.yaml"
     upstream = {

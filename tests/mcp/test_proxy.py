@@ -20,6 +20,7 @@ from bot.core.models import Decision
 from bot.core.states import Event, State
 from bot.slack import render
 from bot.store import audit
+from bot.store.requests import RequestStore
 from tests.e2e.conftest import Bot, button_values
 from tests.mcp.conftest import (
     ROOT,
@@ -358,3 +359,21 @@ async def test_stopping_the_gateway_withdraws_what_it_waits_on(bot: Bot, setup: 
     assert req.state == State.CANCELLED
     assert req.resolution is not None and req.resolution.reason_code == "caller_gone"
     assert setup.ran() == []
+
+
+async def test_a_forged_approval_never_reaches_the_upstream(
+    stdio_proxy: Client, bot: Bot, setup: Setup
+) -> None:
+    """Approved with the store's own API (no serve key): the gateway refuses to run it."""
+    call = asyncio.create_task(stdio_proxy.call_tool("demo__delete", {"path": "/f"}))
+    rid = await pending_one(bot)
+    req = await bot.requests.get(rid)
+    forger = RequestStore(bot.redis)  # anything that reaches Redis, without serve's key
+    await forger.transition(
+        rid, Decision(event=Event.APPROVE, actor="UKID", payload_hash=req.payload_hash)
+    )
+    out = await asyncio.wait_for(call, 15)
+    assert out.is_error and "not approved by this bot" in text(out)
+    assert setup.ran() == []
+    trail = await audit.entries(bot.redis, rid)
+    assert [e.reason_code for e in trail if e.kind == "refused"] == ["forged_decision"]

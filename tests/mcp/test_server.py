@@ -17,9 +17,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import TextContent
 from redis.asyncio import Redis
 
-from bot.core.states import State
+from bot.core.models import Decision
+from bot.core.states import Event, State
 from bot.slack import render, views
 from bot.store import keys
+from bot.store.requests import RequestStore
 from tests.e2e.conftest import Bot
 from tests.mcp.conftest import ROOT, Setup, http_process, owned, stdio_params, until
 
@@ -193,3 +195,15 @@ def test_http_off_loopback_needs_a_token(setup: Setup) -> None:
         timeout=60,
     )
     assert done.returncode == 2 and "HITL_MCP_TOKEN" in done.stderr
+
+
+async def test_permission_prompt_denies_a_forged_approval(stdio_hitl: Client, bot: Bot) -> None:
+    given = {"tool_name": "Bash", "input": {"command": "rm -rf /srv"}}
+    call = asyncio.create_task(stdio_hitl.call_tool("permission_prompt", given))
+    rid, _, _ = await card(bot)
+    req = await bot.requests.get(rid)
+    approve = Decision(event=Event.APPROVE, actor="UKID", payload_hash=req.payload_hash)
+    await RequestStore(bot.redis).transition(rid, approve)  # no serve key: a forgery
+    out = answer_of(await asyncio.wait_for(call, 15))
+    assert out["behavior"] == "deny" and "not approved by this bot" in out["message"]
+    assert (await bot.requests.get(rid)).state == State.APPROVED  # never claimed

@@ -19,6 +19,7 @@ from bot.sdk import Gate
 from bot.store.requests import Moved, RequestStore
 from tests.api.live import AGENT_TOKEN, LiveServer, live_server
 from tests.conftest import QUORUM_POLICY
+from tests.keys import serve_signer
 
 
 @pytest.fixture(scope="session")
@@ -50,7 +51,7 @@ async def gate(
 
 @pytest.fixture
 def wall_store(redis: Redis) -> RequestStore:
-    return RequestStore(redis, clock=wall_ms)
+    return RequestStore(redis, clock=wall_ms, signer=serve_signer())  # decides as serve
 
 
 Decide = Callable[[ActionRequest], Decision]
@@ -81,7 +82,7 @@ class Reviewer:
     async def _main(self, decisions: tuple[Decide, ...], clock: Callable[[], int]) -> None:
         redis = Redis.from_url(self.redis_url, decode_responses=True)
         try:
-            store = RequestStore(redis, clock=clock)
+            store = RequestStore(redis, clock=clock, signer=serve_signer())  # as serve does
             deadline = time.monotonic() + 10
             while not (pending := await store.list_pending()):
                 assert time.monotonic() < deadline, "no request came for review"

@@ -20,6 +20,7 @@ from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.steering import SteeringStore
 from tests.api.live import TOKEN, LiveServer
+from tests.keys import serve_signer
 
 
 def test_from_env_picks_the_mode(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,7 +123,7 @@ async def test_steering_pops_each_correction_once(gate: Gate, redis: Redis) -> N
 
 async def test_a_caller_that_stops_waiting_withdraws_its_request(gate: Gate, redis: Redis) -> None:
     task = asyncio.create_task(gate.request_approval("refund", {"order": "A3"}))
-    store = RequestStore(redis, clock=wall_ms)
+    store = RequestStore(redis, clock=wall_ms, signer=serve_signer())  # decides as serve
     for _ in range(200):
         if pending := await store.list_pending():
             break
@@ -143,7 +144,7 @@ async def test_low_level_claim_and_report(gate: Gate, redis: Redis) -> None:
     req = await gate.submit("refund", {"order": "A4", "amount": 5}, idempotency_key="k-a4")
     again = await gate.submit("refund", {"order": "A4", "amount": 5}, idempotency_key="k-a4")
     assert again.id == req.id
-    store = RequestStore(redis, clock=wall_ms)
+    store = RequestStore(redis, clock=wall_ms, signer=serve_signer())  # decides as serve
     await store.transition(
         req.id, Decision(event=Event.APPROVE, actor="UREV", payload_hash=req.payload_hash)
     )
@@ -176,7 +177,7 @@ async def test_closing_the_gate_ends_a_sync_wait_and_withdraws_its_request(
 
     caller = threading.Thread(target=waits, daemon=True)
     caller.start()
-    store = RequestStore(redis, clock=wall_ms)
+    store = RequestStore(redis, clock=wall_ms, signer=serve_signer())  # decides as serve
     deadline = time.monotonic() + 10
     while not (pending := await store.list_pending()) and time.monotonic() < deadline:
         await asyncio.sleep(0.01)

@@ -18,6 +18,7 @@ from bot.clock import FakeClock
 from bot.core.policy import parse_policy
 from bot.store.requests import RequestStore
 from tests.conftest import QUORUM_POLICY
+from tests.keys import serve_signer
 from tests.store.lua_vs_core import REFUSAL_CODE, compare, decision
 
 MIN = 60_000
@@ -204,7 +205,7 @@ def test_the_examples_cover_every_refusal_code() -> None:
 @pytest.mark.parametrize("name", list(EXAMPLES))
 async def test_lua_and_core_agree_on(name: str, redis: Redis, clock: FakeClock) -> None:
     (tool, args), steps, outcomes = EXAMPLES[name]
-    store = RequestStore(redis, clock=clock)
+    store = RequestStore(redis, clock=clock, signer=serve_signer())  # serve's: it applies defaults
     model = (await store.create(POLICY, tool=tool, args=args, requester="U1")).request
     seen = []
     for s in steps:

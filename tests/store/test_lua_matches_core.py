@@ -24,6 +24,7 @@ from bot.store import audit
 from bot.store.requests import RequestStore
 from tests.clients import open_client
 from tests.conftest import QUORUM_POLICY
+from tests.keys import serve_signer
 from tests.store.lua_vs_core import compare, decision
 
 POLICY = parse_policy(QUORUM_POLICY)
@@ -80,7 +81,7 @@ def test_lua_and_core_agree(
 async def _run(url: str, call: tuple[str, dict[str, Any]], steps: list[dict[str, Any]]) -> None:
     client = await open_client(url)
     clock = FakeClock()
-    store = RequestStore(client, clock=clock)
+    store = RequestStore(client, clock=clock, signer=serve_signer())  # serve's: it applies defaults
     try:
         model = (await store.create(POLICY, tool=call[0], args=call[1], requester="U1")).request
         for s in steps:

@@ -145,11 +145,12 @@ async def test_a_copy_that_no_longer_matches_its_name_is_never_used(
 
 
 async def test_without_its_terms_a_request_still_ends_and_never_runs(
-    store: RequestStore, policy: Policy, redis: Redis, clock: FakeClock
+    signed_store: RequestStore, policy: Policy, redis: Redis, clock: FakeClock
 ) -> None:
     """Timers, a stop and the executor's report do not need the terms: a request whose
     copy is gone ends (auto-rejected, cancelled) instead of hanging, and the sweeper's
     batch still fires the healthy timers beside it. Nobody may claim it."""
+    store = signed_store  # serve's: its sweeper applies (and signs) the default
     made = [
         (await store.create(policy, tool="refund", args={"amount": i}, requester="U1")).request
         for i in (1, 2, 3, 4)

@@ -1,0 +1,188 @@
+"""`hitl-bot audit verify | export | heads` and `hitl-bot keys show`.
+
+`audit verify` checks every chain's links and every decision's seal (bot/core/seal.py)
+against the keys an executor would trust; with `--heads FILE` also a heads file that
+`audit heads` signed earlier, so a history rewritten with every link recomputed, cut
+short or deleted is named too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from rich.console import Console
+
+from bot.config import Settings
+from bot.core.policy import parse_duration
+from bot.errors import ConfigError, HitlError
+from bot.logs import setup as setup_logging
+from bot.runtime import Runtime, open_runtime
+from bot.signing import Signer, load_signer, require_public_keys, trusted_keys
+from bot.store import audit, heads
+
+audit_app = typer.Typer(
+    no_args_is_help=True, help="Verify and export the audit trail.", rich_markup_mode=None
+)
+keys_app = typer.Typer(
+    no_args_is_help=True, help="The key decisions are signed with.", rich_markup_mode=None
+)
+out = Console()
+err = Console(stderr=True)
+T = TypeVar("T")
+Since = Annotated[str | None, typer.Option(help="ISO date or '24h'")]
+
+
+def run_cli(work: Callable[[Runtime], Awaitable[T]]) -> T:
+    # Warnings (an unsafe Redis, a slow store) go to stderr as JSON lines, as in `serve`;
+    # the command's own answer stays on stdout, for people and pipes.
+    setup_logging(logging.WARNING)
+
+    async def main() -> T:
+        async with open_runtime() as rt:
+            return await work(rt)
+
+    try:
+        return asyncio.run(main())
+    except HitlError as exc:
+        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+
+
+def since_ms(value: str | None) -> int:
+    """'2026-11-01', an ISO time, or a duration back from now ('24h')."""
+    if not value:
+        return 0
+    try:
+        return int(datetime.fromisoformat(value).replace(tzinfo=UTC).timestamp() * 1000)
+    except ValueError:
+        pass
+    try:
+        return int(datetime.now(UTC).timestamp() * 1000) - parse_duration(value)
+    except ValueError:
+        raise typer.BadParameter(
+            f"{value!r}: give an ISO date/time or a duration like 24h"
+        ) from None
+
+
+def _signer() -> Signer:
+    try:
+        return load_signer(Settings.load(), create=False)
+    except HitlError as exc:
+        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+
+
+@audit_app.command("verify")
+def audit_verify(
+    since: Since = None,
+    heads_file: Annotated[
+        Path | None,
+        typer.Option("--heads", help="A file `audit heads` wrote: check no history changed."),
+    ] = None,
+) -> None:
+    """Check every chain and every decision's signature; exit 1 naming each request that
+    fails."""
+    text = heads_file.read_text() if heads_file is not None else None
+
+    async def work(rt: Runtime) -> tuple[int, list[str]]:
+        trusted = require_public_keys(rt.claims.keys)
+        ids = await rt.requests.ids_between(since_ms(since))
+        found = [
+            f"request {f.request_id}: entry {f.seq}: {f.why}"
+            async for f in audit.verify_all(rt.requests, since_ms(since))
+        ]
+        found += [
+            f"request {f.request_id}: entry {f.seq}: {f.why}"
+            async for f in audit.unsealed_all(rt.requests, trusted.verify, since_ms(since))
+        ]
+        if text is not None:
+            try:
+                kept = heads.read_heads(text, trusted)
+            except heads.BadHeadsFile as exc:
+                return len(ids), [f"heads file {heads_file}: {exc}"]
+            found += [
+                f"request {f.request_id}: {f.why}" for f in await heads.check_heads(rt.redis, kept)
+            ]
+        return len(ids), found
+
+    count, findings = run_cli(work)
+    for line in findings:
+        err.print(line, markup=False)
+    if findings:
+        raise typer.Exit(1)
+    anchored = " Every kept head matches." if text is not None else ""
+    out.print(
+        f"{count} requests, every audit chain intact. "
+        f"Every decision signed with this bot's key.{anchored}"
+    )
+
+
+@audit_app.command("export")
+def audit_export(
+    since: Since = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o")] = None,
+) -> None:
+    """Every audit entry as JSON lines (to stdout, or --output FILE)."""
+
+    async def work(rt: Runtime) -> list[str]:
+        return [line async for line in audit.export(rt.requests, since_ms(since))]
+
+    lines = run_cli(work)
+    text = "".join(line + "\n" for line in lines)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text)
+        err.print(f"wrote {len(lines)} entries to {output}")
+
+
+@audit_app.command("heads")
+def audit_heads(output: Annotated[Path | None, typer.Option("--output", "-o")] = None) -> None:
+    """Every request's chain head (id, head hash, seq), signed with serve's key: keep the
+    file outside Redis and check it later with `audit verify --heads FILE`."""
+    signer = _signer()
+
+    async def work(rt: Runtime) -> str:
+        doc = await heads.export_heads(rt.requests, signer, rt.clock())
+        return json.dumps(doc, indent=1) + "\n"
+
+    text = run_cli(work)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text)
+        err.print(f"wrote the heads of {text.count(chr(10) + '  {')} requests to {output}")
+
+
+@keys_app.command("show")
+def keys_show(
+    pem: Annotated[bool, typer.Option("--pem", help="PEM instead of base64.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The public key(s) decisions are signed with, as `GET /v1/keys` gives them; set
+    HITL_SIGNING_PUBLIC_KEY to it where an executor runs. Where no public key is set,
+    this is serve's own (HITL_SIGNING_KEY, or HITL_DATA_DIR/signing.key)."""
+    settings = Settings.load()
+    try:
+        try:  # serve's own key where it is here; else the public key an executor has
+            own = None if settings.hitl_signing_public_key else load_signer(settings, create=False)
+        except ConfigError:
+            own = None
+        trusted = require_public_keys(trusted_keys(settings, own))
+    except HitlError as exc:
+        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+    listing = trusted.listing()
+    if as_json:
+        out.print_json(json.dumps({"keys": listing}))
+        return
+    for k in listing:
+        sys.stdout.write(f"{k['id']} ed25519 {k['public_key']}\n" if not pem else k["pem"])

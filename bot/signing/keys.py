@@ -1,0 +1,199 @@
+"""Loading serve's Ed25519 key and the public keys executors trust.
+
+The private key is `HITL_SIGNING_KEY` (base64 of the 32-byte seed) or else
+`HITL_DATA_DIR/signing.key`, made on first use with mode 0600; beside it `signing.pub`
+holds the public key for executors that share the data dir. An executor trusts
+`HITL_SIGNING_PUBLIC_KEY` (comma-separated, for a rotation), else the key derived from
+`HITL_SIGNING_KEY`, else `signing.pub`. No key: it refuses to claim (fail closed).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+    Ed25519PrivateKey,
+    Ed25519PublicKey,
+)
+
+from bot.config import Settings
+from bot.core.seal import Seal, decision_bytes
+from bot.errors import ConfigError
+from bot.signing import messages as msg
+
+KEY_FILE = "signing.key"
+PUB_FILE = "signing.pub"
+RAW = serialization.Encoding.Raw
+
+
+def _raw_public(key: Ed25519PublicKey) -> bytes:
+    return key.public_bytes(RAW, serialization.PublicFormat.Raw)
+
+
+def key_id_of(key: Ed25519PublicKey) -> str:
+    """A short name for a public key: its raw bytes' sha256, 16 hex characters."""
+    return hashlib.sha256(_raw_public(key)).hexdigest()[:16]
+
+
+def _decode32(text: str, name: str) -> bytes:
+    try:
+        raw = base64.b64decode(text.strip().replace("-", "+").replace("_", "/") + "==")
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != 32:
+        raise ConfigError(msg.BAD_KEY.format(name=name))
+    return raw
+
+
+class PublicKeys:
+    """The keys an executor accepts decisions from, by key id."""
+
+    def __init__(self, keys: list[Ed25519PublicKey]) -> None:
+        self.keys = {key_id_of(k): k for k in keys}
+
+    @classmethod
+    def parse(cls, text: str, name: str = "HITL_SIGNING_PUBLIC_KEY") -> PublicKeys:
+        found = [
+            Ed25519PublicKey.from_public_bytes(_decode32(part, name))
+            for part in text.split(",")
+            if part.strip()
+        ]
+        if not found:
+            raise ConfigError(msg.BAD_KEY.format(name=name))
+        return cls(found)
+
+    def verify(self, key_id: str, data: bytes, signature: bytes) -> bool:
+        key = self.keys.get(key_id)
+        if key is None:
+            return False
+        try:
+            key.verify(signature, data)
+        except InvalidSignature:
+            return False
+        return True
+
+    def listing(self) -> list[dict[str, str]]:
+        """Each key as `GET /v1/keys` and `hitl-bot keys show` give it."""
+        return [
+            {
+                "id": kid,
+                "algorithm": "ed25519",
+                "public_key": base64.b64encode(_raw_public(k)).decode(),
+                "pem": k.public_bytes(
+                    serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+                ).decode(),
+            }
+            for kid, k in self.keys.items()
+        ]
+
+
+class Signer:
+    """serve's private key. Only serve builds one and hands it to its store."""
+
+    def __init__(self, key: Ed25519PrivateKey) -> None:
+        self._key = key
+        self.public_key = key.public_key()
+        self.key_id = key_id_of(self.public_key)
+
+    @classmethod
+    def from_seed(cls, text: str, name: str = "HITL_SIGNING_KEY") -> Signer:
+        return cls(Ed25519PrivateKey.from_private_bytes(_decode32(text, name)))
+
+    def sign(self, data: bytes) -> bytes:
+        return self._key.sign(data)
+
+    def seal(
+        self, *, request_id: str, version: int, event: str, actor: str, payload_hash: str, at: int
+    ) -> str:
+        """The seal (bot/core/seal.py) of one decision, as the store keeps it."""
+        data = decision_bytes(
+            request_id=request_id,
+            version=version,
+            event=event,
+            actor=actor,
+            payload_hash=payload_hash,
+            at=at,
+        )
+        return Seal(self.key_id, version, event, self.sign(data)).encode()
+
+    def public(self) -> PublicKeys:
+        return PublicKeys([self.public_key])
+
+    def public_b64(self) -> str:
+        return base64.b64encode(_raw_public(self.public_key)).decode()
+
+
+def _read_key_file(path: Path) -> Signer:
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        raise ConfigError(msg.KEY_FILE_OPEN.format(path=path, mode=mode))
+    try:
+        return Signer.from_seed(path.read_text(), name=str(path))
+    except ConfigError:
+        raise ConfigError(msg.KEY_FILE_BAD.format(path=path)) from None
+
+
+def _write_pub(data_dir: Path, signer: Signer) -> None:
+    pub = data_dir / PUB_FILE
+    if pub.exists() and pub.read_text().strip() == signer.public_b64():
+        return
+    tmp = data_dir / f".{PUB_FILE}.{os.getpid()}"
+    tmp.write_text(signer.public_b64() + "\n")
+    tmp.chmod(0o644)
+    tmp.replace(pub)
+
+
+def load_signer(settings: Settings, *, create: bool = True) -> Signer:
+    """serve's key: HITL_SIGNING_KEY, else the data dir's key file, made if missing
+    (`create`; else a missing one is a ConfigError: only serve makes its key)."""
+    if settings.hitl_signing_key is not None:
+        return Signer.from_seed(settings.hitl_signing_key.get_secret_value())
+    data_dir = settings.hitl_data_dir
+    path = data_dir / KEY_FILE
+    if not create and not path.exists():
+        raise ConfigError(msg.NO_KEY.format(path=path))
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    seed = Ed25519PrivateKey.generate().private_bytes(
+        RAW, serialization.PrivateFormat.Raw, serialization.NoEncryption()
+    )
+    # O_EXCL: of two first starts at once, one writes and both read the same key.
+    with contextlib.suppress(FileExistsError):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(base64.b64encode(seed).decode() + "\n")
+    signer = _read_key_file(path)
+    _write_pub(data_dir, signer)
+    return signer
+
+
+def public_keys(settings: Settings) -> PublicKeys | None:
+    """The keys an executor trusts, or None when none is set anywhere."""
+    if settings.hitl_signing_public_key:
+        return PublicKeys.parse(settings.hitl_signing_public_key)
+    if settings.hitl_signing_key is not None:
+        return Signer.from_seed(settings.hitl_signing_key.get_secret_value()).public()
+    pub = settings.hitl_data_dir / PUB_FILE
+    if pub.is_file():
+        return PublicKeys.parse(pub.read_text(), name=str(pub))
+    return None
+
+
+def require_public_keys(keys: PublicKeys | None) -> PublicKeys:
+    if keys is None:
+        raise ConfigError(msg.NO_PUBLIC_KEY)
+    return keys
+
+
+def trusted_keys(settings: Settings, signer: Signer | None = None) -> PublicKeys | None:
+    """What an executor trusts: the configured public keys, and serve's own key in serve."""
+    found = public_keys(settings)
+    if signer is None:
+        return found
+    return PublicKeys([signer.public_key, *(found.keys.values() if found else [])])

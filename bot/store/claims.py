@@ -1,0 +1,84 @@
+"""An executor's claim, checked first: the approval must carry serve's signature.
+
+Every executor claims through `claim_checked` (the worker, the SDK in both modes and so
+`hitl-bot mcp`, and `POST /v1/approvals/{id}/claim`). It reads the request, checks its
+decision's seals against the keys the executor trusts (bot/core/seal.py), and then, in
+one script each: claims it at the version it checked, or audits the refusal
+(`forged_decision`) and raises ForgedDecision. Anything that can write to the store can
+still write an approval; nothing it writes makes an executor run the call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.config import Settings
+from bot.core.models import SYSTEM, ActionRequest, Decision
+from bot.core.policy import Policy
+from bot.core.proposal import exempt
+from bot.core.seal import FORGED, claim_problem, replay_problem
+from bot.core.states import Event, State
+from bot.errors import ForgedDecision
+from bot.signing import PublicKeys, public_keys, require_public_keys
+from bot.signing import messages as msg
+from bot.store import audit
+from bot.store.requests import RequestStore
+
+log = logging.getLogger(__name__)
+RETRIES = 5  # the request moved between the check and the claim: check it again
+
+
+def environment_keys() -> PublicKeys | None:
+    """The public keys the environment names now (bot/signing/keys.py `public_keys`)."""
+    return public_keys(Settings())
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """What an executor trusts: serve's public keys and its own policy (which alone may
+    exempt a call from review). With no keys, `lookup` is asked again at each claim (an
+    executor started before serve made its key picks it up once there); still none:
+    every claim is refused, saying how to set one."""
+
+    keys: PublicKeys | None
+    policy: Policy
+    lookup: Callable[[], PublicKeys | None] = environment_keys
+
+    def problem(self, req: ActionRequest) -> str | None:
+        free = exempt(self.policy, req.tool, req.args, req.risk)
+        return claim_problem(req, self._verify, exempt=free)
+
+    def _verify(self, key_id: str, data: bytes, signature: bytes) -> bool:
+        # Asked only when there is a seal to check: a call this executor's own policy
+        # exempts needs no key, anything else without one is refused (ConfigError).
+        keys = self.keys if self.keys is not None else self.lookup()
+        return require_public_keys(keys).verify(key_id, data, signature)
+
+
+async def claim_checked(
+    requests: RequestStore, rid: str, *, actor: str = SYSTEM, check: ClaimCheck
+) -> ActionRequest:
+    """approved -> executing, exactly once, only for a decision serve signed. A second
+    claim raises AlreadyResolved; a forged or foreign-signed one ForgedDecision."""
+    for _ in range(RETRIES):
+        req = await requests.get(rid)
+        problem = None
+        if req.state in (State.APPROVED, State.AUTO_APPROVED):
+            problem = check.problem(req)
+            if problem is None:
+                problem = replay_problem(req, await audit.lines(requests.redis, rid))
+        claim = Decision(event=Event.CLAIM, actor=actor)
+        if problem is not None:
+            log.error(
+                FORGED,
+                extra={"request_id": rid, "actor": actor, "why": problem, "tool": req.tool},
+            )
+            # raises ForgedDecision once audited; returns only if the request moved meanwhile
+            await requests.transition(rid, claim, expect_version=req.version, forged=problem)
+            continue
+        moved = await requests.transition(rid, claim, expect_version=req.version)
+        if not moved.noop:
+            return moved.request
+    raise ForgedDecision(msg.KEPT_MOVING.format(id=rid))

@@ -1,0 +1,182 @@
+"""Decisions sealed by serve's key, and claims that take nothing else."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from bot.clock import FakeClock
+from bot.config import Settings
+from bot.core.models import ActionRequest, Decision
+from bot.core.policy import Policy, parse_policy
+from bot.core.states import Event, State
+from bot.deadlines.sweeper import Sweeper
+from bot.errors import ConfigError, ForgedDecision
+from bot.signing import KEY_FILE, PUB_FILE, load_signer, public_keys
+from bot.store import audit, keys
+from bot.store.claims import ClaimCheck, claim_checked
+from bot.store.questions import QuestionStore
+from bot.store.requests import RequestStore
+from tests.keys import other_signer, serve_signer
+
+
+async def _refund(store: RequestStore, policy: Policy) -> ActionRequest:
+    made = await store.create(policy, tool="refund", args={"amount": 5}, requester="agent")
+    return made.request
+
+
+def _approve(req: ActionRequest, actor: str = "U2") -> Decision:
+    return Decision(event=Event.APPROVE, actor=actor, payload_hash=req.payload_hash)
+
+
+def check(policy: Policy) -> ClaimCheck:
+    return ClaimCheck(serve_signer().public(), policy)
+
+
+async def test_a_signed_approval_is_claimed(signed_store: RequestStore, policy: Policy) -> None:
+    req = await _refund(signed_store, policy)
+    await signed_store.transition(req.id, _approve(req))
+    claimed = await claim_checked(signed_store, req.id, actor="exec", check=check(policy))
+    assert claimed.state == State.EXECUTING
+
+
+async def test_an_approval_forged_with_the_stores_own_api_never_runs(
+    store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    """Anything that reaches Redis can write an approval; no executor claims it."""
+    req = await _refund(store, policy)
+    moved = await store.transition(req.id, _approve(req, "UBOSS"))
+    assert moved.request.state == State.APPROVED  # the store took it, as before
+    with pytest.raises(ForgedDecision, match="not signed"):
+        await claim_checked(store, req.id, actor="exec", check=check(policy))
+    after = await store.get(req.id)
+    assert after.state == State.APPROVED  # never executing
+    last = (await audit.entries(redis, req.id))[-1]
+    assert (last.kind, last.event, last.reason_code) == ("refused", "claim", "forged_decision")
+    assert last.actor == "exec"
+    assert (await audit.verify_request(redis, req.id)) is None  # the refusal is chained
+
+
+async def test_an_approval_signed_by_another_key_is_refused(
+    redis: Redis, clock: FakeClock, policy: Policy
+) -> None:
+    elsewhere = RequestStore(redis, clock=clock, signer=other_signer())
+    req = await _refund(elsewhere, policy)
+    await elsewhere.transition(req.id, _approve(req))
+    with pytest.raises(ForgedDecision):
+        await claim_checked(elsewhere, req.id, actor="exec", check=check(policy))
+
+
+async def test_an_old_seal_does_not_approve_a_later_version(
+    signed_store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    req = await _refund(signed_store, policy)
+    await signed_store.transition(req.id, _approve(req))
+    # someone bumps the version behind the scripts' back, the seal left as it was
+    await redis.hincrby(keys.request(req.id), "version", 1)
+    with pytest.raises(ForgedDecision):
+        await claim_checked(signed_store, req.id, actor="exec", check=check(policy))
+
+
+async def test_a_signed_approval_put_back_by_hand_after_it_ran_is_refused(
+    signed_store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    """The seal still matches the hash put back (state and version), but the history's
+    last move is the call's completion, not the decision: a replay."""
+    req = await _refund(signed_store, policy)
+    approved = (await signed_store.transition(req.id, _approve(req))).request
+    await claim_checked(signed_store, req.id, check=check(policy))
+    await signed_store.transition(req.id, Decision(event=Event.SUCCEED, detail="paid"))
+    await redis.hset(
+        keys.request(req.id), mapping={"state": "approved", "version": approved.version}
+    )
+    with pytest.raises(ForgedDecision, match="moved on after that decision"):
+        await claim_checked(signed_store, req.id, check=check(policy))
+
+
+async def test_without_a_public_key_an_executor_refuses_to_claim(
+    signed_store: RequestStore,
+    policy: Policy,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.delenv("HITL_SIGNING_KEY")
+    monkeypatch.setenv("HITL_DATA_DIR", str(tmp_path))  # no signing.pub there (yet)
+    req = await _refund(signed_store, policy)
+    await signed_store.transition(req.id, _approve(req))
+    check = ClaimCheck(None, policy)
+    with pytest.raises(ConfigError, match="HITL_SIGNING_PUBLIC_KEY"):
+        await claim_checked(signed_store, req.id, check=check)
+    assert (await signed_store.get(req.id)).state == State.APPROVED
+    # serve's public key lands in the data dir after all: the same check now claims
+    (tmp_path / PUB_FILE).write_text(serve_signer().public_b64())
+    assert (await claim_checked(signed_store, req.id, check=check)).state == State.EXECUTING
+
+
+async def test_a_quorum_needs_every_approval_signed(
+    store: RequestStore, signed_store: RequestStore, policy: Policy
+) -> None:
+    made = await store.create(policy, tool="deploy", args={"v": 1}, requester="agent")
+    req = made.request
+    await store.transition(req.id, _approve(req, "U1"))  # forged first approval
+    moved = await signed_store.transition(req.id, _approve(req, "U2"))  # a real second one
+    assert moved.request.state == State.APPROVED
+    with pytest.raises(ForgedDecision, match="approval by U1"):
+        await claim_checked(signed_store, req.id, check=check(policy))
+
+
+LOW_AUTO = parse_policy(
+    {
+        "tiers": {
+            tier: {"review_timeout": "10m", "reviewers": {"users": ["UKID"]}, "approvers": ["*"]}
+            | ({"on_exhausted": "auto_approved"} if tier == "low" else {})
+            for tier in ("low", "medium", "high", "critical")
+        },
+        "tools": {"note": {"tier": "low"}},
+    }
+)
+
+
+async def test_a_keyless_store_leaves_the_auto_approval_to_serve(
+    redis: Redis, clock: FakeClock, signed_store: RequestStore
+) -> None:
+    """An auto-approval made without the key would be refused by every executor for good:
+    a sweeper (or a worker ending its own wait) without it leaves it to serve's."""
+    keyless = RequestStore(redis, clock=clock, ids=signed_store.ids)
+    note = (await keyless.create(LOW_AUTO, tool="note", args={}, requester="a")).request
+    refund = (await keyless.create(LOW_AUTO, tool="refund", args={}, requester="a")).request
+    clock.advance(11 * 60_000)
+    questions = QuestionStore(redis, clock=clock)
+    await Sweeper(keyless, questions, clock=clock).sweep_once()
+    await Sweeper(keyless, questions, clock=clock).sweep_once()  # the kept timer is skipped
+    timeout = Decision(event=Event.TIMEOUT, fence=note.version)
+    assert (await keyless.transition(note.id, timeout)).left
+    assert (await keyless.get(note.id)).state == State.PENDING_REVIEW
+    assert (await keyless.get(refund.id)).state == State.AUTO_REJECTED  # runs nothing: fired
+    await Sweeper(signed_store, questions, clock=clock).sweep_once()
+    done = await signed_store.get(note.id)
+    assert done.state == State.AUTO_APPROVED and done.resolution is not None
+    assert done.resolution.event == Event.TIMEOUT and done.resolution.seal
+    claimed = await claim_checked(signed_store, note.id, check=check(LOW_AUTO))
+    assert claimed.state == State.EXECUTING
+    entries = [json.loads(x) for x in await audit.lines(redis, note.id)]
+    assert [e["seal"] for e in entries if e.get("to") == "auto_approved"]
+    assert [x async for x in audit.unsealed_all(signed_store, serve_signer().public().verify)] == []
+
+
+def test_serve_makes_its_key_once_in_the_data_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("HITL_SIGNING_KEY")
+    monkeypatch.setenv("HITL_DATA_DIR", str(tmp_path / "data"))
+    first = load_signer(Settings())
+    assert (tmp_path / "data" / KEY_FILE).stat().st_mode & 0o777 == 0o600
+    assert load_signer(Settings()).key_id == first.key_id  # kept, not made again
+    trusted = public_keys(Settings())  # an executor sharing the data dir reads signing.pub
+    assert trusted is not None and list(trusted.keys) == [first.key_id]
+    (tmp_path / "data" / KEY_FILE).chmod(0o644)
+    with pytest.raises(ConfigError, match="chmod 600"):
+        load_signer(Settings())
