@@ -20,6 +20,7 @@ from bot.core.states import Event
 from bot.store.requests import RequestStore
 from tests.api.live import LiveServer, live_server
 from tests.conftest import QUORUM_POLICY
+from tests.keys import serve_signer
 
 TOKENS = {
     "agent-a": "token-of-agent-a-1f9c2d",
@@ -69,9 +70,11 @@ def _as_unknown(resp: httpx.Response, real_id: str, unknown: httpx.Response, fak
 
 
 async def _approve(redis: Redis, rid: str) -> None:
-    req = await RequestStore(redis).get(rid)
+    # decided as serve decides: signed, so the owner's claim may run it
+    store = RequestStore(redis, signer=serve_signer())
+    req = await store.get(rid)
     decision = Decision(event=Event.APPROVE, actor="UALICE", payload_hash=req.payload_hash)
-    await RequestStore(redis).transition(rid, decision)
+    await store.transition(rid, decision)
 
 
 async def test_another_identity_gets_404_on_every_approval_route(

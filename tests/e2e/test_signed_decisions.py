@@ -12,7 +12,7 @@ from bot.store import audit
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import Bot, eventually
 
-AUTH = {"Authorization": "Bearer api-token"}
+AUTH = {"Authorization": "Bearer api-token-0123456789"}
 
 
 async def test_a_quorum_approved_in_slack_is_signed_and_claimed(bot: Bot) -> None:
