@@ -112,16 +112,19 @@ async def test_a_whole_run_from_the_page(bot: Bot, agents: Agents, tmp_path: Pat
         await page.fill("#thread-composer", "yes")
         await page.press("#thread-composer", "Enter")
 
-        approval = await eventually(lambda: _approval(bot, asked.ts), timeout=15)
+        # The card is where the policy reviews it; the run's thread links to it.
+        approval = await eventually(lambda: _approval(bot), timeout=15)
+        await thread.get_by_text("waits for review", exact=False).wait_for()
         # The kid asked, so a grown-up decides: the page switches to the parent.
         await page.select_option("#act-as", "UPARENT")
+        await page.click("[data-testid=channel-hitl-approvals]")
+        card = page.locator(f"#msg-{dom_id(approval.ts)}")
+        await card.locator(APPROVE).click()
+        await card.locator(APPROVE).wait_for(state="detached")
+        assert "drop_claw" in await card.inner_text()
         await page.click("[data-testid=channel-general]")
         await page.click(f"#replies-{dom_id(asked.ts)}")
-        in_thread = page.locator(f"#thread-msg-{dom_id(approval.ts)}")
-        await in_thread.locator(APPROVE).click()
         await thread.get_by_text("Got it! Here is your bear.", exact=False).first.wait_for()
-        await in_thread.locator(APPROVE).wait_for(state="detached")
-        assert "drop_claw" in await in_thread.inner_text()
 
     async def finished() -> Any:
         run = await bot.runs.get(run_id)
@@ -135,10 +138,10 @@ async def _first(messages: list[Any]) -> Any:
     return messages[0] if messages else None
 
 
-async def _approval(bot: Bot, home: str) -> Any:
+async def _approval(bot: Bot) -> Any:
     found = [
         m
-        for m in bot.emu.replies("general", home)
+        for m in bot.emu.messages("hitl-approvals")
         if render.ACTION_APPROVE in button_values(m.blocks) and "drop_claw" in all_text(m.blocks)
     ]
     return found[-1] if found else None

@@ -89,15 +89,16 @@ async def test_the_demo_opens_where_its_banner_says_to_start(bot: Bot, tmp_path:
 
 
 async def test_a_new_card_in_the_thread_is_scrolled_into_view(bot: Bot, tmp_path: Path) -> None:
-    home = await bot.emu.post("UKID", "#general", "a long thread")
+    # A run in the review channel keeps its cards in its own thread.
+    home = await bot.emu.post("UKID", "#hitl-approvals", "a long thread")
     for i in range(30):
-        await bot.emu.post("UKID", "#general", f"filler {i}", thread_ts=home.ts)
+        await bot.emu.post("UKID", "#hitl-approvals", f"filler {i}", thread_ts=home.ts)
     run = await bot.runs.start(
         agent="claw", prompt="bear", requester="UKID", channel=home.channel, thread_ts=home.ts
     )
     async with browser_page(bot.emu.base_url + "/", tmp_path, "UPARENT") as page:
         await page.set_viewport_size({"width": 1280, "height": 600})
-        await page.click("[data-testid=channel-general]")
+        await page.click("[data-testid=channel-hitl-approvals]")
         await page.click(f"#replies-{dom_id(home.ts)}")
         pane = page.locator("#thread-messages")
         await pane.get_by_text("filler 29").wait_for()
