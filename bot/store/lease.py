@@ -27,6 +27,16 @@ end
 return 0
 """
 
+# Give a lease back only while it is still ours: KEYS[1] the lease, ARGV[1] the holder.
+# A plain DEL after the lease expired would delete the next holder's, and a third
+# process could then take it and deliver the same message twice. 1 if released, else 0.
+RELEASE_LEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
 
 class Lease:
     def __init__(self, redis: Redis, key: str, holder: str, seconds: int) -> None:
@@ -35,13 +45,17 @@ class Lease:
         self.holder = holder
         self.seconds = seconds
         self._renew = redis.register_script(RENEW_LEASE)
+        self._release = redis.register_script(RELEASE_LEASE)
 
     async def take(self) -> bool:
         return bool(await self.redis.set(self.key, self.holder, nx=True, ex=self.seconds))
 
-    async def release(self) -> None:
-        with contextlib.suppress(RedisError):  # Redis down: the lease expires by itself
-            await self.redis.delete(self.key)
+    async def release(self) -> bool:
+        """Give the lease back if it is still ours; False when it expired or another
+        holder has it (theirs is left alone), or Redis is down (it expires by itself)."""
+        with contextlib.suppress(RedisError):
+            return bool(await self._release(keys=[self.key], args=[self.holder]))
+        return False
 
     @contextlib.asynccontextmanager
     async def kept(self) -> AsyncIterator[None]:

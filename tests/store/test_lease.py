@@ -34,3 +34,17 @@ async def test_the_beat_never_renews_a_lease_someone_else_took(redis: Redis) -> 
     await redis.set("hitl:slack:lease:u", "b", ex=30)  # mine expired, b took it
     assert await mine._renew(keys=[mine.key], args=["a", 1]) == 0
     assert await redis.ttl("hitl:slack:lease:u") > 10
+
+
+async def test_a_release_never_deletes_a_lease_someone_else_took(redis: Redis) -> None:
+    mine = Lease(redis, "hitl:slack:lease:v", "a", seconds=1)
+    theirs = Lease(redis, "hitl:slack:lease:v", "b", seconds=30)
+    third = Lease(redis, "hitl:slack:lease:v", "c", seconds=30)
+    assert await mine.take()
+    await redis.delete("hitl:slack:lease:v")  # mine expired while its holder worked...
+    assert await theirs.take()  # ...and b took the entry over
+    assert not await mine.release()  # a's late release leaves b's lease alone
+    assert await redis.get("hitl:slack:lease:v") == "b"
+    assert not await third.take()  # so no third process delivers the message again
+    assert await theirs.release()
+    assert await redis.get("hitl:slack:lease:v") is None
