@@ -15,7 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -136,12 +136,7 @@ def audit_export(
         return [line async for line in audit.export(rt.requests, since_ms(since))]
 
     lines = run_cli(work)
-    text = "".join(line + "\n" for line in lines)
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        output.write_text(text)
-        err.print(f"wrote {len(lines)} entries to {output}")
+    _write("".join(line + "\n" for line in lines), output, f"{len(lines)} entries")
 
 
 @audit_app.command("heads")
@@ -150,16 +145,20 @@ def audit_heads(output: Annotated[Path | None, typer.Option("--output", "-o")] =
     file outside Redis and check it later with `audit verify --heads FILE`."""
     signer = _signer()
 
-    async def work(rt: Runtime) -> str:
-        doc = await heads.export_heads(rt.requests, signer, rt.clock())
-        return json.dumps(doc, indent=1) + "\n"
+    async def work(rt: Runtime) -> dict[str, Any]:
+        return await heads.export_heads(rt.requests, signer, rt.clock())
 
-    text = run_cli(work)
+    doc = run_cli(work)
+    _write(json.dumps(doc, indent=1) + "\n", output, f"the heads of {len(doc['heads'])} requests")
+
+
+def _write(text: str, output: Path | None, what: str) -> None:
+    """To stdout, or to `output` with one line on stderr saying what was written."""
     if output is None:
         sys.stdout.write(text)
     else:
         output.write_text(text)
-        err.print(f"wrote the heads of {text.count(chr(10) + '  {')} requests to {output}")
+        err.print(f"wrote {what} to {output}")
 
 
 @keys_app.command("show")

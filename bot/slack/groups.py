@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
 
 from redis.asyncio import Redis
 from slack_sdk.errors import SlackApiError
@@ -62,6 +63,25 @@ async def pin_channel(redis: Redis, name: str, cid: str) -> None:
     await redis.set(_pin_key(name), cid)
 
 
+async def listed_channels(
+    client: AsyncWebClient, *, exclude_archived: bool
+) -> AsyncIterator[dict[str, Any]]:
+    """Every channel the bot can see, page by page (`conversations.list`)."""
+    cursor = ""
+    while True:
+        resp = await client.conversations_list(
+            types="public_channel,private_channel",
+            exclude_archived=exclude_archived,
+            limit=PAGE,
+            cursor=cursor or None,
+        )
+        for ch in resp.get("channels") or []:
+            yield ch
+        cursor = (resp.get("response_metadata") or {}).get("next_cursor") or ""
+        if not cursor:
+            return
+
+
 async def channel_id(redis: Redis, client: AsyncWebClient, ref: str) -> str | None:
     """`#name` -> its id (`C…`), as pinned when the policy loaded; an id is returned as
     it is. A name the policy did not pin is looked up among live channels and pinned."""
@@ -72,19 +92,10 @@ async def channel_id(redis: Redis, client: AsyncWebClient, ref: str) -> str | No
     key = f"{PREFIX}slack:channel-id:{ref[1:]}"
     if (cached := await redis.get(key)) is not None:
         return str(cached) or None
-    cursor, found = "", ""
-    while True:
-        resp = await client.conversations_list(
-            types="public_channel,private_channel",
-            exclude_archived=True,
-            limit=PAGE,
-            cursor=cursor or None,
-        )
-        for ch in resp.get("channels") or []:
-            if ch.get("name") == ref[1:] and not ch.get("is_archived"):
-                found = str(ch.get("id") or "")
-        cursor = (resp.get("response_metadata") or {}).get("next_cursor") or ""
-        if found or not cursor:
+    found = ""
+    async for ch in listed_channels(client, exclude_archived=True):
+        if ch.get("name") == ref[1:] and not ch.get("is_archived"):
+            found = str(ch.get("id") or "")
             break
     if found:
         await pin_channel(redis, ref, found)

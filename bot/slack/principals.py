@@ -30,7 +30,7 @@ from bot.core.models import RiskTier
 from bot.core.policy import TIER_ORDER, Policy
 from bot.errors import ConfigError
 from bot.slack import messages as smsg
-from bot.slack.groups import PAGE, is_channel, pin_channel
+from bot.slack.groups import is_channel, listed_channels, pin_channel
 
 log = logging.getLogger(__name__)
 # What a Slack that cannot be reached raises through the Web API client.
@@ -68,19 +68,9 @@ def channel_uses(policy: Policy) -> Iterator[tuple[str, str, RiskTier | None, bo
 async def _listed(client: AsyncWebClient) -> dict[str, dict[str, Any]]:
     """Every channel the bot can see, archived ones included (so they can be named)."""
     found: dict[str, dict[str, Any]] = {}
-    cursor = ""
-    while True:
-        resp = await client.conversations_list(
-            types="public_channel,private_channel",
-            exclude_archived=False,
-            limit=PAGE,
-            cursor=cursor or None,
-        )
-        for ch in resp.get("channels") or []:
-            found.setdefault(str(ch.get("name")), ch)
-        cursor = (resp.get("response_metadata") or {}).get("next_cursor") or ""
-        if not cursor:
-            return found
+    async for ch in listed_channels(client, exclude_archived=False):
+        found.setdefault(str(ch.get("name")), ch)
+    return found
 
 
 async def _info(client: AsyncWebClient, cid: str) -> dict[str, Any] | None:
