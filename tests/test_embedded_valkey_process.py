@@ -132,7 +132,7 @@ async def healthy(http: httpx.AsyncClient, bot: Bot) -> bool:
 
 
 async def start_run(http: httpx.AsyncClient, url: str, amount: int) -> str:
-    body = {"agent": "counting", "prompt": f"charge {amount}", "channel": "#general"}
+    body = {"agent": "counting", "prompt": f"charge {amount}", "channel": "#hitl-approvals"}
     made = await http.post(url + "/v1/runs", headers=HEADERS, json=body)
     assert made.status_code == 201, made.text
     return str(made.json()["run_id"])

@@ -16,7 +16,7 @@ AUTH = {"Authorization": "Bearer api-token-0123456789"}
 
 
 async def test_a_quorum_approved_in_slack_is_signed_and_claimed(bot: Bot) -> None:
-    rid = await bot.propose("deploy", {"service": "api", "version": "1.2.4"})
+    rid = await bot.propose("deploy", {"service": "api", "version": "1.2.4"}, requester="api")
     ch, ts = await bot.message_of(rid)
     await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
     await bot.emu.click("UBOB", render.ACTION_APPROVE, channel=ch, ts=ts)
@@ -34,7 +34,7 @@ async def test_a_quorum_approved_in_slack_is_signed_and_claimed(bot: Bot) -> Non
 
 
 async def test_an_approval_written_beside_serve_is_refused(bot: Bot) -> None:
-    rid = await bot.propose("deploy", {"service": "api", "version": "6.6.6"})
+    rid = await bot.propose("deploy", {"service": "api", "version": "6.6.6"}, requester="api")
     await bot.message_of(rid)
     req = await bot.requests.get(rid)
     forger = RequestStore(bot.redis)  # same Redis, no key: as a script with REDIS_URL
