@@ -11,7 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
 from bot.core.models import RUN_FINAL, QuestionState, Run
-from bot.errors import HitlError
+from bot.errors import HitlError, NotFound
 from bot.runtime import Runtime
 from bot.slack import messages as smsg
 from bot.slack import render, views
@@ -214,14 +214,16 @@ class Threads:
         self, client: AsyncWebClient, user: str, qid: str, *, foreign: bool
     ) -> bool:
         """The people who may steer a question's run may answer it; a question of no run
-        (asked over the API) is answered by whoever its channel shows it to."""
+        we keep a record of (asked over the API, or under an outside agent's own run id)
+        is answered by whoever its channel shows it to, as long as they are of this
+        workspace."""
         q = await self.rt.questions.get(qid)
         if not q.run_id:
             return not foreign
         try:
             run = await self.runs.get(q.run_id)
-        except HitlError:
-            return False
+        except NotFound:
+            return not foreign
         allowed = await may_direct(self.rt, client, user, run, foreign=foreign)
         if not allowed:
             await audit_refusal(self.rt, run.id, user=user, what="answer")

@@ -230,3 +230,27 @@ async def test_the_answer_button_is_limited_to_who_may_steer_the_run_too(bot: Bo
 async def _question_card(bot: Bot, qid: str) -> tuple[str, str] | None:
     ch, ts = await bot.redis.hmget(keys.question(qid), ["msg_channel", "msg_ts"])
     return (ch, ts) if ch and ts else None
+
+
+async def test_a_question_under_an_outside_agents_own_run_id_can_be_answered(bot: Bot) -> None:
+    # An SDK or API agent names its own run id: the bot keeps no run record for it, so
+    # whoever the question's channel shows it to answers, as for a question of no run.
+    q = await bot.questions.ask(
+        "Which warehouse?", timeout_ms=600_000, run_id=f"outside-{uuid4().hex[:8]}"
+    )
+    ch, ts = await eventually(lambda: _question_card(bot, q.id))
+    await bot.emu.click("UCAROL", render.ACTION_ANSWER, channel=ch, ts=ts)
+    view = await eventually(lambda: _open_view(bot, "UCAROL"))
+    answers = {views.ANSWER_BLOCK: {views.ANSWER_TEXT_ACTION: "the north one"}}
+    out = await bot.emu.submit("UCAROL", view.id, answers)
+    assert out.view_action == "closed", out
+    got = await bot.questions.get(q.id)
+    assert (got.state, got.answer, got.answered_by) == (
+        QuestionState.ANSWERED,
+        "the north one",
+        "UCAROL",
+    )
+
+
+async def _open_view(bot: Bot, user: str) -> Any:
+    return bot.emu.open_view(user)

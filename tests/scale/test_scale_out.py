@@ -140,7 +140,11 @@ async def test_two_serves_two_workers_two_hundred_runs(
                 http.post(
                     f"{urls[i % 2]}/v1/runs",
                     headers=headers,
-                    json={"agent": "counting", "prompt": f"charge {i + 1}", "channel": "#hitl-approvals"},
+                    json={
+                        "agent": "counting",
+                        "prompt": f"charge {i + 1}",
+                        "channel": "#hitl-approvals",
+                    },
                 )
                 for i in range(RUNS)
             )
