@@ -28,6 +28,7 @@ from bot.errors import (
     InvalidTransition,
     NotFound,
     PayloadError,
+    StoreDamaged,
 )
 from bot.signing import Signer
 from bot.signing import messages as sign_msg
@@ -270,9 +271,12 @@ class RequestStore:
         for rid in rids:
             pipe.hgetall(keys.request(rid))
         got = cast(list[dict[str, str]], await pipe.execute())
-        found = [h for h in got if h]
-        filled = iter(await self._terms.fill(found)) if found else iter([])
-        return [from_hash(next(filled)) if h else None for h in got]
+        # A request whose terms are damaged is left out (None): its timeout still fires,
+        # sealed as nothing claimable, and nothing may run it anyway.
+        filled = {
+            h["id"]: h for h in await self._terms.fill([h for h in got if h], skip_damaged=True)
+        }
+        return [from_hash(filled[h["id"]]) if h and h["id"] in filled else None for h in got]
 
     async def fields(self, rid: str) -> dict[str, str]:
         """The request's hash as stored, its review terms filled in (and any field the bot
@@ -367,9 +371,11 @@ class RequestStore:
         # The seal names the state the decision leads to: the pure machine, on the request
         # as read, predicts it (the script refuses if the version moved since, and a wrong
         # prediction only makes the seal fail at claim).
-        req = await self.get(rid)
-        at = req.version if d.fence is None else d.fence
-        version, current = str(req.version), req.payload_hash
+        at = int(version or 0) if d.fence is None else d.fence
+        try:
+            to = predicted_state(await self.get(rid), d, now)
+        except StoreDamaged:  # no terms: sealed as nothing claimable; the script decides
+            to = ""
         human = d.event != Event.TIMEOUT
         seal = self.signer.seal(
             request_id=rid,
@@ -378,7 +384,7 @@ class RequestStore:
             actor=d.actor if human else SYSTEM,
             payload_hash=new_hash or (d.payload_hash if human else None) or current or "",
             at=now,
-            to_state=predicted_state(req, d, now),
+            to_state=to,
         )
         # A fenced timer is its own expected version: the script's fence answers 'noop'.
         return argv, (str(at) if d.fence is None else "", seal)
