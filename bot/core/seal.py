@@ -17,9 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.core.models import SYSTEM, ActionRequest
+from bot.core.payload import payload_hash
 from bot.core.states import Event, State
 
-DOMAIN = "hitl-decision/1"  # changes whenever the signed bytes do
+DOMAIN = "hitl-decision/2"  # changes whenever the signed bytes do
 HEADS_DOMAIN = "hitl-heads/1"
 FORGED = "forged_decision"  # the audit's reason code, and the API's error code
 
@@ -36,10 +37,19 @@ Verify = Callable[[str, bytes, bytes], bool]
 
 
 def decision_bytes(
-    *, request_id: str, version: int, event: str, actor: str, payload_hash: str, at: int
+    *,
+    request_id: str,
+    version: int,
+    event: str,
+    actor: str,
+    payload_hash: str,
+    at: int,
+    to_state: str,
 ) -> bytes:
-    """The canonical bytes a decision's signature covers (JSON array, ASCII, no spaces)."""
-    fields = [DOMAIN, request_id, version, event, actor, payload_hash, at]
+    """The canonical bytes a decision's signature covers (JSON array, ASCII, no spaces).
+    `to_state`: the state the decision moved the request to, so a seal of a timeout that
+    rejected, or of one approval of a quorum, never stands for an approval."""
+    fields = [DOMAIN, request_id, version, event, actor, payload_hash, at, to_state]
     return json.dumps(fields, separators=(",", ":"), ensure_ascii=True).encode()
 
 
@@ -89,6 +99,7 @@ def seal_valid(
     actor: str,
     payload_hash: str,
     at: int,
+    to_state: str,
     version: int | None = None,
 ) -> bool:
     """Whether `seal_text` is a valid signature of exactly this decision. `version`: the one
@@ -103,6 +114,7 @@ def seal_valid(
         actor=actor,
         payload_hash=payload_hash,
         at=at,
+        to_state=to_state,
     )
     return verify(seal.key_id, signed, seal.signature)
 
@@ -119,12 +131,17 @@ def claim_problem(req: ActionRequest, verify: Verify, *, exempt: bool) -> str | 
     res = req.resolution
     if res is None:
         return "no decision is recorded"
+    # The hash every seal covers must be the one of the call that would run.
+    if payload_hash(req.tool, req.args) != req.payload_hash:
+        return "its arguments are not the ones the decision covers"
     if res.event == Event.APPROVE and res.reason_code == NO_REVIEW and res.actor == SYSTEM:
         if exempt and not res.seal:
             return None
     elif res.event not in (Event.APPROVE, Event.EDIT_AND_APPROVE, Event.TIMEOUT):
         return f"the recorded decision is {res.event.value}, not an approval"
     rid, phash = req.id, req.payload_hash
+    # The seal must name the state being claimed: a timeout that rejected or escalated, or
+    # one approval short of a quorum, was sealed with the state it really led to.
     if not seal_valid(
         res.seal,
         verify,
@@ -133,6 +150,7 @@ def claim_problem(req: ActionRequest, verify: Verify, *, exempt: bool) -> str | 
         actor=res.actor,
         payload_hash=phash,
         at=res.at,
+        to_state=req.state.value,
         version=req.version,
     ):
         return f"the decision by {res.actor} is not signed by this bot's key"
@@ -140,9 +158,20 @@ def claim_problem(req: ActionRequest, verify: Verify, *, exempt: bool) -> str | 
         seal = Seal.decode(a.seal or "")
         ev = seal.event if seal is not None else ""
         approving = ev in (Event.APPROVE.value, Event.EDIT_AND_APPROVE.value)
-        if not approving or not seal_valid(
-            a.seal, verify, request_id=rid, event=ev, actor=a.actor, payload_hash=phash, at=a.at
-        ):
+        signed = approving and any(
+            seal_valid(
+                a.seal,
+                verify,
+                request_id=rid,
+                event=ev,
+                actor=a.actor,
+                payload_hash=phash,
+                at=a.at,
+                to_state=to,
+            )
+            for to in (State.PENDING_REVIEW.value, State.APPROVED.value)
+        )
+        if not signed:
             return f"the approval by {a.actor} is not signed by this bot's key"
     return None
 
@@ -175,6 +204,7 @@ def unsealed(rid: str, lines: Sequence[str], verify: Verify) -> list[tuple[int, 
             actor=str(e.get("actor") or ""),
             payload_hash=str(e.get("payload_hash") or ""),
             at=int(e.get("at") or 0),
+            to_state=to,
             version=int(e.get("version") or 0),
         )
         if not ok:

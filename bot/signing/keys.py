@@ -110,7 +110,15 @@ class Signer:
         return self._key.sign(data)
 
     def seal(
-        self, *, request_id: str, version: int, event: str, actor: str, payload_hash: str, at: int
+        self,
+        *,
+        request_id: str,
+        version: int,
+        event: str,
+        actor: str,
+        payload_hash: str,
+        at: int,
+        to_state: str,
     ) -> str:
         """The seal (bot/core/seal.py) of one decision, as the store keeps it."""
         data = decision_bytes(
@@ -120,6 +128,7 @@ class Signer:
             actor=actor,
             payload_hash=payload_hash,
             at=at,
+            to_state=to_state,
         )
         return Seal(self.key_id, version, event, self.sign(data)).encode()
 

@@ -79,6 +79,14 @@ async def claim_checked(
             await requests.transition(rid, claim, expect_version=req.version, forged=problem)
             continue
         moved = await requests.transition(rid, claim, expect_version=req.version)
-        if not moved.noop:
-            return moved.request
+        if moved.noop:
+            continue
+        got = moved.request
+        if (got.tool, got.args, got.payload_hash) != (req.tool, req.args, req.payload_hash):
+            # Claimed at the version checked, yet not the call checked: never hand it out
+            # (it stays executing, unrun, until its execution timeout fails it).
+            why = "the claimed call is not the one whose decision was checked"
+            log.error(FORGED, extra={"request_id": rid, "actor": actor, "why": why})
+            raise ForgedDecision(msg.FORGED.format(id=rid, why=why), state=got.state.value)
+        return got
     raise ForgedDecision(msg.KEPT_MOVING.format(id=rid))

@@ -28,6 +28,7 @@ from bot.errors import (
     InvalidTransition,
     NotFound,
     PayloadError,
+    StoreDamaged,
 )
 from bot.signing import Signer
 from bot.signing import messages as sign_msg
@@ -36,7 +37,13 @@ from bot.store.cluster import is_cluster
 from bot.store.codec import from_hash, reply, split_terms, to_hash
 from bot.store.scripts import CREATE, TRANSITION
 from bot.store.terms import Terms, terms_checked
-from bot.store.transition_argv import WAKE_TTL_S, argv_of, log_created, timeout_extras
+from bot.store.transition_argv import (
+    WAKE_TTL_S,
+    argv_of,
+    log_created,
+    predicted_state,
+    timeout_extras,
+)
 from bot.store.waiting import wait_until
 
 CLUSTER_IN_FLIGHT = 16  # timeout scripts one store sends at once to a cluster
@@ -217,6 +224,7 @@ class RequestStore:
                 actor=SYSTEM,
                 payload_hash=req.payload_hash,
                 at=now,
+                to_state=State.APPROVED.value,
             )
         resolution = Resolution(
             actor=SYSTEM, at=now, event=Event.APPROVE, reason_code="no_review", seal=seal
@@ -256,6 +264,19 @@ class RequestStore:
 
     async def get(self, rid: str) -> ActionRequest:
         return from_hash(await self.fields(rid))
+
+    async def _read_many(self, rids: list[str]) -> list[ActionRequest | None]:
+        """Many requests in one pipeline (None: gone), their review terms filled in."""
+        pipe = self.redis.pipeline(transaction=False)
+        for rid in rids:
+            pipe.hgetall(keys.request(rid))
+        got = cast(list[dict[str, str]], await pipe.execute())
+        # A request whose terms are damaged is left out (None): its timeout still fires,
+        # sealed as nothing claimable, and nothing may run it anyway.
+        filled = {
+            h["id"]: h for h in await self._terms.fill([h for h in got if h], skip_damaged=True)
+        }
+        return [from_hash(filled[h["id"]]) if h and h["id"] in filled else None for h in got]
 
     async def fields(self, rid: str) -> dict[str, str]:
         """The request's hash as stored, its review terms filled in (and any field the bot
@@ -347,7 +368,14 @@ class RequestStore:
         argv = argv_of(d, now, new_args, new_hash)
         if self.signer is None or not sealing:
             return argv, ("" if expect is None else str(expect), "")
+        # The seal names the state the decision leads to: the pure machine, on the request
+        # as read, predicts it (the script refuses if the version moved since, and a wrong
+        # prediction only makes the seal fail at claim).
         at = int(version or 0) if d.fence is None else d.fence
+        try:
+            to = predicted_state(await self.get(rid), d, now)
+        except StoreDamaged:  # no terms: sealed as nothing claimable; the script decides
+            to = ""
         human = d.event != Event.TIMEOUT
         seal = self.signer.seal(
             request_id=rid,
@@ -356,6 +384,7 @@ class RequestStore:
             actor=d.actor if human else SYSTEM,
             payload_hash=new_hash or (d.payload_hash if human else None) or current or "",
             at=now,
+            to_state=to,
         )
         # A fenced timer is its own expected version: the script's fence answers 'noop'.
         return argv, (str(at) if d.fence is None else "", seal)
@@ -386,8 +415,9 @@ class RequestStore:
             (keys.request_keys(rid), argv_of(Decision(event=Event.TIMEOUT, fence=f), now, "", ""))
             for rid, f in timers
         ]
+        reqs = await self._read_many([rid for rid, _ in timers]) if self.signer else []
         for (_, argv), extra in zip(
-            calls, await timeout_extras(self.redis, self.signer, timers, now), strict=True
+            calls, timeout_extras(self.signer, timers, reqs, now), strict=True
         ):
             argv += extra
         if is_cluster(self.redis):

@@ -6,38 +6,56 @@ from __future__ import annotations
 import json
 import logging
 
-from redis.asyncio import Redis
-
+from bot.core.machine import apply
 from bot.core.models import SYSTEM, ActionRequest, Decision
 from bot.core.states import Event, State
+from bot.errors import HitlError
 from bot.signing import Signer
-from bot.store import keys
 
 WAKE_TTL_S = 86_400
 log = logging.getLogger("bot.store.requests")  # the lines a transition has always logged
 
 
-async def timeout_extras(
-    redis: Redis, signer: Signer | None, timers: list[tuple[str, int]], now: int
+def predicted_state(req: ActionRequest, d: Decision, now: int) -> str:
+    """The state `d` moves `req` to, as the pure machine (kept in step with the script)
+    has it: the first move of `d`'s own event, which the script's audit entry seals. A
+    refused or stale decision: the state it stands at (the script does nothing)."""
+    try:
+        step = apply(req, d, now)
+    except HitlError:
+        return req.state.value
+    for r in step.records:
+        if r.event == d.event:
+            return r.to_state.value
+    return step.request.state.value
+
+
+def timeout_extras(
+    signer: Signer | None,
+    timers: list[tuple[str, int]],
+    reqs: list[ActionRequest | None],
+    now: int,
 ) -> list[list[str | int]]:
     """ARGV 16 to 20 of each fenced timer: its seal, over the payload hash it stands at
-    (read in one pipeline; the fence makes the script a no-op if the request moved
-    since). Without a signer the timers are marked to leave auto-approvals undone."""
+    and the state the machine moves it to (the requests read in one pipeline; the fence
+    makes the script a no-op if the request moved since). Without a signer the timers
+    are marked to leave auto-approvals undone."""
     if signer is None:
         return [["", "", "", "", "1"] for _ in timers]
-    pipe = redis.pipeline(transaction=False)
-    for rid, _ in timers:
-        pipe.hget(keys.request(rid), "payload_hash")
-    hashes = await pipe.execute()
     out: list[list[str | int]] = []
-    for (rid, fence), current in zip(timers, hashes, strict=True):
+    for (rid, fence), req in zip(timers, reqs, strict=True):
+        if req is None:
+            out.append(["", "", "", "", ""])
+            continue
+        d = Decision(event=Event.TIMEOUT, fence=fence)
         seal = signer.seal(
             request_id=rid,
             version=fence + 1,
             event=Event.TIMEOUT.value,
             actor=SYSTEM,
-            payload_hash=str(current or ""),
+            payload_hash=req.payload_hash,
             at=now,
+            to_state=predicted_state(req, d, now),
         )
         out.append(["", "", seal, "", ""])
     return out

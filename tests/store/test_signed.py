@@ -180,3 +180,51 @@ def test_serve_makes_its_key_once_in_the_data_dir(
     (tmp_path / "data" / KEY_FILE).chmod(0o644)
     with pytest.raises(ConfigError, match="chmod 600"):
         load_signer(Settings())
+
+
+async def test_a_sealed_auto_rejection_flipped_to_auto_approved_is_refused(
+    redis: Redis, clock: FakeClock, signed_store: RequestStore
+) -> None:
+    refund = (await signed_store.create(LOW_AUTO, tool="refund", args={}, requester="a")).request
+    clock.advance(11 * 60_000)
+    await Sweeper(signed_store, QuestionStore(redis, clock=clock), clock=clock).sweep_once()
+    done = await signed_store.get(refund.id)
+    assert done.state == State.AUTO_REJECTED and done.resolution and done.resolution.seal
+    await redis.hset(keys.request(refund.id), "state", State.AUTO_APPROVED.value)
+    with pytest.raises(ForgedDecision):
+        await claim_checked(signed_store, refund.id, check=check(LOW_AUTO))
+
+
+async def test_one_approval_of_a_quorum_flipped_to_approved_is_refused(
+    signed_store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    req = (await signed_store.create(policy, tool="deploy", args={}, requester="a")).request
+    moved = await signed_store.transition(req.id, _approve(req, "U1"))
+    assert moved.request.state == State.PENDING_REVIEW
+    (one,) = moved.request.approvals
+    fields = {"state": "approved", "res_event": "approve", "res_actor": "U1"}
+    fields |= {"res_at": str(one.at), "res_seal": one.seal or ""}
+    await redis.hset(keys.request(req.id), mapping=fields)
+    assert (await signed_store.get(req.id)).resolution is not None
+    with pytest.raises(ForgedDecision):
+        await claim_checked(signed_store, req.id, check=check(policy))
+
+
+async def test_a_genuine_quorum_approval_is_claimed(
+    signed_store: RequestStore, policy: Policy
+) -> None:
+    req = (await signed_store.create(policy, tool="deploy", args={}, requester="a")).request
+    await signed_store.transition(req.id, _approve(req, "U1"))
+    assert (await signed_store.transition(req.id, _approve(req, "U2"))).request.state == "approved"
+    claimed = await claim_checked(signed_store, req.id, check=check(policy))
+    assert claimed.state == State.EXECUTING
+
+
+async def test_arguments_swapped_after_a_signed_approval_are_refused(
+    signed_store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    req = await _refund(signed_store, policy)
+    await signed_store.transition(req.id, _approve(req))
+    await redis.hset(keys.request(req.id), "args", json.dumps({"amount": 5000}))
+    with pytest.raises(ForgedDecision, match="arguments"):
+        await claim_checked(signed_store, req.id, check=check(policy))
