@@ -8,7 +8,7 @@ set; that database is FLUSHED, so point REDIS_URL at a scratch database.
     .venv/bin/python bench/store_throughput.py [--n 10000] [--rounds 3] [--workers 16]
 
 `--cluster`: the transition rate on a local 3-primary + 3-replica Valkey Cluster
-(bot/store/localcluster.py, all on this machine) beside the single server, in the
+(tests/localcluster.py, all on this machine) beside the single server, in the
 same run. On a small machine no speed-up is expected: it shows cluster mode's cost.
 """
 
@@ -18,7 +18,9 @@ import argparse
 import asyncio
 import json
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Any, cast
 
 from _common import Op, create_many, fan_out, print_load, server_cpu, server_url, verdict
@@ -28,7 +30,6 @@ from redis.asyncio.connection import Connection
 from bot.core.models import ActionRequest, Decision
 from bot.core.states import Event
 from bot.store import keys
-from bot.store.localcluster import LocalCluster
 from bot.store.requests import WAKE_TTL_S, RequestStore
 from bot.store.scripts import NOOP, TRANSITION
 
@@ -157,6 +158,10 @@ async def throughput(
 async def versus_cluster(url: str, n: int, rounds: int, workers: int) -> None:
     print(f"\n--cluster: single server at {url}")
     _, single = await throughput(url, n, rounds, workers)
+    # The local cluster is test code (tests/localcluster.py): found from the checkout.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.localcluster import LocalCluster
+
     local = LocalCluster().start()
     try:
         print(f"\n--cluster: 3 primaries + 3 replicas at {local.url}")

@@ -43,7 +43,7 @@ from bot.config import Settings
 from bot.core.policy import parse_policy
 from bot.sandbox.slack import SlackEmulator
 from bot.sdk.direct import DirectBackend
-from bot.serve import run_serve
+from bot.server.serve import run_serve
 from bot.store.hub import hub_for
 from bot.store.requests import RequestStore
 

@@ -113,7 +113,7 @@ class Settings(BaseSettings):
     hitl_model: str | None = None
     hitl_host: str = "127.0.0.1"
     hitl_port: int = Field(default=3000, ge=0, le=65535)
-    hitl_uvloop: bool = False  # bot/loops.py: opt-in, and an error when not installed
+    hitl_uvloop: bool = False  # bot/server/eventloop.py: opt-in, and an error when not installed
 
     @field_validator("slack_api_url")
     @classmethod

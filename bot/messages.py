@@ -409,7 +409,7 @@ REPLY_AMBIGUOUS = (
     "use the buttons on the card you mean."
 )
 
-# -- the operator's CLI (bot/cli.py, bot/cli_runs.py) ----------------------------------
+# -- the operator's CLI (bot/cli/main.py, bot/cli/runs.py) ----------------------------------
 CLI_NO_RUNS = "No runs in the store."
 CLI_RUN_HEAD = "{id}  {agent} agent  state={state}  turns={turns}"
 CLI_RUN_WHO = "started by {who} at {at}"

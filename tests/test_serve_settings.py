@@ -6,7 +6,7 @@ import pytest
 
 from bot.config import Settings
 from bot.errors import ConfigError
-from bot.serve import check_settings
+from bot.server.serve import check_settings
 
 
 def test_http_mode_needs_token_and_signing_secret() -> None:

@@ -23,7 +23,7 @@ from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.policy import parse_policy
 from bot.sandbox.slack import SlackEmulator
-from bot.serve import ServeOptions, run_serve
+from bot.server.serve import ServeOptions, run_serve
 from bot.store import keys
 from bot.store.requests import RequestStore
 from bot.supervise import Backoff, Supervisor

@@ -19,8 +19,8 @@ from bot.agent.tools import Tool, ToolRegistry
 from bot.core.policy import Policy, ToolPolicy
 
 SHORT_NAMES: dict[str, str] = {
-    "claw": "bot.agents.claw:agent",
-    "refunds": "bot.agents.refunds:agent",
+    "claw": "bot.demo.agents.claw:agent",
+    "refunds": "bot.demo.agents.refunds:agent",
 }
 
 

@@ -93,7 +93,7 @@ NO_MODEL = (
 )
 AGENT_SPEC = (
     "{spec!r} is not an agent; fix: give a short name ({names}) or module:object, "
-    "for example bot.agents.claw:agent ({problem})"
+    "for example bot.demo.agents.claw:agent ({problem})"
 )
 STOPPED_MID_CALL = (
     "Stopped by a person while the tool was running; it was cancelled part-way, so a "

@@ -43,8 +43,8 @@ from bot.core.policy import parse_duration
 from bot.errors import ConfigError, HitlError, NotFound
 from bot.logs import setup as setup_logging
 from bot.messages import plural
-from bot.runtime import open_runtime
 from bot.store import tools
+from bot.store.runtime import open_runtime
 from bot.supervise import Supervisor
 
 log = logging.getLogger(__name__)

@@ -37,9 +37,9 @@ from bot.api.limits import DEFAULT_LIMIT, BodyLimit
 from bot.api.ownership import Ownership
 from bot.api.schemas import Health
 from bot.health import Down
-from bot.metrics import render as render_metrics
-from bot.runtime import Runtime
+from bot.store.metrics import render as render_metrics
 from bot.store.runs import RunStore
+from bot.store.runtime import Runtime
 from bot.supervise import Supervisor
 
 RequestHandler = Callable[[Request], Awaitable[Response]]
@@ -125,7 +125,7 @@ def create_app(
 
     @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     async def metrics() -> PlainTextResponse:
-        """Prometheus text format: counters are cluster-wide, see bot/metrics.py."""
+        """Prometheus text format: counters are cluster-wide, see bot/store/metrics.py."""
         text = await render_metrics(rt.redis)
         if tasks is not None:
             text += tasks.metrics()

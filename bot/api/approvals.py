@@ -11,8 +11,8 @@ from bot.api.longpoll import hold
 from bot.api.ownership import Ownership
 from bot.api.schemas import ApprovalIn, CancelIn, ItemPath, ResultIn, Wait
 from bot.core.models import ActionRequest
-from bot.runtime import Runtime
 from bot.sdk import execution
+from bot.store.runtime import Runtime
 
 
 def _sent(req: ActionRequest, status: int = 200, headers: dict[str, str] | None = None) -> Response:

@@ -29,7 +29,7 @@ from bot.api.fastjson import loads
 from bot.api.limits import BODY_KEY
 from bot.api.ownership import Ownership
 from bot.api.schemas import ApprovalIn
-from bot.runtime import Runtime
+from bot.store.runtime import Runtime
 
 PATH = "/v1/approvals"
 _VALID = "hitl.approval"  # the validated body, from matches() to the endpoint

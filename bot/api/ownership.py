@@ -16,9 +16,9 @@ from bot import messages as bot_msg
 from bot.api import messages as msg
 from bot.core.models import ActionRequest, Question
 from bot.errors import Forbidden, NotFound
-from bot.runtime import Runtime
 from bot.store import keys
 from bot.store.owners import RunOwners
+from bot.store.runtime import Runtime
 
 
 class Ownership:

@@ -21,9 +21,9 @@ from bot.api.schemas import RunIn, RunOut, RunPath, SteerIn
 from bot.core.models import RUN_FINAL, Steering
 from bot.core.proposal import check_channel, review_channels
 from bot.errors import InvalidTransition, NotFound
-from bot.runtime import Runtime
 from bot.store.corrections import correct
 from bot.store.runs import RunStore, stop_run
+from bot.store.runtime import Runtime
 
 
 def router(rt: Runtime, owners: Ownership, runs: RunStore) -> APIRouter:

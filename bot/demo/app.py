@@ -33,9 +33,9 @@ from bot.agent.llm import ChatClient
 from bot.agent.loader import AgentCatalog
 from bot.agent.loop import LoopConfig, Stores
 from bot.agent.worker import Worker, WorkerConfig
-from bot.agents import refunds
 from bot.config import APP_NAME, Settings
 from bot.demo import messages as say
+from bot.demo.agents import refunds
 from bot.demo.parts import (
     HOST,
     START_TIMEOUT_S,
@@ -48,12 +48,12 @@ from bot.demo.parts import (
     supervise,
 )
 from bot.demo.policy import ASK_TIMEOUT_MS, REVIEW_S, write_policy
-from bot.runtime import Runtime, open_runtime
 from bot.sandbox.claw_script import claw_responder
 from bot.sandbox.model import ScriptedModel, Turn
 from bot.sandbox.refund_script import refund_responder
 from bot.sandbox.slack import SlackEmulator
 from bot.signing import load_signer
+from bot.store.runtime import Runtime, open_runtime
 from bot.supervise import Supervisor
 
 AGENTS = ("claw", "refunds")

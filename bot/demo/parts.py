@@ -17,10 +17,10 @@ from bot.config import Settings
 from bot.core.models import RUN_FINAL
 from bot.demo import messages as say
 from bot.logs import JsonFormatter
-from bot.runtime import Runtime
 from bot.sandbox.slack import SlackEmulator
-from bot.serve import ServeOptions, run_serve
+from bot.server.serve import ServeOptions, run_serve
 from bot.store import keys
+from bot.store.runtime import Runtime
 from bot.supervise import Supervisor
 
 HOST = "127.0.0.1"  # the emulator lets anyone act as anyone: never on a public address

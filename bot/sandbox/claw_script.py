@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.agent.llm import tool_calls_of
-from bot.agents.claw import PRIZES
+from bot.demo.agents.claw import PRIZES
 from bot.sandbox.model import Turn, call, say
 
 STEP_CM = 10

@@ -18,8 +18,8 @@ from bot.config import Settings
 from bot.errors import StoreUnavailable
 from bot.sdk import messages as msg
 from bot.store import keys
-from bot.store.embedded_dir import SOCKET_NAME, Liveness, ping_socket
 from bot.store.events import NOTIFIER_GROUP
+from bot.store.valkey.embedded_dir import SOCKET_NAME, Liveness, ping_socket
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Connections belong to an event loop, so a gate opens one backend (HTTP or Redis)
 per loop it is used from; sync callers share one private loop thread
-(`bot.sdk.loop`). A base of `bot.sdk.gate.Gate`, which sets the attributes below.
+(`bot.sdk.bridge`). A base of `bot.sdk.gate.Gate`, which sets the attributes below.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import httpx
 from bot.config import Settings
 from bot.core.policy import Policy
 from bot.sdk.backend import Backend
+from bot.sdk.bridge import LoopThread
 from bot.sdk.direct import DirectBackend
 from bot.sdk.http import HttpBackend
-from bot.sdk.loop import LoopThread
 
 T = TypeVar("T")
 

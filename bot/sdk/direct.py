@@ -8,9 +8,9 @@ from typing import Any
 from bot.config import Settings
 from bot.core.models import ActionRequest, Question, RiskTier, Steering
 from bot.core.policy import Policy
-from bot.runtime import Runtime, open_runtime
 from bot.sdk import execution
 from bot.sdk.attach import require_store, warn_if_no_bot
+from bot.store.runtime import Runtime, open_runtime
 
 
 class DirectBackend:

@@ -38,9 +38,9 @@ from bot.errors import ConfigError, InvalidTransition
 from bot.sdk import messages as msg
 from bot.sdk.asking import Asking
 from bot.sdk.backend import Backend
+from bot.sdk.bridge import LoopThread
 from bot.sdk.direct import DirectBackend
 from bot.sdk.errors import TimedOut
-from bot.sdk.loop import LoopThread
 from bot.sdk.outcome import outcome
 from bot.sdk.wire import ApprovalIn, checked
 

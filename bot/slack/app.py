@@ -9,13 +9,13 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.runtime import Runtime
 from bot.slack.approvals import Approvals
 from bot.slack.commands import Commands
 from bot.slack.replies import ReplyDecisions
 from bot.slack.threads import Threads
 from bot.store import keys
 from bot.store.runs import RunStore
+from bot.store.runtime import Runtime
 
 SEEN_TTL_S = 3600  # Slack retries within minutes; an hour is ample
 

@@ -31,7 +31,6 @@ from bot.errors import (
     NotFound,
     StalePayload,
 )
-from bot.runtime import Runtime
 from bot.slack import escape as esc
 from bot.slack import messages as smsg
 from bot.slack import render, views
@@ -39,6 +38,7 @@ from bot.slack.groups import groups_of, needs_lookup
 from bot.slack.permissions import actor_team, is_foreign, may_see
 from bot.store import tools
 from bot.store.codec import from_hash
+from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import Settings
-from bot.metrics import count_retry
+from bot.store.metrics import count_retry
 
 
 class _RateLimited(AsyncRateLimitErrorRetryHandler):

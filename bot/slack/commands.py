@@ -11,12 +11,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages as msg
 from bot.core.models import ActionRequest
 from bot.errors import HitlError
-from bot.runtime import Runtime
 from bot.slack import render, views
 from bot.slack.permissions import audit_refusal, is_operator, may_decide, may_direct, may_read
 from bot.store import audit
 from bot.store.corrections import correct
 from bot.store.runs import RunStore, stop_run
+from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

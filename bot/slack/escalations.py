@@ -17,10 +17,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.models import ActionRequest
 from bot.core.states import State
-from bot.runtime import Runtime
 from bot.slack import render
 from bot.slack.once import OncePoster, Tag
 from bot.store import keys
+from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

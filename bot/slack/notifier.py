@@ -20,7 +20,6 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.models import RUN_FINAL, ActionRequest, Run
 from bot.core.states import State
 from bot.errors import NotFound
-from bot.runtime import Runtime
 from bot.slack import render
 from bot.slack.escalations import EscalationPosts
 from bot.slack.groups import channel_id
@@ -31,6 +30,7 @@ from bot.store import keys
 from bot.store.events import NOTIFIER_GROUP, EventBus, Notice
 from bot.store.lease import Lease
 from bot.store.runs import RunStore
+from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.models import ActionRequest, Run
 from bot.errors import HitlError
-from bot.runtime import Runtime
 from bot.slack.groups import groups_of
 from bot.store import keys
+from bot.store.runtime import Runtime
 
 RUN_AUDIT_TTL_S = 30 * 86_400
 

@@ -12,7 +12,6 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages as msg
 from bot.core.models import RUN_FINAL, QuestionState, Run
 from bot.errors import HitlError, NotFound
-from bot.runtime import Runtime
 from bot.slack import messages as smsg
 from bot.slack import render, views
 from bot.slack.approvals import open_view, refusal_text, tell
@@ -21,6 +20,7 @@ from bot.slack.replies import ReplyDecisions
 from bot.store import keys
 from bot.store.corrections import correct
 from bot.store.runs import RunStore
+from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")

@@ -20,7 +20,7 @@ from bot.config import Settings
 from bot.errors import ConfigError, StoreUnavailable
 from bot.store.cluster import is_cluster_node
 from bot.store.durability import warn_if_unsafe
-from bot.store.embedded import LOG_NAME, EmbeddedServer, ensure_server
+from bot.store.valkey.embedded import LOG_NAME, EmbeddedServer, ensure_server
 
 __all__ = ["connect", "redact_url"]
 

@@ -116,7 +116,7 @@ def terms(shard: int) -> str:
 
 
 def metrics(shard: int) -> str:
-    """Hash of Prometheus counters for events of the shard (bot/metrics.py sums them)."""
+    """Hash of Prometheus counters for events of the shard (bot/store/metrics.py sums them)."""
     return f"{tag(shard)}metrics"
 
 

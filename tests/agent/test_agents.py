@@ -6,9 +6,9 @@ import asyncio
 from collections.abc import Callable
 
 from bot.agent.llm import ChatClient
-from bot.agents import claw, refunds
 from bot.core.models import RiskTier, RunState
 from bot.core.states import Event, State
+from bot.demo.agents import claw, refunds
 from bot.sandbox.claw_script import claw_responder
 from bot.sandbox.model import ScriptedModel, after_tool, call, say
 from tests.agent.conftest import ModelFactory, Stores, eventually

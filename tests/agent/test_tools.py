@@ -10,9 +10,9 @@ from pydantic import Field
 from bot.agent.errors import AgentNotFound, InvalidArguments
 from bot.agent.loader import Agent, AgentCatalog, resolve
 from bot.agent.tools import ToolRegistry, ask_tool, tool
-from bot.agents import claw, refunds
 from bot.core.models import RiskTier
 from bot.core.policy import DEFAULT_POLICY, ToolPolicy
+from bot.demo.agents import claw, refunds
 
 
 @tool(risk="medium", rules=[{"if": "amount > 10", "tier": "high"}])
@@ -105,13 +105,13 @@ def test_registry_refuses_two_tools_with_one_name() -> None:
 
 def test_loader_resolves_short_names_and_specs() -> None:
     assert resolve("claw") is claw.agent
-    assert resolve("bot.agents.refunds:agent") is refunds.agent
+    assert resolve("bot.demo.agents.refunds:agent") is refunds.agent
     assert resolve("tests.agent.fixtures:counting_agent").name == "counting"
     for bad, problem in [
         ("nope", "no ':'"),
         ("no.such.module:agent", "cannot import"),
-        ("bot.agents.claw:nothing", "has no nothing"),
-        ("bot.agents.claw:PRIZES", "not an Agent"),
+        ("bot.demo.agents.claw:nothing", "has no nothing"),
+        ("bot.demo.agents.claw:PRIZES", "not an Agent"),
     ]:
         with pytest.raises(AgentNotFound, match=problem):
             resolve(bad)
@@ -122,4 +122,4 @@ def test_catalog_runs_only_what_the_operator_allowed() -> None:
     assert catalog.get("claw") is claw.agent
     assert catalog.get("tests.agent.fixtures:counting_agent").name == "counting"
     with pytest.raises(AgentNotFound, match="not among this worker's agents"):
-        catalog.get("bot.agents.claw:agent")  # importable, but nobody listed it
+        catalog.get("bot.demo.agents.claw:agent")  # importable, but nobody listed it

@@ -23,9 +23,9 @@ from bot.api import create_app
 from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.policy import Policy
-from bot.runtime import Runtime
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
+from bot.store.runtime import Runtime
 from bot.store.steering import SteeringStore
 from tests.keys import serve_signer
 

@@ -23,17 +23,17 @@ from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.deadlines.sweeper import Sweeper
-from bot.metrics import MetricsCollector, render
 from bot.sdk.execution import wait_request
 from bot.store import keys
 from bot.store.cluster import is_cluster
 from bot.store.connection import connect
 from bot.store.events import EventBus, Notice
-from bot.store.localcluster import LocalCluster
+from bot.store.metrics import MetricsCollector, render
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from tests.api.live import TOKEN, make_runtime
 from tests.cluster.conftest import one_id_per_shard
+from tests.localcluster import LocalCluster
 from tests.test_cli import cli
 
 pytestmark = pytest.mark.timeout(120)

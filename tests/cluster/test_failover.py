@@ -31,10 +31,10 @@ from bot.store import audit
 from bot.store.cluster import TRANSIENT
 from bot.store.connection import connect
 from bot.store.events import EventBus
-from bot.store.localcluster import LocalCluster
 from bot.store.requests import RequestStore
 from tests.api.live import TOKEN, make_runtime
 from tests.cluster.conftest import one_id_per_shard
+from tests.localcluster import LocalCluster
 
 pytestmark = pytest.mark.timeout(180)
 CLIENTS = 8

@@ -15,10 +15,10 @@ import httpx
 import pytest
 from rich.console import Console
 
-from bot.agents import refunds
 from bot.config import Settings
 from bot.core.models import RiskTier
 from bot.demo import DemoOptions, demo_responder, serve_demo
+from bot.demo.agents import refunds
 from bot.demo.policy import demo_policy
 from bot.sandbox.model import Turn
 from bot.sandbox.refund_script import refund_responder
@@ -96,7 +96,7 @@ def test_refunds_react_to_people() -> None:
 
 
 def test_the_demo_model_answers_for_either_agent() -> None:
-    from bot.agents import claw
+    from bot.demo.agents import claw
 
     claw_turn = demo_responder(
         [{"role": "system", "content": claw.SYSTEM_PROMPT}, {"role": "user", "content": "bear"}]

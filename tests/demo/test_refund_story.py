@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.agents import refunds
+from bot.demo.agents import refunds
 from bot.demo.app import DEMO_ORDERS
 from bot.sandbox.refund_script import refund_responder
 from tests.demo.test_demo_inprocess import LOOKUP, PROMPT, SYSTEM, args_of, turn

@@ -20,7 +20,7 @@ from bot.core.policy import parse_policy
 from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.defaults import default_users
 from bot.sandbox.slack.workspace import User
-from bot.serve import ServeOptions, run_serve
+from bot.server.serve import ServeOptions, run_serve
 from bot.slack.socket_mode import Backoff
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore

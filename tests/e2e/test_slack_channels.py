@@ -30,7 +30,7 @@ from bot.errors import ConfigError
 from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.defaults import default_channels, default_users
 from bot.sandbox.slack.workspace import Channel
-from bot.serve import ServeOptions, run_serve
+from bot.server.serve import ServeOptions, run_serve
 from bot.slack import render
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import POLICY, SECRET, TOKEN, eventually

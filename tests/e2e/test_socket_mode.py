@@ -26,7 +26,7 @@ from bot.config import Settings
 from bot.core.states import State
 from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.workspace import Message
-from bot.serve import ServeOptions, run_serve
+from bot.server.serve import ServeOptions, run_serve
 from bot.slack import render
 from bot.slack.socket_mode import Backoff
 from tests.e2e.conftest import APP_TOKEN, SECRET, TOKEN, Bot, button_values, eventually
@@ -270,7 +270,7 @@ async def test_serve_refuses_http_mode_without_a_signing_secret(redis_url: str) 
 
 
 def test_the_start_line_names_the_mode_and_where_events_come_from(tmp_path: Path) -> None:
-    from bot.serve import ready_line
+    from bot.server.serve import ready_line
 
     http = Settings(slack_signing_secret=SECRET)
     socket = Settings(slack_app_token=APP_TOKEN, slack_api_url="http://127.0.0.1:9/api/")

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.main import app
 from bot.core.policy import parse_policy
 from bot.errors import ConfigError
 from bot.mcp.config import exposed_name, load_config, parse_config, single

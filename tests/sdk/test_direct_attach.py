@@ -19,8 +19,8 @@ from bot.core.policy import Policy
 from bot.errors import StoreUnavailable
 from bot.sdk import Gate
 from bot.store import keys
-from bot.store.embedded import ensure_server
 from bot.store.events import NOTIFIER_GROUP
+from bot.store.valkey.embedded import ensure_server
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pydantic import SecretStr
 from bot.config import HOW_TO_SET, Settings
 from bot.errors import ConfigError, StoreUnavailable
 from bot.store.connection import connect, redact_url
-from bot.store.embedded import EmbeddedServer, ensure_server
+from bot.store.valkey.embedded import EmbeddedServer, ensure_server
 
 
 @pytest.fixture(autouse=True)

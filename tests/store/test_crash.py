@@ -18,8 +18,8 @@ from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.store import audit
-from bot.store.embedded import ensure_server
 from bot.store.requests import RequestStore
+from bot.store.valkey.embedded import ensure_server
 
 STEPS = [Event.APPROVE, Event.CLAIM, Event.SUCCEED]
 

@@ -28,7 +28,7 @@ from bot.core.policy import DEFAULT_POLICY
 from bot.core.proposal import propose
 from bot.errors import StoreUnavailable
 from bot.store.codec import to_hash
-from bot.store.embedded import (
+from bot.store.valkey.embedded import (
     LOCK_NAME,
     MAX_SOCKET_PATH,
     MEMORY_SETTINGS,
@@ -171,7 +171,7 @@ RACER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from bot.store.embedded import ensure_server
+    from bot.store.valkey.embedded import ensure_server
 
     go = Path(sys.argv[2])
     while not go.exists():

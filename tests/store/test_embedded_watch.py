@@ -21,9 +21,9 @@ import pytest
 from redis.asyncio import Redis
 from typer.testing import CliRunner
 
-from bot.cli import app
-from bot.store.embedded import EmbeddedServer, ensure_server
-from bot.store.embedded_watch import EmbeddedWatch, status, stop_unused
+from bot.cli.main import app
+from bot.store.valkey.embedded import EmbeddedServer, ensure_server
+from bot.store.valkey.embedded_watch import EmbeddedWatch, status, stop_unused
 from tests.store.test_embedded import REPO, data_dir, linux_only, valkey_pids  # noqa: F401
 
 pytestmark = [linux_only, pytest.mark.timeout(60)]
@@ -32,7 +32,7 @@ USER = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-    from bot.store.embedded_watch import EmbeddedWatch
+    from bot.store.valkey.embedded_watch import EmbeddedWatch
 
     async def main():
         watch = await EmbeddedWatch.open(Path(sys.argv[1]), interval_s=0.05)

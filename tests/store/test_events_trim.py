@@ -7,10 +7,10 @@ import itertools
 
 from redis.asyncio import Redis
 
-from bot.metrics import GROUP as METRICS_GROUP
 from bot.store import events, keys
 from bot.store.events import NOTIFIER_GROUP, EventBus, Notice
 from bot.store.events_trim import EventTrimmer
+from bot.store.metrics import GROUP as METRICS_GROUP
 
 SHARD = 5
 STREAM = keys.events(SHARD)

@@ -24,9 +24,9 @@ from bot.core.states import Event, State
 from bot.errors import StoreUnavailable
 from bot.store import hub, keys
 from bot.store.connection import connect
-from bot.store.embedded import ensure_server
 from bot.store.hub import hub_for
 from bot.store.requests import RequestStore
+from bot.store.valkey.embedded import ensure_server
 
 LONG = 3600.0
 

@@ -13,12 +13,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from bot import cli_runs, loops
 from bot import messages as msg
-from bot.cli_audit import audit_app, keys_app
-from bot.cli_audit import run_cli as _run
-from bot.cli_channels import check_channels_in_slack
-from bot.cli_valkey import valkey_app
+from bot.cli import runs as cli_runs
+from bot.cli.audit import audit_app, keys_app
+from bot.cli.audit import run_cli as _run
+from bot.cli.channels import check_channels_in_slack
+from bot.cli.valkey import valkey_app
 from bot.core.chain import expand
 from bot.core.models import ActionRequest
 from bot.core.policy import TIER_ORDER, Policy, format_duration, load_policy
@@ -27,8 +27,9 @@ from bot.errors import HitlError
 from bot.logs import setup as setup_logging
 from bot.mcp.cli import mcp_app
 from bot.messages import when
-from bot.runtime import Runtime
+from bot.server import eventloop as loops
 from bot.store import audit
+from bot.store.runtime import Runtime
 
 # Plain click help: typer's rich help prints flags as "--help <bool>" (typer 0.29).
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, rich_markup_mode=None)
@@ -262,7 +263,7 @@ def _exit_with(exc: HitlError) -> NoReturn:
 def serve() -> None:
     """The Slack endpoint, the /v1 API, /healthz and /metrics, the sweeper and notifier."""
     from bot.config import Settings
-    from bot.serve import ready_line, run_serve
+    from bot.server.serve import ready_line, run_serve
 
     setup_logging()
     try:

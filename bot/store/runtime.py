@@ -14,12 +14,12 @@ from bot.core.policy import Policy, load_policy
 from bot.signing import Signer, public_keys, trusted_keys
 from bot.store.claims import ClaimCheck
 from bot.store.connection import connect
-from bot.store.embedded import EmbeddedServer
-from bot.store.embedded_watch import EmbeddedWatch
 from bot.store.hub import close_hub
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.steering import SteeringStore
+from bot.store.valkey.embedded import EmbeddedServer
+from bot.store.valkey.embedded_watch import EmbeddedWatch
 
 
 @dataclass

@@ -53,8 +53,8 @@ from redis.exceptions import RedisError
 
 from bot.errors import StoreUnavailable
 from bot.store import messages as msg
-from bot.store.embedded import EmbeddedServer, ensure_server, reap_children
-from bot.store.embedded_dir import (
+from bot.store.valkey.embedded import EmbeddedServer, ensure_server, reap_children
+from bot.store.valkey.embedded_dir import (
     LOG_NAME,
     PING_TIMEOUT,
     POLL,

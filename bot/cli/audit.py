@@ -24,9 +24,9 @@ from bot.config import Settings
 from bot.core.policy import parse_duration
 from bot.errors import ConfigError, HitlError
 from bot.logs import setup as setup_logging
-from bot.runtime import Runtime, open_runtime
 from bot.signing import Signer, load_signer, require_public_keys, trusted_keys
 from bot.store import audit, heads
+from bot.store.runtime import Runtime, open_runtime
 
 audit_app = typer.Typer(
     no_args_is_help=True, help="Verify and export the audit trail.", rich_markup_mode=None

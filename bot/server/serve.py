@@ -18,13 +18,10 @@ from dataclasses import dataclass
 
 from bot import messages as msg
 from bot.api.app import create_app
-from bot.asgi import serve_asgi
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.deadlines.sweeper import Sweeper
-from bot.metrics import GROUP as METRICS_GROUP
-from bot.metrics import MetricsCollector
-from bot.runtime import open_runtime
+from bot.server.asgi import serve_asgi
 from bot.signing import load_signer
 from bot.slack.app import build_app
 from bot.slack.client import web_client
@@ -34,7 +31,10 @@ from bot.slack.principals import resolve_at_start
 from bot.slack.socket_mode import SocketModeLink
 from bot.store.events import NOTIFIER_GROUP
 from bot.store.events_trim import INTERVAL_S, EventTrimmer
+from bot.store.metrics import GROUP as METRICS_GROUP
+from bot.store.metrics import MetricsCollector
 from bot.store.runs import RunStore
+from bot.store.runtime import open_runtime
 from bot.supervise import Backoff, Supervisor
 
 log = logging.getLogger(__name__)

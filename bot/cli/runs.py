@@ -16,10 +16,10 @@ from rich.table import Table
 from bot import messages as msg
 from bot.core.models import ActionRequest, Run
 from bot.errors import NotFound
-from bot.runtime import Runtime
 from bot.slack.runlines import LINK
 from bot.store import keys
 from bot.store.runs import RunStore
+from bot.store.runtime import Runtime
 
 RUN_PREFIX = "run-"
 

@@ -1,0 +1,1 @@
+"""The server process: `hitl-bot serve`, its ASGI host and its event loop."""

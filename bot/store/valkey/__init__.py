@@ -1,0 +1,1 @@
+"""The embedded Valkey: one server per data dir, shared by every hitl-bot process there."""
