@@ -1,7 +1,12 @@
 """hitl-bot: a person keeps the last word over an AI agent's costly actions.
 
 The names below are the supported Python API; everything else may change.
+The stores load on first use, so importing `bot.sdk` (which runs this file) in an
+agent that speaks HTTP does not bring in Redis.
 """
+
+import importlib
+from typing import TYPE_CHECKING
 
 from bot.core.models import ActionRequest, AuditEntry, Decision, Question, RiskTier, Steering
 from bot.core.policy import Policy, load_policy
@@ -22,9 +27,29 @@ from bot.errors import (
     StoreDamaged,
     StoreUnavailable,
 )
-from bot.store.questions import QuestionStore
-from bot.store.requests import RequestStore
-from bot.store.steering import SteeringStore
+
+if TYPE_CHECKING:
+    from bot.store.questions import QuestionStore
+    from bot.store.requests import RequestStore
+    from bot.store.steering import SteeringStore
+
+else:
+    _STORES = {
+        "QuestionStore": "bot.store.questions",
+        "RequestStore": "bot.store.requests",
+        "SteeringStore": "bot.store.steering",
+    }
+
+    # Hidden from type checkers, which see the imports above: a misspelt name still
+    # fails `mypy` in the caller instead of becoming Any.
+    def __getattr__(name: str) -> object:
+        where = _STORES.get(name)
+        if where is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        store = getattr(importlib.import_module(where), name)
+        globals()[name] = store  # later lookups find it without this function
+        return store
+
 
 __all__ = [
     "ActionRequest",

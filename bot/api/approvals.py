@@ -11,7 +11,7 @@ from bot.api.longpoll import hold
 from bot.api.ownership import Ownership
 from bot.api.schemas import ApprovalIn, CancelIn, ItemPath, ResultIn, Wait
 from bot.core.models import ActionRequest
-from bot.sdk import execution
+from bot.store import execution
 from bot.store.runtime import Runtime
 
 

@@ -12,7 +12,7 @@ from bot.api.ownership import Ownership
 from bot.api.schemas import ItemPath, QuestionIn, Wait
 from bot.core.models import Question
 from bot.core.proposal import check_channel, review_channels
-from bot.sdk import execution
+from bot.store import execution
 from bot.store.runtime import Runtime
 
 

@@ -1,4 +1,4 @@
-"""Path and query parameters of the `/v1` API; the bodies live in `bot.sdk.wire`.
+"""Path and query parameters of the `/v1` API; the bodies live in `bot.core.wire`.
 
 The bodies are shared with the SDK (which checks them in direct mode too);
 only what needs FastAPI is here.
@@ -10,7 +10,7 @@ from typing import Annotated
 
 from fastapi import Path, Query
 
-from bot.sdk.wire import (
+from bot.core.wire import (
     RUN_ID,
     ApprovalIn,
     CancelIn,

@@ -8,10 +8,10 @@ from __future__ import annotations
 import time
 
 from bot.core.models import QuestionState
+from bot.core.wire import QuestionIn, RunIdBody, checked
 from bot.sdk import messages as msg
 from bot.sdk.connections import Connections
 from bot.sdk.errors import Unanswered
-from bot.sdk.wire import QuestionIn, RunIdBody, checked
 
 QUESTION_MARGIN_S = 1.0  # past the question's own timeout, before giving up on it
 

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import logging
 
-from redis.asyncio import Redis
-from redis.exceptions import ResponseError
-
 from bot.config import Settings
 from bot.errors import StoreUnavailable
 from bot.sdk import messages as msg
-from bot.store import keys
-from bot.store.events import NOTIFIER_GROUP
+from bot.store.events import notifier_read_within
+from bot.store.runtime import Runtime
 from bot.store.valkey.embedded_dir import SOCKET_NAME, Liveness, ping_socket
 
 log = logging.getLogger(__name__)
@@ -37,13 +34,9 @@ def require_store(settings: Settings) -> None:
         raise StoreUnavailable(msg.NO_STORE.format(data_dir=data_dir))
 
 
-async def warn_if_no_bot(redis: Redis, where: str) -> bool:
+async def warn_if_no_bot(rt: Runtime, where: str) -> bool:
     """Log one warning when no Slack notifier has read this store's events lately."""
-    try:
-        consumers = await redis.xinfo_consumers(keys.events(0), NOTIFIER_GROUP)
-    except ResponseError:  # no stream or no group: no notifier has ever run here
-        consumers = []
-    if any(int(c.get("idle", 0)) < LIVE_BOT_IDLE_S * 1000 for c in consumers):
+    if await notifier_read_within(rt.redis, LIVE_BOT_IDLE_S * 1000):
         return True
     log.warning(msg.NO_LIVE_BOT, where, LIVE_BOT_IDLE_S)
     return False

@@ -26,6 +26,11 @@ class Backend(Protocol):
         args_schema: dict[str, Any] | None = None,
     ) -> ActionRequest: ...
 
+    async def create_claimed(self, **fields: Any) -> tuple[ActionRequest, bool]:
+        """`create`; True when the call is claimed by this backend in the same step (a
+        call the policy exempts from review, in direct mode)."""
+        ...
+
     async def get(self, rid: str) -> ActionRequest: ...
 
     async def wait(self, rid: str, timeout_s: float) -> ActionRequest:

@@ -20,7 +20,6 @@ from bot.config import Settings
 from bot.core.policy import Policy
 from bot.sdk.backend import Backend
 from bot.sdk.bridge import LoopThread
-from bot.sdk.direct import DirectBackend
 from bot.sdk.http import HttpBackend
 
 T = TypeVar("T")
@@ -45,6 +44,10 @@ class Connections:
                 timeout_s=self.http_timeout_s,
                 transport=self._transport,
             )
+        # Direct mode alone needs the store, its runtime and the embedded Valkey: they load
+        # here, so a gate that speaks HTTP imports no server code (tests/sdk/test_import_weight.py).
+        from bot.sdk.direct import DirectBackend
+
         return await DirectBackend.open(self.settings, policy=self.policy, actor=self.requester)
 
     async def backend(self) -> Backend:

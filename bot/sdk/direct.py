@@ -1,4 +1,8 @@
-"""Direct mode: the SDK talks to Redis itself, through the same stores the bot uses."""
+"""Direct mode: the SDK talks to Redis itself, through the same stores the bot uses.
+
+Loaded only when a gate opens a direct backend (`bot.sdk.connections`): it brings in
+the runtime and the embedded Valkey, which an agent that speaks HTTP never needs.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,8 @@ from typing import Any
 from bot.config import Settings
 from bot.core.models import ActionRequest, Question, RiskTier, Steering
 from bot.core.policy import Policy
-from bot.sdk import execution
 from bot.sdk.attach import require_store, warn_if_no_bot
+from bot.store import execution
 from bot.store.runtime import Runtime, open_runtime
 
 
@@ -32,7 +36,7 @@ class DirectBackend:
         stack = contextlib.AsyncExitStack()
         rt = await stack.enter_async_context(open_runtime(settings, policy=policy))
         where = "REDIS_URL" if settings.redis_url else str(settings.hitl_data_dir)
-        await warn_if_no_bot(rt.redis, where)
+        await warn_if_no_bot(rt, where)
         return cls(rt, actor=actor, stack=stack)
 
     async def create(

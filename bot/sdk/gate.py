@@ -24,7 +24,7 @@ import copy
 import os
 import time
 import weakref
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import httpx
 
@@ -34,20 +34,41 @@ from bot.core.models import ActionRequest, RiskTier
 from bot.core.payload import canonical_args
 from bot.core.policy import Policy
 from bot.core.states import State
+from bot.core.wire import ApprovalIn, checked
 from bot.errors import ConfigError, InvalidTransition
 from bot.sdk import messages as msg
 from bot.sdk.asking import Asking
 from bot.sdk.backend import Backend
 from bot.sdk.bridge import LoopThread
-from bot.sdk.direct import DirectBackend
 from bot.sdk.errors import TimedOut
 from bot.sdk.outcome import outcome
-from bot.sdk.wire import ApprovalIn, checked
 
 DEFAULT_REQUESTER = "sdk"
 MAX_WAIT_S = 55.0  # one long-poll; under the server's 60 s cap
 SWEEPER_GRACE_S = 30.0  # past a deadline with no escalation: no sweeper is running
 FIELDS_CACHE = 256  # distinct (tool, requester, ...) sets known to pass ApprovalIn
+
+
+class CallFields(TypedDict, total=False):
+    """What every way of asking for approval takes besides the tool and its arguments.
+
+    `requester`: over HTTP the requester is the API token's identity: one other than
+    the gate's default is sent, and the server refuses it unless it is that identity.
+    `channel`: one of the policy's review channels for the tier (else the gate's own).
+    `idempotency_key`: the same key and call find the same request again.
+    `risk`: raises the tier the policy gives; never lowers it.
+    `on_behalf_of`: the person the agent acts for; they may reject, never approve.
+    `args_schema`: the JSON Schema of the tool's arguments; recorded for the tool so a
+    person's edit that does not fit it is refused before it is approved.
+    """
+
+    risk: RiskTier | str | None
+    run_id: str | None
+    requester: str | None
+    channel: str | None
+    idempotency_key: str | None
+    on_behalf_of: str | None
+    args_schema: dict[str, Any] | None
 
 
 class Gate(Asking):
@@ -102,70 +123,27 @@ class Gate(Asking):
     # -- approvals ---------------------------------------------------------------------
 
     async def submit(
-        self,
-        tool: str,
-        args: dict[str, Any],
-        *,
-        risk: RiskTier | str | None = None,
-        run_id: str | None = None,
-        requester: str | None = None,
-        channel: str | None = None,
-        idempotency_key: str | None = None,
-        on_behalf_of: str | None = None,
-        args_schema: dict[str, Any] | None = None,
+        self, tool: str, args: dict[str, Any], **call: Unpack[CallFields]
     ) -> ActionRequest:
-        """Create the request (or find it again by `idempotency_key`); do not wait.
-
-        Over HTTP the requester is the API token's identity: a `requester` other than
-        the default is sent, and the server refuses it unless it is that identity.
-        `args_schema`: the JSON Schema of the tool's arguments; recorded for the tool so
-        a person's edit that does not fit it is refused before it is approved.
-        """
-        made, _ = await self._submit(
-            tool,
-            args,
-            risk=risk,
-            run_id=run_id,
-            requester=requester,
-            channel=channel,
-            idempotency_key=idempotency_key,
-            on_behalf_of=on_behalf_of,
-            args_schema=args_schema,
-        )
+        """Create the request (or find it again by `idempotency_key`); do not wait."""
+        made, _ = await self._submit(tool, args, **call)
         return made
 
     async def _submit(
-        self,
-        tool: str,
-        args: dict[str, Any],
-        *,
-        risk: RiskTier | str | None = None,
-        run_id: str | None = None,
-        requester: str | None = None,
-        channel: str | None = None,
-        idempotency_key: str | None = None,
-        on_behalf_of: str | None = None,
-        args_schema: dict[str, Any] | None = None,
-        claim: bool = False,
+        self, tool: str, args: dict[str, Any], *, claim: bool = False, **call: Unpack[CallFields]
     ) -> tuple[ActionRequest, bool]:
         """`submit`, and with `claim` in direct mode, a call the policy exempts from review
-        is created already claimed by this gate (one round trip): then True.
-
-        Over HTTP the requester is the API token's identity: a `requester` other than
-        the default is sent, and the server refuses it unless it is that identity.
-        `args_schema`: the JSON Schema of the tool's arguments; recorded for the tool so
-        a person's edit that does not fit it is refused before it is approved.
-        """
+        is created already claimed by this gate (one round trip): then True."""
         canonical_args(args)  # plain JSON only, in both modes (HTTP would coerce dates)
         body = self._fields(
             tool=tool,
-            run_id=run_id,
-            requester=requester or self.requester,
-            on_behalf_of=on_behalf_of,
-            channel=channel or self.channel,
-            idempotency_key=idempotency_key,
-            risk=risk,
-            args_schema=args_schema,
+            run_id=call.get("run_id"),
+            requester=call.get("requester") or self.requester,
+            on_behalf_of=call.get("on_behalf_of"),
+            channel=call.get("channel") or self.channel,
+            idempotency_key=call.get("idempotency_key"),
+            risk=call.get("risk"),
+            args_schema=call.get("args_schema"),
         )
         who = body.requester or self.requester
         b = await self.backend()
@@ -180,7 +158,7 @@ class Gate(Asking):
             "risk": body.risk,
             "args_schema": body.args_schema,
         }
-        if claim and isinstance(b, DirectBackend):
+        if claim:
             return await b.create_claimed(**fields)
         return await b.create(**fields), False
 
@@ -259,26 +237,11 @@ class Gate(Asking):
         tool: str,
         args: dict[str, Any],
         *,
-        risk: RiskTier | str | None = None,
-        run_id: str | None = None,
-        requester: str | None = None,
-        channel: str | None = None,
-        idempotency_key: str | None = None,
         timeout: float | None = None,
-        args_schema: dict[str, Any] | None = None,
+        **call: Unpack[CallFields],
     ) -> ActionRequest:
         """Submit and wait: the approved request (its `args` may have been edited)."""
-        req, _ = await self.acquire(
-            tool,
-            args,
-            risk=risk,
-            run_id=run_id,
-            requester=requester,
-            channel=channel,
-            idempotency_key=idempotency_key,
-            timeout=timeout,
-            args_schema=args_schema,
-        )
+        req, _ = await self.acquire(tool, args, timeout=timeout, **call)
         return req
 
     async def acquire(
@@ -286,30 +249,13 @@ class Gate(Asking):
         tool: str,
         args: dict[str, Any],
         *,
-        risk: RiskTier | str | None = None,
-        run_id: str | None = None,
-        requester: str | None = None,
-        channel: str | None = None,
-        idempotency_key: str | None = None,
         timeout: float | None = None,
-        args_schema: dict[str, Any] | None = None,
         claim: bool = False,
+        **call: Unpack[CallFields],
     ) -> tuple[ActionRequest, bool]:
         """`request_approval`; with `claim`, a free call may come back already claimed
         by this gate (True), ready to run and report, in one round trip."""
-        submitting = asyncio.ensure_future(
-            self._submit(
-                tool,
-                args,
-                risk=risk,
-                run_id=run_id,
-                requester=requester,
-                channel=channel,
-                idempotency_key=idempotency_key,
-                args_schema=args_schema,
-                claim=claim,
-            )
-        )
+        submitting = asyncio.ensure_future(self._submit(tool, args, claim=claim, **call))
         try:
             req, claimed = await asyncio.shield(submitting)
         except asyncio.CancelledError:

@@ -12,6 +12,7 @@ import httpx
 from pydantic import BaseModel
 
 from bot.core.models import ActionRequest, Question, RiskTier, Steering
+from bot.core.wire import ApprovalIn, CancelIn, QuestionIn, ResultIn
 from bot.errors import (
     WIRE,
     AlreadyResolved,
@@ -22,7 +23,6 @@ from bot.errors import (
 )
 from bot.sdk import messages as msg
 from bot.sdk.errors import ApiError, ApiUnavailable
-from bot.sdk.wire import ApprovalIn, CancelIn, QuestionIn, ResultIn
 
 # The API's `error` codes (bot.api.errors) -> the class direct mode raises.
 # The API's `error` codes -> the class direct mode raises (bot.errors.WIRE, inverted),
@@ -134,6 +134,10 @@ class HttpBackend:
             args_schema=args_schema,
         )
         return await self._request("POST", "/v1/approvals", body=body)
+
+    async def create_claimed(self, **fields: Any) -> tuple[ActionRequest, bool]:
+        """`create`: the API claims nothing on creation; the caller claims in a call."""
+        return await self.create(**fields), False
 
     async def get(self, rid: str) -> ActionRequest:
         return await self._request("GET", f"/v1/approvals/{rid}")

@@ -14,7 +14,7 @@ import contextlib
 from bot.core.models import Steering
 from bot.core.states import State
 from bot.errors import HitlError
-from bot.sdk import execution
+from bot.store import execution
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 from bot.store.steering import SteeringStore

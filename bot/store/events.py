@@ -60,6 +60,15 @@ async def publish(redis: Redis, item_id: str, fields: dict[str, Any]) -> None:
 NOTIFIER_GROUP = "slack"  # the Slack notifier's consumer group on every shard's stream
 
 
+async def notifier_read_within(redis: Redis, idle_ms: int) -> bool:
+    """Whether a Slack notifier read this store's events in the last `idle_ms`."""
+    try:
+        consumers = await redis.xinfo_consumers(keys.events(0), NOTIFIER_GROUP)
+    except ResponseError:  # no stream or no group: no notifier has ever run here
+        return False
+    return any(int(c.get("idle", 0)) < idle_ms for c in consumers)
+
+
 class EventBus:
     def __init__(self, redis: Redis, group: str) -> None:
         self.redis = redis

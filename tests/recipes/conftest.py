@@ -15,8 +15,8 @@ import pytest
 
 from bot.core.models import ActionRequest
 from bot.errors import HitlError
-from bot.sdk.execution import withdraw
 from bot.slack import render
+from bot.store.execution import withdraw
 from tests.e2e.conftest import Bot, bot, eventually, serve_env, slack_mode
 
 __all__ = ["bot", "serve_env", "slack_mode"]  # the e2e fixtures, served to the tests here

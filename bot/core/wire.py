@@ -1,8 +1,9 @@
 """The bodies of the `/v1` HTTP API, with their limits.
 
-The API parses requests with these models, and the SDK builds every call with
-them in both modes, so talking to Redis directly refuses exactly what the HTTP
-API refuses. Plain pydantic: no web framework is imported here.
+The API (`bot.api`) parses requests with these models, and the SDK (`bot.sdk`)
+builds every call with them in both modes, so talking to Redis directly refuses
+exactly what the HTTP API refuses. They live in the core because both import
+them and neither may import the other. Plain pydantic: no web framework here.
 
 Unknown fields are refused (422): a misspelt `idempotency_key` would
 otherwise silently drop the protection it asked for.

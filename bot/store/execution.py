@@ -1,8 +1,8 @@
 """The caller's side of a request, on the store: wait, claim, report, withdraw.
 
-Shared by the HTTP API (`bot.api`) and the SDK's direct mode, so an outside
-agent gets the same moves whichever way it talks. It only composes the
-stores; `report` would sit well in `bot.store` as `RequestStore.report`.
+Shared by the HTTP API (`bot.api`), the SDK's direct mode and the corrections a
+person sends (`bot.store.corrections`), so an outside agent gets the same moves
+whichever way it talks. It composes the request and question stores.
 
 Waits need no care for the client's socket timeout (redis-py 8 gives every
 client 5 s by default): they block in the wait hub's readers, which use
