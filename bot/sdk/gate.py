@@ -54,8 +54,11 @@ class CallFields(TypedDict, total=False):
 
     `requester`: over HTTP the requester is the API token's identity: one other than
     the gate's default is sent, and the server refuses it unless it is that identity.
-    `channel`: one of the policy's review channels for the tier (else the gate's own).
-    `idempotency_key`: the same key and call find the same request again.
+    `run_id`: the agent run the call belongs to.
+    `channel`: where it is reviewed (the gate's `channel` if None): only one of the
+    policy's review channels for the tier is accepted.
+    `idempotency_key`: the same key with the same call finds the same request again;
+    with another call, IdempotencyConflict.
     `risk`: raises the tier the policy gives; never lowers it.
     `on_behalf_of`: the person the agent acts for; they may reject, never approve.
     `args_schema`: the JSON Schema of the tool's arguments; recorded for the tool so a
