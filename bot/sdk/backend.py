@@ -6,27 +6,29 @@ only moves data, so the two modes cannot drift apart in behaviour.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 from bot.core.models import ActionRequest, Question, RiskTier, Steering
 
 
-class Backend(Protocol):
-    async def create(
-        self,
-        *,
-        tool: str,
-        args: dict[str, Any],
-        requester: str | None,
-        run_id: str | None,
-        channel: str | None,
-        idempotency_key: str | None,
-        risk: RiskTier | None,
-        on_behalf_of: str | None = None,
-        args_schema: dict[str, Any] | None = None,
-    ) -> ActionRequest: ...
+class NewRequest(TypedDict):
+    """A call to put up for review, as the gate has checked it (`bot.core.wire.ApprovalIn`)."""
 
-    async def create_claimed(self, **fields: Any) -> tuple[ActionRequest, bool]:
+    tool: str
+    args: dict[str, Any]
+    requester: str | None  # None over HTTP: the server takes the token's identity
+    run_id: str | None
+    channel: str | None
+    idempotency_key: str | None
+    risk: RiskTier | None
+    on_behalf_of: str | None
+    args_schema: dict[str, Any] | None
+
+
+class Backend(Protocol):
+    async def create(self, **fields: Unpack[NewRequest]) -> ActionRequest: ...
+
+    async def create_claimed(self, **fields: Unpack[NewRequest]) -> tuple[ActionRequest, bool]:
         """`create`; True when the call is claimed by this backend in the same step (a
         call the policy exempts from review, in direct mode)."""
         ...

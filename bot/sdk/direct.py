@@ -7,12 +7,13 @@ the runtime and the embedded Valkey, which an agent that speaks HTTP never needs
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Unpack
 
 from bot.config import Settings
-from bot.core.models import ActionRequest, Question, RiskTier, Steering
+from bot.core.models import ActionRequest, Question, Steering
 from bot.core.policy import Policy
 from bot.sdk.attach import require_store, warn_if_no_bot
+from bot.sdk.backend import NewRequest
 from bot.store import execution
 from bot.store.runtime import Runtime, open_runtime
 
@@ -39,40 +40,29 @@ class DirectBackend:
         await warn_if_no_bot(rt, where)
         return cls(rt, actor=actor, stack=stack)
 
-    async def create(
-        self,
-        *,
-        tool: str,
-        args: dict[str, Any],
-        requester: str | None,
-        run_id: str | None,
-        channel: str | None,
-        idempotency_key: str | None,
-        risk: RiskTier | None,
-        on_behalf_of: str | None = None,
-        args_schema: dict[str, Any] | None = None,
-    ) -> ActionRequest:
-        made = await self.rt.requests.create(
-            self.rt.policy,
-            tool=tool,
-            args=args,
-            requester=requester or self.actor,
-            on_behalf_of=on_behalf_of,
-            run_id=run_id,
-            channel=channel,
-            idempotency_key=idempotency_key,
-            risk=risk,
-            args_schema=args_schema,
-            owner=self.actor,  # the identity this process runs as, as a token would be
-        )
-        return made.request
+    async def create(self, **fields: Unpack[NewRequest]) -> ActionRequest:
+        made, _ = await self._create(fields, claim=False)
+        return made
 
-    async def create_claimed(self, **fields: Any) -> tuple[ActionRequest, bool]:
+    async def create_claimed(self, **fields: Unpack[NewRequest]) -> tuple[ActionRequest, bool]:
         """`create`; a call the policy exempts is claimed by this backend's actor in the
         same step (True)."""
-        fields["requester"] = fields["requester"] or self.actor
+        return await self._create(fields, claim=True)
+
+    async def _create(self, fields: NewRequest, *, claim: bool) -> tuple[ActionRequest, bool]:
         made = await self.rt.requests.create(
-            self.rt.policy, **fields, claim_as=self.actor, owner=self.actor
+            self.rt.policy,
+            tool=fields["tool"],
+            args=fields["args"],
+            requester=fields["requester"] or self.actor,
+            on_behalf_of=fields["on_behalf_of"],
+            run_id=fields["run_id"],
+            channel=fields["channel"],
+            idempotency_key=fields["idempotency_key"],
+            risk=fields["risk"],
+            args_schema=fields["args_schema"],
+            claim_as=self.actor if claim else None,
+            owner=self.actor,  # the identity this process runs as, as a token would be
         )
         return made.request, made.claimed
 

@@ -38,7 +38,7 @@ from bot.core.wire import ApprovalIn, checked
 from bot.errors import ConfigError, InvalidTransition
 from bot.sdk import messages as msg
 from bot.sdk.asking import Asking
-from bot.sdk.backend import Backend
+from bot.sdk.backend import Backend, NewRequest
 from bot.sdk.bridge import LoopThread
 from bot.sdk.errors import TimedOut
 from bot.sdk.outcome import outcome
@@ -150,7 +150,7 @@ class Gate(Asking):
         )
         who = body.requester or self.requester
         b = await self.backend()
-        fields: dict[str, Any] = {
+        fields: NewRequest = {
             "tool": body.tool,
             "args": args,
             "requester": None if self.mode == "http" and who == DEFAULT_REQUESTER else who,

@@ -6,12 +6,12 @@ raises (`NotFound`, `AlreadyResolved`, ...), so callers handle both alike.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 from pydantic import BaseModel
 
-from bot.core.models import ActionRequest, Question, RiskTier, Steering
+from bot.core.models import ActionRequest, Question, Steering
 from bot.core.wire import ApprovalIn, CancelIn, QuestionIn, ResultIn
 from bot.errors import (
     WIRE,
@@ -22,6 +22,7 @@ from bot.errors import (
     PayloadError,
 )
 from bot.sdk import messages as msg
+from bot.sdk.backend import NewRequest
 from bot.sdk.errors import ApiError, ApiUnavailable
 
 # The API's `error` codes (bot.api.errors) -> the class direct mode raises.
@@ -109,33 +110,11 @@ class HttpBackend:
     async def _request(self, method: str, path: str, **kw: Any) -> ActionRequest:
         return ActionRequest.model_validate((await self._call(method, path, **kw)).json())
 
-    async def create(
-        self,
-        *,
-        tool: str,
-        args: dict[str, Any],
-        requester: str | None,
-        run_id: str | None,
-        channel: str | None,
-        idempotency_key: str | None,
-        risk: RiskTier | None,
-        on_behalf_of: str | None = None,
-        args_schema: dict[str, Any] | None = None,
-    ) -> ActionRequest:
-        body = ApprovalIn(
-            tool=tool,
-            args=args,
-            requester=requester,  # None: the server takes it from the token
-            on_behalf_of=on_behalf_of,
-            run_id=run_id,
-            channel=channel,
-            idempotency_key=idempotency_key,
-            risk=risk,
-            args_schema=args_schema,
-        )
+    async def create(self, **fields: Unpack[NewRequest]) -> ActionRequest:
+        body = ApprovalIn(**fields)  # a None requester: the server takes the token's
         return await self._request("POST", "/v1/approvals", body=body)
 
-    async def create_claimed(self, **fields: Any) -> tuple[ActionRequest, bool]:
+    async def create_claimed(self, **fields: Unpack[NewRequest]) -> tuple[ActionRequest, bool]:
         """`create`: the API claims nothing on creation; the caller claims in a call."""
         return await self.create(**fields), False
 
