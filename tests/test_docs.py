@@ -1,6 +1,6 @@
 """The docs hold together: every relative link leads to a file (and heading) that exists,
-the README stays a five-minute read, its two commands are the ones CI runs, and the
-policy example parses."""
+every path they name exists, the README stays a five-minute read, its two commands are
+the ones CI runs, and the policy example parses."""
 
 from __future__ import annotations
 
@@ -117,3 +117,17 @@ def test_the_policy_example_parses() -> None:
     blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
     policies = [yaml.safe_load(b) for b in blocks]
     assert policies and all(parse_policy(p) for p in policies)
+
+
+CODE_PATH = re.compile(r"`((?:bot|tests|bench|examples|\.ci)/[\w./-]*)`")
+
+
+def test_every_path_the_docs_name_exists() -> None:
+    named = {
+        (str(path.relative_to(ROOT)), where)
+        for path, text in _all_pages().items()
+        for where in CODE_PATH.findall(text)
+    }
+    assert named, "the docs name no path: the pattern is wrong"
+    missing = sorted(f"{source}: {where}" for source, where in named if not (ROOT / where).exists())
+    assert not missing, "paths that do not exist: " + ", ".join(missing)
