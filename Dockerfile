@@ -3,7 +3,7 @@
 
 FROM python:3.11-slim AS build
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY bot ./bot
 # Build a wheel here so the runtime image carries no build tools or sources.
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .

@@ -1,5 +1,5 @@
-"""`hitl-bot serve` in Socket Mode as a process: the README's steps with no signing secret,
-an app token Slack refuses, and SIGTERM while it keeps trying."""
+"""`hitl-bot serve` in Socket Mode as a process: the steps of docs/slack-setup.md with no
+signing secret, an app token Slack refuses, and SIGTERM while it keeps trying."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ async def test_sigterm_while_slack_refuses_the_app_token_stops_serve_and_its_val
             for k, v in os.environ.items()
             if not k.startswith(("SLACK_", "HITL_", "REDIS_URL"))
         }
-        # As the README's Socket Mode steps say: no SLACK_SIGNING_SECRET at all.
+        # As docs/slack-setup.md's Socket Mode steps say: no SLACK_SIGNING_SECRET at all.
         env |= {
             "SLACK_BOT_TOKEN": "xoxb-p",
             "SLACK_APP_TOKEN": "xapp-revoked",

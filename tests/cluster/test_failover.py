@@ -1,5 +1,5 @@
 """kill -9 a primary under load: callers get 503 + Retry-After, never 500, and the
-replica takes over with nobody acting. Prints the figures the README quotes.
+replica takes over with nobody acting. Prints the figures docs/performance.md quotes.
 
 Async replication can lose the writes a primary acknowledged in its last
 moments (Redis Cluster's documented window), so lost and double executions are

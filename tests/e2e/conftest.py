@@ -150,7 +150,7 @@ async def bot(
     clock = FakeClock(int(time.time() * 1000))
     settings = Settings(
         slack_bot_token=TOKEN,
-        # Socket Mode runs with no signing secret at all, as the README tells users to
+        # Socket Mode runs with no signing secret at all, as docs/slack-setup.md tells users to
         slack_signing_secret=None if socket else SECRET,
         slack_app_token=APP_TOKEN if socket else None,
         slack_api_url=emu.api_url,

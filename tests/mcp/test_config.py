@@ -15,6 +15,7 @@ from bot.cli.main import app
 from bot.core.policy import parse_policy
 from bot.errors import ConfigError
 from bot.mcp.config import exposed_name, load_config, parse_config, single
+from tests.docpages import page
 from tests.e2e.conftest import POLICY
 
 
@@ -76,22 +77,20 @@ def test_the_cli_wants_exactly_one_way_to_name_upstreams(tmp_path: Path) -> None
     assert both.exit_code == 2 and "not both" in both.output
 
 
-def _readme_blocks(lang: str) -> list[str]:
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = text.split("## Gate MCP clients", 1)[1].split("\n## ", 1)[0]
-    return re.findall(rf"```{lang}\n(.*?)```", section, re.S)
+def _mcp_page_blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", page("mcp.md"), re.S)
 
 
-def test_the_readme_configs_are_valid() -> None:
+def test_the_mcp_page_configs_are_valid() -> None:
     """The copy-paste blocks must work as pasted: the proxy file, the policy lines, and
     the mcpServers entries naming real subcommands."""
-    yamls = [yaml.safe_load(b) for b in _readme_blocks("yaml")]
+    yamls = [yaml.safe_load(b) for b in _mcp_page_blocks("yaml")]
     proxies = [y for y in yamls if "upstreams" in y]
     assert proxies and all(parse_config(p) for p in proxies)
     for y in yamls:
         if "tools" in y:
             parse_policy({"tiers": POLICY["tiers"], "tools": y["tools"]})
-    entries = [json.loads(b)["mcpServers"] for b in _readme_blocks("json")]
+    entries = [json.loads(b)["mcpServers"] for b in _mcp_page_blocks("json")]
     assert entries
     for servers in entries:
         for entry in servers.values():

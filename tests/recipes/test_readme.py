@@ -1,4 +1,4 @@
-"""The README shows the tested recipes, not a copy that can drift from them."""
+"""The SDK page (docs/sdk.md) shows the tested recipes, not a copy that can drift from them."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from pathlib import Path
 
 import bot.sdk
 from bot.errors import HitlError
+from tests.docpages import page
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+SDK_PAGE = page("sdk.md")
 EXCERPT = re.compile(r"<!-- excerpt: (?P<path>\S+) -->\n```python\n(?P<code>.*?)```", re.S)
 RECIPES = {
     "examples/openai_agents_refund.py",
@@ -31,28 +32,28 @@ def _appears_in(code: str, source: str) -> bool:
     )
 
 
-def test_every_readme_excerpt_is_verbatim_in_its_example() -> None:
-    excerpts = [(m["path"], m["code"]) for m in EXCERPT.finditer(README)]
+def test_every_sdk_page_excerpt_is_verbatim_in_its_example() -> None:
+    excerpts = [(m["path"], m["code"]) for m in EXCERPT.finditer(SDK_PAGE)]
     assert {path for path, _ in excerpts} == RECIPES  # one or more per recipe, none stale
     for path, code in excerpts:
-        assert _appears_in(code, (ROOT / path).read_text()), f"the README's {path} drifted"
+        assert _appears_in(code, (ROOT / path).read_text()), f"docs/sdk.md's {path} drifted"
 
 
 def test_every_recipe_is_linked_and_runs_main_as_a_script() -> None:
     for path in RECIPES:
-        assert f"]({path})" in README, path
+        assert f"](../{path})" in SDK_PAGE, path  # docs/ links up to the root
         *_, guard, call = (ROOT / path).read_text().rstrip().splitlines()
         assert guard == 'if __name__ == "__main__":', path
         assert call in ("    main()", "    asyncio.run(main())"), path
 
 
-def test_the_readme_error_tree_names_every_sdk_error() -> None:
-    tree = README[README.index("HitlError\n├──") :]
+def test_the_sdk_page_error_tree_names_every_sdk_error() -> None:
+    tree = SDK_PAGE[SDK_PAGE.index("HitlError\n├──") :]
     tree = tree[: tree.index("```")]
     for name in bot.sdk.__all__:
         obj = getattr(bot.sdk, name)
         if inspect.isclass(obj) and issubclass(obj, BaseException):
             assert issubclass(obj, HitlError), name
-            assert name in tree, f"{name} is missing from the README's error tree"
+            assert name in tree, f"{name} is missing from docs/sdk.md's error tree"
     for name in ("ConfigError", "StoreUnavailable", "PayloadError", "InvalidTransition"):
         assert name in tree, name
