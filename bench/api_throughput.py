@@ -18,7 +18,7 @@ round's just before it. (a) uses the next database of the same server, so the bo
 never sees (a)'s requests (with --server serve its notifier would try to post them
 all); both databases are FLUSHED at the end. Then, for
 --server api, cProfile's top lines in the server over --profile more POSTs (after the
-measured rounds, which it would slow). Prints figures and PASS/MISS for issue 13's
+measured rounds, which it would slow). Prints figures and PASS/MISS for the
 target: the API at >= 0.5 x the store. Starts its own Valkey unless REDIS_URL is set
 (use a scratch server).
 

@@ -10,7 +10,7 @@ Then the Redis traffic of one call: round trips and commands the client sent (co
 in redis-py), and what the server ran (CONFIG RESETSTAT + INFO commandstats, in-Lua
 calls included). Prints figures; not a test. Starts its own Valkey unless REDIS_URL
 is set (that database is FLUSHED). Then cProfile's top lines for each path, and
-PASS/MISS against issue 13's targets: < 0.6 ms p50 added, < 0.3 ms CPU per call
+PASS/MISS against the targets (docs/performance.md): < 0.6 ms p50 added, < 0.3 ms CPU per call
 (CPU: this process, per gated call plus its direct twin, which costs ~nothing).
 
     .venv/bin/python bench/gate_overhead.py [--n 5000] [--m 200]

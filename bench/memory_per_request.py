@@ -41,7 +41,7 @@ from bot.store.events_trim import EventTrimmer
 from bot.store.metrics import MetricsCollector
 from bot.store.valkey.embedded import MEMORY_SETTINGS
 
-TARGET = 1200  # bytes per pending request, issue 13
+TARGET = 1200  # bytes per pending request (docs/performance.md)
 OWN = ("req", "audit", "wake", "posts")  # per-request key kinds: hitl:{sNN}:KIND:ID
 
 

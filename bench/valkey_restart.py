@@ -5,7 +5,7 @@ SDK script holds) on one fresh data dir holding --keys keys, then kills the serv
 times. For each kill it records when a server answers PING again and when every user has
 registered again. The baseline, measured in the same run on the same data dir: the bare
 restart (ensure_server by hand, nobody watching), the floor the watchers add their
-polling to. Prints figures; not a test. Target (issue 9): healthy again within 3 s.
+polling to. Prints figures; not a test. Target: healthy again within 3 s.
 
     .venv/bin/python bench/valkey_restart.py [--users 3] [--kills 10] [--keys 20000]
 """
