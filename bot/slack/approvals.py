@@ -17,7 +17,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
-from bot.core.models import Decision
+from bot.core.models import DETAIL_MAX, Decision
 from bot.core.payload import MAX_ARGS_DEPTH
 from bot.core.plainjson import text_too_deep
 from bot.core.schema import problems
@@ -42,7 +42,7 @@ from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
-MAX_REASON = 3000  # `Decision.text`, and the reason input's max_length
+MAX_REASON = DETAIL_MAX  # `Decision.text`, and the reason input's max_length
 
 
 def refusal_text(exc: HitlError) -> str:

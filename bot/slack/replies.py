@@ -25,6 +25,7 @@ from redis.asyncio import Redis
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
+from bot.core.ids import is_question_id
 from bot.core.models import ActionRequest, Decision
 from bot.core.replies import read_reply
 from bot.core.states import State
@@ -81,7 +82,7 @@ class ReplyDecisions:
         (`run_owner` given), only the run's own: a request another identity filed under
         the run is decided on its card, never by what the run's people say to the run."""
         ids = set(cast(set[str], await self.rt.redis.smembers(keys.thread_cards(channel, thread))))
-        if waiting_on and not waiting_on.startswith("q"):
+        if waiting_on and not is_question_id(waiting_on):
             ids.add(waiting_on)
         pending = []
         for rid in sorted(ids):

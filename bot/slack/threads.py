@@ -10,6 +10,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
+from bot.core.ids import is_question_id
 from bot.core.models import RUN_FINAL, QuestionState, Run
 from bot.errors import HitlError, NotFound
 from bot.slack import messages as smsg
@@ -63,7 +64,7 @@ class Threads:
         source = f"{channel}:{ts}"
         # A question the run waits on takes the reply first: a "yes" meant for it must
         # never approve a card filed under the run meanwhile.
-        question = waiting if waiting and waiting.startswith("q") and text else None
+        question = waiting if waiting and is_question_id(waiting) and text else None
         if (
             run is not None
             and question
