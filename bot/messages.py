@@ -50,7 +50,6 @@ BAD_BUTTON = "This button does not belong to a request I know; open the latest m
 REASON_REQUIRED_SHORT = "Pick a reason code."
 EDIT_BAD_JSON = "Not valid JSON: {error}"
 ANSWER_EMPTY = "Write an answer first."
-RUN_UNKNOWN = "No run {run_id}."
 HITL_USAGE = (
     "Usage: /hitl pending | policy | run <agent> <prompt> | steer <run> <text> | "
     "stop <run> | audit <request>"
@@ -210,9 +209,11 @@ STATUS_LINES = {
     "approved": "✅ Approved",
     "executing": "▶️ Executing",
     "completed": "✔️ Completed",
+    "rolled_back": "↩️ Rolled back",
+}
+FAILURE_LINES = {  # each with the executor's report
     "failed": "⚠️ Failed: {detail}",
     "rollback_pending": "⚠️ Failed: {detail}; rolling back",
-    "rolled_back": "↩️ Rolled back",
     "manual_intervention": "🆘 Manual intervention needed: {detail}",
 }
 
@@ -358,7 +359,7 @@ REQUESTER_FROM_TOKEN = (
 
 # -- checking edited arguments (bot/core/schema.py) -------------------------------------
 # Shown in the Edit modal under the text box, so each stays short (Slack cuts at 150).
-ARGS_NOT_OBJECT = 'The arguments must be a JSON object, like {"amount": 10}.'
+ARGS_NOT_OBJECT = "The arguments must be a JSON object, like {example}."
 ARGS_SCHEMA_PROBLEM = "{where}: {problem}"
 ARGS_ROOT = "arguments"
 ARGS_NEW_KEYS = "Not an argument of this call: {names}. Only edit the values."

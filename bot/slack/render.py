@@ -276,7 +276,7 @@ def _state_line(req: ActionRequest) -> str:
     if req.state in (S.AUTO_APPROVED, S.AUTO_REJECTED):
         return msg.SL_EXHAUSTED.format(state=req.state.value)
     if req.state in (S.FAILED, S.ROLLBACK_PENDING, S.MANUAL_INTERVENTION):
-        return msg.STATUS_LINES[req.state.value].format(detail=detail)
+        return msg.FAILURE_LINES[req.state.value].format(detail=detail)
     line = msg.STATUS_LINES.get(req.state.value, state_label(req))
     # Only the outcome carries the executor's report: the line of an earlier event is
     # rendered from the latest request, whose detail did not exist yet at that event.

@@ -85,7 +85,7 @@ class Threads:
             return
         if not await may_direct(self.rt, client, user, run, foreign=foreign):
             why = smsg.FOREIGN_MAY_NOT_DIRECT if foreign else msg.MAY_NOT_DIRECT
-            await self._refuse(client, event, run.id, "steer", why)
+            await self._refuse(client, event, run.id, "steer", why.format(run_id=run.id))
             return
         await correct(
             self.rt.steering, self.rt.requests, self.runs, run.id, text, actor=user, source=source
@@ -111,7 +111,7 @@ class Threads:
         user = event.get("user", "")
         if not await may_direct(self.rt, client, user, run, foreign=foreign):
             why = smsg.FOREIGN_MAY_NOT_DIRECT if foreign else smsg.MAY_NOT_ANSWER
-            await self._refuse(client, event, run.id, "answer", why)
+            await self._refuse(client, event, run.id, "answer", why.format(run_id=run.id))
             return True
         try:
             await self.rt.questions.answer(qid, actor=user, answer=text)
@@ -133,7 +133,7 @@ class Threads:
             channel=channel,
             user=user,
             thread_ts=event["thread_ts"],
-            text=text.format(run_id=run_id),
+            text=text,
         )
 
     async def _unheard(

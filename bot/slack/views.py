@@ -251,7 +251,8 @@ def answer_modal(q: Question) -> View:
 
 def home_view(pending: list[ActionRequest], policy: Policy, *, now_ms: int) -> View:
     """The App Home: the requests waiting for this person, then the policy."""
-    mine = pending_blocks(pending, now_ms=now_ms, max_blocks=40, title=msg.HOME_PENDING_HEAD)
+    title = msg.HOME_PENDING_HEAD.format(n=len(pending))
+    mine = pending_blocks(pending, now_ms=now_ms, max_blocks=40, title=title)
     rest = esc.VIEW_BLOCKS - len(mine) - 1
     return {
         "type": "home",
@@ -263,9 +264,11 @@ def home_view(pending: list[ActionRequest], policy: Policy, *, now_ms: int) -> V
 
 
 def pending_blocks(
-    reqs: list[ActionRequest], *, now_ms: int, max_blocks: int, title: str = msg.PENDING_HEAD
+    reqs: list[ActionRequest], *, now_ms: int, max_blocks: int, title: str | None = None
 ) -> list[Block]:
-    blocks = [esc.header(title.format(n=len(reqs)), "hitl_pending_head")]
+    """`title`: the list's heading (default: how many requests are pending)."""
+    head = msg.PENDING_HEAD.format(n=len(reqs)) if title is None else title
+    blocks = [esc.header(head, "hitl_pending_head")]
     if not reqs:
         return [*blocks, section(msg.PENDING_NONE, block_id="hitl_pending_none")]
     shown = reqs if len(reqs) < max_blocks else reqs[: max_blocks - 2]
