@@ -145,7 +145,8 @@ class ToolGate(Running):
         guarded: bool,
     ) -> Created:
         # A tool the policy exempts is created already claimed (one round trip), unless
-        # the run was stopped: then it is created approved and withdrawn, as before.
+        # the run was stopped: then it is created approved but unclaimed, and `settle`
+        # withdraws it.
         free = exempt(self.policy, t.name, args, t.risk)
         return await self.requests.create(
             self.policy,

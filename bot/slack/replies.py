@@ -114,7 +114,7 @@ class ReplyDecisions:
         user, ts = str(event.get("user") or ""), str(event["ts"])
         pending = await self.pending_in(channel, thread, waiting_on, run_owner)
         if not pending:
-            return False  # nothing to decide here: an answer or a correction, as before
+            return False  # nothing to decide here: the reply is an answer or a correction
         if len(pending) > 1:
             await client.chat_postMessage(
                 channel=channel, thread_ts=thread, text=msg.REPLY_AMBIGUOUS.format(n=len(pending))

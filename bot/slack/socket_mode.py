@@ -38,7 +38,7 @@ from bot import messages as msg
 from bot.core.plainjson import text_too_deep
 from bot.health import Down
 from bot.slack import inbound
-from bot.supervise import Backoff as Backoff  # its home was here: old imports keep working
+from bot.supervise import Backoff
 
 log = logging.getLogger(__name__)
 
