@@ -215,13 +215,13 @@ class _Reader:
                 continue
             receiver = node.func.value
             if isinstance(receiver, ast.Name) and receiver.id in local:
-                found, reads = local[receiver.id]
-                formatted.add(receiver.id)
+                found = local[receiver.id][0]
+                formatted.add(receiver.id)  # its reads count once every load is a .format
             elif (got := self.picked(receiver)) is not None:
-                found, reads = got
+                found = got[0]
+                self.claimed.update(got[1])
             else:
                 continue
-            self.claimed.update(reads)
             self.scan.uses.append(Use(self.path, node.lineno, found, node))
         for name, (_, reads) in local.items():
             loads = [
@@ -363,3 +363,5 @@ def test_a_wrong_placeholder_is_caught(tmp_path: Path) -> None:
     assert found(f"msg.{name}.format(**{{'{right}': 1}})\n")
     assert found(f"x = msg.{name}\nprint(x + '!')\n")
     assert found(f"show(msg.{name})\n")
+    assert found(f"t = msg.{name}\nt.format({right}=1)\nshow(t)\n")
+    assert found(f"msg.NOT_A_TEMPLATE_NAME.format({right}=1)\n")

@@ -24,7 +24,6 @@ from typing import cast
 from redis.asyncio import Redis
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages as msg
 from bot.core.ids import is_question_id
 from bot.core.models import ActionRequest, Decision
 from bot.core.replies import read_reply
@@ -117,7 +116,7 @@ class ReplyDecisions:
             return False  # nothing to decide here: the reply is an answer or a correction
         if len(pending) > 1:
             await client.chat_postMessage(
-                channel=channel, thread_ts=thread, text=msg.REPLY_AMBIGUOUS.format(n=len(pending))
+                channel=channel, thread_ts=thread, text=smsg.REPLY_AMBIGUOUS.format(n=len(pending))
             )
             return True
         fields = await self.rt.requests.fields(pending[0])

@@ -9,7 +9,6 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages as msg
 from bot.core.ids import is_question_id
 from bot.core.models import RUN_FINAL, QuestionState, Run
 from bot.errors import HitlError, NotFound
@@ -84,7 +83,7 @@ class Threads:
         if not text:
             return
         if not await may_direct(self.rt, client, user, run, foreign=foreign):
-            why = smsg.FOREIGN_MAY_NOT_DIRECT if foreign else msg.MAY_NOT_DIRECT
+            why = smsg.FOREIGN_MAY_NOT_DIRECT if foreign else smsg.MAY_NOT_DIRECT
             await self._refuse(client, event, run.id, "steer", why.format(run_id=run.id))
             return
         await correct(
@@ -191,7 +190,7 @@ class Threads:
         view = body["view"]
         answer = views.parse_answer(view["state"]["values"]).strip()
         if not answer:
-            await ack(response_action="errors", errors={views.ANSWER_BLOCK: msg.ANSWER_EMPTY})
+            await ack(response_action="errors", errors={views.ANSWER_BLOCK: smsg.ANSWER_EMPTY})
             return
         qid, user = view.get("private_metadata", ""), body["user"]["id"]
         try:
