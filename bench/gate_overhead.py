@@ -36,7 +36,7 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 from redis.asyncio.connection import AbstractConnection
 
-from bot.agent.gate import Gate as AgentGate
+from bot.agent.gate import ToolGate as AgentGate
 from bot.agent.llm import ToolCall
 from bot.agent.tools import ToolRegistry, tool
 from bot.config import Settings

@@ -13,4 +13,4 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Down:
     part: str  # "redis", "slack_socket_mode", "task:sweeper"
-    detail: str  # a fixed sentence (bot/messages.py), never an exception's text
+    detail: str  # a fixed sentence from a `messages` module, never an exception's text

@@ -1,4 +1,4 @@
-"""The operator's CLI as a person reads it (issue 12): help without type noise, whole
+"""The operator's CLI as a person reads it: help without type noise, whole
 table cells when piped, durations as a policy writes them, and runs you can look at."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
+from bot.core.durations import format_duration, parse_duration
 from bot.core.models import RunState
-from bot.core.policy import Policy, format_duration, parse_duration
+from bot.core.policy import Policy
 from bot.demo.policy import DEMO_POLICY
 from bot.slack.runlines import LINK
 from bot.store import keys

@@ -13,7 +13,6 @@ and the store's claim makes sure the tool runs at most once.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 from typing import Any, cast
 
@@ -24,6 +23,7 @@ from bot.agent.outcome import Outcome, explain, stopped
 from bot.agent.running import Running
 from bot.agent.tools import Tool, ToolRegistry
 from bot.clock import Clock, wall_ms
+from bot.core.ids import keyed_question_id, keyed_request_id
 from bot.core.models import (
     SYSTEM,
     WORKER,
@@ -44,7 +44,7 @@ from bot.store.claims import ClaimCheck
 from bot.store.corrections import SUPERSEDED
 from bot.store.events import publish
 from bot.store.questions import QuestionStore
-from bot.store.requests import Created, RequestStore, id_for_key
+from bot.store.requests import Created, RequestStore
 from bot.store.runs import RUN_TTL_S, RunStore
 from bot.store.steering import SteeringStore
 
@@ -56,14 +56,14 @@ def idempotency_key(run_id: str, call_id: str) -> str:
 
 
 def request_id(run_id: str, call_id: str, owner: str = WORKER) -> str:
-    return id_for_key(idempotency_key(run_id, call_id), owner)
+    return keyed_request_id(idempotency_key(run_id, call_id), owner)
 
 
 def question_id(run_id: str, call_id: str) -> str:
-    return "q" + hashlib.sha256(idempotency_key(run_id, call_id).encode()).hexdigest()[:16]
+    return keyed_question_id(idempotency_key(run_id, call_id))
 
 
-class Gate(Running):
+class ToolGate(Running):
     def __init__(
         self,
         *,
@@ -145,7 +145,8 @@ class Gate(Running):
         guarded: bool,
     ) -> Created:
         # A tool the policy exempts is created already claimed (one round trip), unless
-        # the run was stopped: then it is created approved and withdrawn, as before.
+        # the run was stopped: then it is created approved but unclaimed, and `settle`
+        # withdraws it.
         free = exempt(self.policy, t.name, args, t.risk)
         return await self.requests.create(
             self.policy,

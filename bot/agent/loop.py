@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 
 from bot.agent import messages as msg
 from bot.agent.errors import ModelError
-from bot.agent.gate import Gate, question_id, request_id
+from bot.agent.gate import ToolGate, question_id, request_id
 from bot.agent.llm import ChatClient, ToolCall, tool_calls_of
 from bot.agent.loader import Agent
 from bot.clock import Clock, wall_ms
@@ -120,7 +120,7 @@ class RunLoop:
                 {"role": "user", "content": run.prompt},
             ]
             await self.runs.save_transcript(run_id, messages)
-        gate = Gate(
+        gate = ToolGate(
             requests=self.stores.requests,
             questions=self.stores.questions,
             steering=self.stores.steering,
@@ -143,7 +143,7 @@ class RunLoop:
         except ModelError as exc:
             return await self._finish(gate, run_id, RunState.FAILED, error=str(exc))
 
-    async def _steps(self, run: Run, messages: list[Message], gate: Gate, resumed: bool) -> Run:
+    async def _steps(self, run: Run, messages: list[Message], gate: ToolGate, resumed: bool) -> Run:
         run_id, turns = run.id, run.turns
         tools = self.agent.tools
         # Calls pending when this worker loaded the run may have got a request, a question
@@ -217,7 +217,7 @@ class RunLoop:
 
     async def _finish(
         self,
-        gate: Gate,
+        gate: ToolGate,
         run_id: str,
         state: RunState,
         *,

@@ -2,7 +2,7 @@
 
 Claimed exactly once, run with the request id as its idempotency key, reported; a
 failure is compensated or handed to a person; a hard stop cancels a running
-coroutine tool. A mixin of `bot.agent.gate.Gate`, which decides what reaches here.
+coroutine tool. A mixin of `bot.agent.gate.ToolGate`, which decides what reaches here.
 """
 
 from __future__ import annotations
@@ -16,19 +16,14 @@ from bot.agent import messages as msg
 from bot.agent.errors import InvalidArguments, LostClaim
 from bot.agent.outcome import Outcome, explain, stopped
 from bot.agent.tools import Tool
-from bot.core.models import ActionRequest, Decision
+from bot.core.models import ActionRequest, Decision, clip
 from bot.core.states import Event, State
 from bot.errors import Expired, ForgedDecision, InvalidTransition
 from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 
-DETAIL_MAX = 3000  # Decision.detail's limit
 STOP_POLL_S = 0.5  # how soon a hard stop reaches a tool that is already running
-
-
-def _clip(text: str, limit: int = DETAIL_MAX) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class _StoppedMidCall(Exception):
@@ -56,7 +51,7 @@ class Running:
         except InvalidArguments as exc:
             # The modal checks edits against the recorded schema; this catches a schema
             # that was stale or missing. The audit and the model both get the reason.
-            await self._cancel(req, msg.BAD_EDIT_CODE, text=_clip(str(exc), 500))
+            await self._cancel(req, msg.BAD_EDIT_CODE, text=clip(str(exc), 500))
             text = msg.BAD_EDIT.format(tool=tool.name, problems=exc)
             return Outcome(text, "cancelled", req.id)
         if await self._stopped(run_id):
@@ -95,7 +90,7 @@ class Running:
         except Exception as exc:  # any failure of the tool is reported, never lost
             return await self._failed(req, tool, run_id, f"{type(exc).__name__}: {exc}")
         try:
-            await self.requests.advance(req.id, Decision(event=Event.SUCCEED, detail=_clip(output)))
+            await self.requests.advance(req.id, Decision(event=Event.SUCCEED, detail=clip(output)))
         except InvalidTransition:
             # The execution deadline fired first; a person now checks it by hand.
             return explain(await self.requests.get(req.id))
@@ -130,7 +125,7 @@ class Running:
 
     async def _failed(self, req: ActionRequest, tool: Tool, run_id: str, error: str) -> Outcome:
         try:
-            return await self._compensate(req, tool, run_id, _clip(error, 500))
+            return await self._compensate(req, tool, run_id, clip(error, 500))
         except InvalidTransition:
             # A deadline fired first (the call or its undo ran too long): the request
             # already went to a person; say where it stands.
@@ -145,13 +140,13 @@ class Running:
         try:
             await tool.undo(req.args, idempotency_key=req.id, run_id=run_id)
         except Exception as exc:  # the compensation failing is exactly when a person must look
-            detail = _clip(f"{error}; compensation failed: {type(exc).__name__}: {exc}")
+            detail = clip(f"{error}; compensation failed: {type(exc).__name__}: {exc}")
             await self.requests.transition(
                 req.id, Decision(event=Event.ROLLBACK_FAILED, detail=detail)
             )
             return Outcome(msg.FAILED_MANUAL.format(error=error), "manual_intervention", req.id)
         await self.requests.transition(
-            req.id, Decision(event=Event.ROLLBACK_OK, detail=_clip(f"{error}; compensated"))
+            req.id, Decision(event=Event.ROLLBACK_OK, detail=clip(f"{error}; compensated"))
         )
         return Outcome(msg.FAILED_ROLLED_BACK.format(error=error), "rolled_back", req.id)
 

@@ -38,8 +38,8 @@ from bot.agent.loader import AgentCatalog
 from bot.agent.loop import LoopConfig, RunLoop, Stores
 from bot.agent.run_queue import GROUP, Row, RunQueue
 from bot.config import Settings
+from bot.core.durations import parse_duration
 from bot.core.models import RUN_FINAL, Run, RunState
-from bot.core.policy import parse_duration
 from bot.errors import ConfigError, HitlError, NotFound
 from bot.logs import setup as setup_logging
 from bot.messages import plural

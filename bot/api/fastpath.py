@@ -53,7 +53,7 @@ class _Route(Route):
             data: Any = loads(body)
             valid = ApprovalIn.model_validate(data) if isinstance(data, dict) else None
         except (ValidationError, ValueError, RecursionError):
-            valid = None  # FastAPI's route parses it again and answers as it always has
+            valid = None  # the FastAPI route parses it again and answers the error itself
         if valid is None:
             return Match.NONE, {}
         return Match.FULL, {**child, _VALID: valid}

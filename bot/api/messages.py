@@ -1,7 +1,7 @@
-"""Every sentence the HTTP API shows a caller, in one place.
+"""Every sentence the HTTP API shows a caller.
 
-Kept beside the API rather than in `bot.messages` only because this package
-was written alongside the others; the lead may fold it into `bot.messages`.
+Each part keeps its own sentences beside it; `bot.messages` holds those that several
+layers share.
 """
 
 from __future__ import annotations

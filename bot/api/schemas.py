@@ -22,7 +22,7 @@ from bot.core.wire import (
     SteerIn,
 )
 
-# A request or question id: what `bot.clock.new_id` and `id_for_key` make, with room to spare.
+# A request or question id: what `bot.core.ids` mints, with room to spare.
 ItemPath = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 RunPath = Annotated[str, Path(min_length=1, max_length=128, pattern=RUN_ID)]
 Wait = Annotated[

@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 
 from bot.config import Settings
-from bot.core.policy import parse_duration
+from bot.core.durations import parse_duration
 from bot.errors import ConfigError, HitlError
 from bot.logs import setup as setup_logging
 from bot.signing import Signer, load_signer, require_public_keys, trusted_keys

@@ -20,8 +20,10 @@ from bot.cli.audit import run_cli as _run
 from bot.cli.channels import check_channels_in_slack
 from bot.cli.valkey import valkey_app
 from bot.core.chain import expand
+from bot.core.durations import format_duration
+from bot.core.ids import is_run_id
 from bot.core.models import ActionRequest
-from bot.core.policy import TIER_ORDER, Policy, format_duration, load_policy
+from bot.core.policy import TIER_ORDER, Policy, load_policy
 from bot.core.seal import unsealed
 from bot.errors import HitlError
 from bot.logs import setup as setup_logging
@@ -109,7 +111,7 @@ def show(
     as_json: JsonOpt = False,
 ) -> None:
     """One request and its full, verified history; or, for a run-… id, the run."""
-    if cli_runs.is_run_id(request_id):
+    if is_run_id(request_id):
         _show_run(request_id, as_json)
         return
 

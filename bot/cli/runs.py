@@ -21,12 +21,6 @@ from bot.store import keys
 from bot.store.runs import RunStore
 from bot.store.runtime import Runtime
 
-RUN_PREFIX = "run-"
-
-
-def is_run_id(item_id: str) -> bool:
-    return item_id.startswith(RUN_PREFIX)
-
 
 @dataclass
 class RunView:

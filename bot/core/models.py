@@ -122,6 +122,16 @@ class ActionRequest(BaseModel):
         return self.levels[min(self.level, len(self.levels) - 1)]
 
 
+# The most a decision's `text` (a person's reason) or `detail` (an executor's report)
+# holds: what one Slack section shows.
+DETAIL_MAX = 3000
+
+
+def clip(text: str, limit: int = DETAIL_MAX) -> str:
+    """`text` if it fits in `limit` characters, else its start and "…", `limit` in all."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class Decision(BaseModel):
     """An event with its context, as a caller submits it to the machine or the store."""
 
@@ -136,10 +146,10 @@ class Decision(BaseModel):
     payload_hash: str | None = None  # the hash the person saw; required for human events
     view_hash: str | None = None  # hash of the rendered message the person saw
     reason_code: ReasonCode | str | None = None
-    text: str | None = Field(default=None, max_length=3000)
+    text: str | None = Field(default=None, max_length=DETAIL_MAX)
     new_args: dict[str, Any] | None = None  # edit-and-approve only
     fence: int | None = None  # the version a timer was armed at; stale timers are no-ops
-    detail: str | None = Field(default=None, max_length=3000)
+    detail: str | None = Field(default=None, max_length=DETAIL_MAX)
     has_compensation: bool = False
     via: str | None = None  # how a person decided, when not by button: "thread_reply:C…:ts"
 

@@ -8,48 +8,21 @@ the field and the fix.
 
 from __future__ import annotations
 
-import operator
 import re
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from bot.core.durations import parse_duration
 from bot.core.models import Level, RiskTier
+from bot.core.rules import Rule
 from bot.core.states import State
 from bot.errors import ConfigError
 
-_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$")
 TIER_ORDER = (RiskTier.LOW, RiskTier.MEDIUM, RiskTier.HIGH, RiskTier.CRITICAL)
-
-
-def parse_duration(value: object) -> int:
-    """'4h', '30m', '90s', '250ms' or a number of seconds -> milliseconds."""
-    if isinstance(value, bool):
-        raise ValueError("a duration is a number of seconds or text like '30m'")
-    if isinstance(value, int | float):
-        ms = int(value * 1000)
-    else:
-        m = _DURATION.match(str(value))
-        if not m:
-            raise ValueError(f"{value!r} is not a duration; write it like '90s', '30m' or '4h'")
-        ms = int(float(m.group(1)) * _UNITS[m.group(2)])
-    if ms <= 0:
-        raise ValueError("a duration must be positive")
-    return ms
-
-
-def format_duration(ms: int) -> str:
-    """Milliseconds as a policy file writes them: the largest whole unit ('4h', '90m',
-    '45s'), so `parse_duration(format_duration(ms)) == ms`."""
-    for unit in ("d", "h", "m", "s"):
-        if ms % _UNITS[unit] == 0 and ms >= _UNITS[unit]:
-            return f"{ms // _UNITS[unit]}{unit}"
-    return f"{ms}ms"
 
 
 class _Strict(BaseModel):
@@ -133,83 +106,6 @@ class TierPolicy(_Strict):
         people (what `ActionRequest.eligible` gives at level 1), in reading order."""
         names = (*self.deciders(), *self.reviewers.users, *self.reviewers.groups)
         return tuple(dict.fromkeys(names))
-
-
-class Rule(_Strict):
-    """`if: "amount > 1000"` raises the tool's tier to `tier` when the argument matches.
-
-    Fails closed: a call that lacks the argument, or whose value cannot be compared,
-    is raised to the rule's tier too, so a typo in a rule or a missing argument can
-    never leave a call at a lower tier than the rule meant.
-    """
-
-    condition: str = Field(alias="if")
-    tier: RiskTier
-
-    _OPS: ClassVar[dict[str, Callable[[Any, Any], bool]]] = {
-        ">=": operator.ge,
-        "<=": operator.le,
-        "!=": operator.ne,
-        ">": operator.gt,
-        "<": operator.lt,
-        "==": operator.eq,
-        " in ": lambda a, b: a in b,
-    }
-    _PATH: ClassVar[re.Pattern[str]] = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
-
-    @field_validator("condition")
-    @classmethod
-    def _parses(cls, v: str) -> str:
-        cls.split(v)
-        return v
-
-    @classmethod
-    def split(cls, cond: str) -> tuple[str, str, Any]:
-        for op in cls._OPS:
-            path, sep, literal = cond.partition(op)
-            if not sep:
-                continue
-            path, literal = path.strip(), literal.strip()
-            try:
-                expected = yaml.safe_load(literal) if literal else None
-            except yaml.YAMLError:
-                expected = None
-            if cls._PATH.match(path) and literal and _comparable(op, expected):
-                return path, op, expected
-            break
-        raise ValueError(
-            f"cannot read the rule {cond!r}; fix: write it as 'argument op value', "
-            "for example 'amount > 1000' or 'currency in [USD, EUR]' "
-            "(ops: > >= < <= == != in; one argument name, a dotted path for nested ones)"
-        )
-
-    @property
-    def argument(self) -> str:
-        """The top-level argument the rule reads."""
-        return self.split(self.condition)[0].split(".")[0]
-
-    def matches(self, args: dict[str, Any]) -> bool:
-        path, op, expected = self.split(self.condition)
-        value: Any = args
-        for part in path.split("."):
-            if not isinstance(value, dict) or part not in value:
-                return True  # missing: the call cannot prove it is below the rule's tier
-            value = value[part]
-        if isinstance(value, bool) and not isinstance(expected, bool) and op != "==":
-            return True  # true > 1000 would compare as 1 > 1000
-        try:
-            return bool(self._OPS[op](value, expected))
-        except TypeError:
-            return True  # an argument of the wrong type cannot prove the call is safe
-
-
-def _comparable(op: str, expected: Any) -> bool:
-    """A literal the operator can compare with: no '>> 1000', no 'amount > '."""
-    if op == " in ":
-        return isinstance(expected, list | str)
-    if op in (">", ">=", "<", "<="):
-        return isinstance(expected, int | float | str) and not isinstance(expected, bool)
-    return True
 
 
 class ToolPolicy(_Strict):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.core.models import clip
 from bot.core.policy import ReplyWords
 from bot.core.states import Event, ReasonCode
 
@@ -41,5 +42,5 @@ def read_reply(
             reason = rest[1:].strip()
             first = reason.split(" ", 1)[0].lower().rstrip(",.;:")
             code = first if first in _CODES else ReasonCode.OTHER.value
-            return ReplyDecision(Event.REJECT, code, reason[:3000] or None)
+            return ReplyDecision(Event.REJECT, code, clip(reason) or None)
     return None

@@ -46,6 +46,7 @@ MAX_SCHEMA_DEPTH = 64
 # a schema at the keyword limit takes about 23,000.
 META_STEPS = 50_000
 MAX_SHOWN = 4  # problems listed in the modal (its error line holds 150 characters)
+ARGS_EXAMPLE = '{"amount": 10}'  # what `msg.ARGS_NOT_OBJECT` shows a JSON object as
 # Errors gathered before the first MAX_SHOWN (by place) are picked: enough to order a
 # call's problems, and the check of 5,000 wrong items stops at the 64th.
 MAX_GATHERED = 64
@@ -115,7 +116,7 @@ def problems(
     `schema` None means no schema is known for the tool: then only the values may change.
     """
     if not isinstance(args, dict):
-        return [msg.ARGS_NOT_OBJECT]
+        return [msg.ARGS_NOT_OBJECT.format(example=ARGS_EXAMPLE)]
     if schema is None:
         return _same_names(args, current)
     try:

@@ -221,10 +221,12 @@ def _print_ready(
     else:
         store = say.STORE_SHARED.format(data_dir=data_dir)
     text = say.READY.format(agent=options.agent, model=escape(model_name), page=emu.base_url + "/")
-    text += "\n" + (say.TRY_CLAW if options.agent == "claw" else say.TRY_REFUNDS)
+    text += "\n" + (say.TRY_CLAW if options.agent == "claw" else say.TRY_REFUNDS).format(
+        review=REVIEW_S
+    )
     if options.socket_mode:
         text += "\n" + say.SOCKET_MODE
-    out.print(text.format(review=REVIEW_S), soft_wrap=True, highlight=False)
+    out.print(text, soft_wrap=True, highlight=False)
     if found.runs or found.requests:
         line = say.FOUND.format(
             runs=found.runs,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 GATE_FAILED = "{tool}: the approval gate could not be asked ({error}); the call did not run."
 CLAIM_FAILED = "{tool}: the approved call could not be claimed ({error}); it did not run."
-UPSTREAM_DOWN = "{tool}: upstream {upstream!r} is not reachable ({error}); the call did not run."
 UPSTREAM_CRASHED = "{tool}: upstream {upstream!r} failed while running the call: {error}"
 UNKNOWN_TOOL = "No tool named {tool!r}; list the tools again (tools/list)."
 ASK_UNANSWERED = "Nobody answered in time: {error}"

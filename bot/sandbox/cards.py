@@ -5,9 +5,9 @@ card, and the card of a decided request must show no buttons. It reads the works
 document (`SlackEmulator.state()` or `GET /_emu/state`), so it serves an emulator in
 this process or in another one.
 
-A message is a request's card when its metadata says so; a message without metadata
-(a bot older than the metadata) counts when it shows a request and is not an escalation
-post (those open with an intro block).
+A message is a request's card when its metadata says so. A message without metadata
+counts too when it shows a request and is not an escalation post (those open with an
+intro block), so a card posted without its tag is never missed in the count.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast
 
-from bot.core.models import ActionRequest, RiskTier
+from bot.core.models import ActionRequest, RiskTier, clip
 from bot.core.payload import canonical_args, payload_hash
 from bot.core.schema import Compiled, compiled, fit_problems
 from bot.errors import HitlError, PayloadError
@@ -64,8 +64,7 @@ OUTCOME_LIMIT = 500
 
 
 def _clip(text: str) -> str:
-    text = mask(text)  # the same mask as the logs: a token in a result is not kept
-    return text if len(text) <= OUTCOME_LIMIT else text[: OUTCOME_LIMIT - 1] + "…"
+    return clip(mask(text), OUTCOME_LIMIT)  # the logs' mask: a token in a result is not kept
 
 
 def _failure(exc: BaseException) -> str:

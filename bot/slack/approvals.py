@@ -17,7 +17,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
-from bot.core.models import Decision
+from bot.core.models import DETAIL_MAX, Decision
 from bot.core.payload import MAX_ARGS_DEPTH
 from bot.core.plainjson import text_too_deep
 from bot.core.schema import problems
@@ -32,8 +32,8 @@ from bot.errors import (
     StalePayload,
 )
 from bot.slack import escape as esc
+from bot.slack import lines, render, views
 from bot.slack import messages as smsg
-from bot.slack import render, views
 from bot.slack.groups import groups_of, needs_lookup
 from bot.slack.permissions import actor_team, is_foreign, may_see
 from bot.store import tools
@@ -42,21 +42,21 @@ from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
-MAX_REASON = 3000  # `Decision.text`, and the reason input's max_length
+MAX_REASON = DETAIL_MAX  # `Decision.text`, and the reason input's max_length
 
 
 def refusal_text(exc: HitlError) -> str:
     if isinstance(exc, AlreadyResolved):
-        return render.refusal("already_resolved", by=exc.by, at=exc.at, how=exc.how)
+        return lines.refusal("already_resolved", by=exc.by, at=exc.at, how=exc.how)
     if isinstance(exc, Expired):
-        return render.refusal("expired", detail=str(exc))
+        return lines.refusal("expired", detail=str(exc))
     if isinstance(exc, NotEligible) and exc.actor:
-        return render.refusal("not_eligible", actor=exc.actor, allowed=exc.allowed, own=exc.own)
+        return lines.refusal("not_eligible", actor=exc.actor, allowed=exc.allowed, own=exc.own)
     if isinstance(exc, NotEligible):
-        return render.refusal("not_eligible", detail=str(exc))
+        return lines.refusal("not_eligible", detail=str(exc))
     if isinstance(exc, StalePayload):
-        return render.refusal("stale_payload", detail=str(exc))
-    return render.refusal("invalid", detail=str(exc))
+        return lines.refusal("stale_payload", detail=str(exc))
+    return lines.refusal("invalid", detail=str(exc))
 
 
 class Approvals:
@@ -120,7 +120,7 @@ class Approvals:
             approve = Decision(event=Event.APPROVE, payload_hash=phash)
             await self.decide(client, user, rid, approve, foreign=foreign)
         except ValueError:
-            await _ephemeral(client, body, render.refusal("invalid", detail=msg.BAD_BUTTON))
+            await _ephemeral(client, body, lines.refusal("invalid", detail=smsg.BAD_BUTTON))
         except HitlError as exc:
             await _ephemeral(client, body, refusal_text(exc))
 
@@ -133,7 +133,7 @@ class Approvals:
                 rid, _ = render.ButtonValue.decode(body["actions"][0].get("value", ""))
                 req = await self.rt.requests.get(rid)
             except (ValueError, NotFound):
-                await _ephemeral(client, body, render.refusal("invalid", detail=msg.BAD_BUTTON))
+                await _ephemeral(client, body, lines.refusal("invalid", detail=smsg.BAD_BUTTON))
                 return
             except HitlError as exc:  # e.g. its review terms are gone: say so, open nothing
                 await _ephemeral(client, body, refusal_text(exc))
@@ -157,18 +157,18 @@ class Approvals:
         try:
             rid, phash = render.ButtonValue.decode(view.get("private_metadata", ""))
         except ValueError:
-            await ack(response_action="errors", errors={views.REASON_BLOCK: msg.BAD_BUTTON})
+            await ack(response_action="errors", errors={views.REASON_BLOCK: smsg.BAD_BUTTON})
             return
         code, text = views.parse_reject(view["state"]["values"])
         if text is not None and len(text) > MAX_REASON:  # the input's own limit; never from Slack
             await ack(
                 response_action="errors",
-                errors={views.REASON_TEXT_BLOCK: msg.REASON_TOO_LONG.format(limit=MAX_REASON)},
+                errors={views.REASON_TEXT_BLOCK: smsg.REASON_TOO_LONG.format(limit=MAX_REASON)},
             )
             return
         if not code:
             await ack(
-                response_action="errors", errors={views.REASON_BLOCK: msg.REASON_REQUIRED_SHORT}
+                response_action="errors", errors={views.REASON_BLOCK: smsg.REASON_REQUIRED_SHORT}
             )
             return
         try:
@@ -199,7 +199,7 @@ class Approvals:
         try:
             rid, phash = render.ButtonValue.decode(view.get("private_metadata", ""))
         except ValueError:
-            await _refuse(ack, msg.BAD_BUTTON)
+            await _refuse(ack, smsg.BAD_BUTTON)
             return
         raw = views.parse_edit(view["state"]["values"])
         if text_too_deep(raw, MAX_ARGS_DEPTH):  # 1,500 brackets fit the box: json.loads recurses
@@ -208,12 +208,12 @@ class Approvals:
         try:
             new_args = json.loads(raw)
         except json.JSONDecodeError as exc:
-            await _refuse(ack, msg.EDIT_BAD_JSON.format(error=exc))
+            await _refuse(ack, smsg.EDIT_BAD_JSON.format(error=exc))
             return
         try:
             req = await self.rt.requests.get(rid)
         except NotFound:
-            await _refuse(ack, msg.EDIT_GONE)
+            await _refuse(ack, smsg.EDIT_GONE)
             return
         # The schema of this request's own requester: another agent's, for a tool of the
         # same name, never decides what a person may change here.

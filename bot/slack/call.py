@@ -16,9 +16,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from bot import messages as msg
 from bot.core.models import ActionRequest
 from bot.slack import escape as esc
+from bot.slack import messages as msg
 from bot.slack.escape import Block, field, section
 from bot.slack.invisible import hidden_in
 

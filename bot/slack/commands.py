@@ -8,9 +8,9 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages as msg
 from bot.core.models import ActionRequest
 from bot.errors import HitlError
+from bot.slack import messages as msg
 from bot.slack import render, views
 from bot.slack.permissions import audit_refusal, is_operator, may_decide, may_direct, may_read
 from bot.store import audit

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from bot import messages as msg
+from bot.slack import messages as msg
 from bot.slack.invisible import visible
 
 Block = dict[str, Any]

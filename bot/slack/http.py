@@ -25,9 +25,9 @@ from slack_bolt.async_app import AsyncApp
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from bot import messages as msg
 from bot.errors import ConfigError
 from bot.slack import inbound
+from bot.slack import messages as msg
 
 log = logging.getLogger(__name__)
 

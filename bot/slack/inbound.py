@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
-from bot import messages as msg
 from bot.core.plainjson import lone_surrogate, text_too_deep, too_deep
+from bot.slack import messages as msg
 from bot.slack.escape import INPUT_MAX, PRIVATE_METADATA
 
 MAX_AGE_S = 300  # Slack's replay window: older timestamps are refused

@@ -1,7 +1,10 @@
-"""What the Slack side tells a person whose reply, click or look was not taken, and why.
+"""Everything the Slack side says to a person: cards, thread lines, modals, lists, and
+the ephemerals that tell whoever replied, clicked or looked what became of it and why.
 
-Each is an ephemeral (or a log line / a start warning), so a person who typed something
-always learns what became of it.
+Each is a `str.format` template filled by keyword (tests/test_messages.py checks every
+use). Placeholders are filled with text already escaped for mrkdwn. A date ({at})
+renders as "Today at 9:00 AM" (Slack capitalises a "pretty" day that opens the date),
+so sentences set it apart ("· {at}", "({at})") instead of writing "at {at}".
 """
 
 from __future__ import annotations
@@ -70,3 +73,311 @@ CHANNELS_UNCHECKED = (
     "resolved at the first decision instead."
 )
 CHANNELS_CHECKED = "Channels resolved in Slack: {names}."
+
+# -- clicks, slash commands and modals (bot/slack/approvals.py, commands.py) ------------
+BAD_BUTTON = "This button does not belong to a request I know; open the latest message."
+REASON_REQUIRED_SHORT = "Pick a reason code."
+EDIT_BAD_JSON = "Not valid JSON: {error}"
+ANSWER_EMPTY = "Write an answer first."
+HITL_USAGE = (
+    "Usage: /hitl pending | policy | run <agent> <prompt> | steer <run> <text> | "
+    "stop <run> | audit <request>"
+)
+STEER_QUEUED = "Queued for {run_id}; the agent reads it at its next tool call."
+STOP_DONE = "Stopping {run_id}: pending requests and questions are withdrawn."
+RUN_STARTED = "Started {run_id} with the {agent} agent."
+
+# -- cards, thread lines and lists (bot/slack/render.py, call.py, views.py) --------------
+RISK_EMOJI = {
+    "low": ":large_green_circle:",
+    "medium": ":large_yellow_circle:",
+    "high": ":large_orange_circle:",
+    "critical": ":red_circle:",
+}
+STATE_LABELS = {
+    "pending_review": "⏳ Waiting for review",
+    "approved": "✅ Approved",
+    "auto_approved": "✅ Approved by the policy default",
+    "executing": "▶️ Executing",
+    "completed": "✔️ Completed",
+    "rejected": "⛔ Rejected",
+    "cancelled": "🚫 Cancelled",
+    "escalated": "⏫ Escalated",
+    "auto_rejected": "⌛ Auto-rejected: nobody answered",
+    "failed": "⚠️ Failed",
+    "rollback_pending": "↩️ Rolling back",
+    "rolled_back": "↩️ Rolled back",
+    "manual_intervention": "🆘 Manual intervention needed",
+}
+RUN_LABELS = {
+    "queued": "⏳ Queued",
+    "running": "🏃 Running",
+    "waiting": "✋ Waiting for a person",
+    "finished": "🏁 Finished",
+    "stopped": "🛑 Stopped",
+    "failed": "💥 Failed",
+    "turn_limit": "🔁 Stopped at the turn limit",
+}
+REASON_LABELS = {
+    "wrong_target": "Wrong target",
+    "too_risky": "Too risky",
+    "needs_info": "Needs more information",
+    "policy": "Against policy",
+    "other": "Other",
+}
+DEADLINE_LABELS = {
+    "pending_review": "Decide by",
+    "approved": "Must start by",
+    "auto_approved": "Must start by",
+    "executing": "Must report by",
+    "rollback_pending": "Rollback must report by",
+}
+RESOLUTION = {
+    "approve": "✅ Approved by {who} · {at}",
+    "edit_and_approve": "✏️ Edited and approved by {who} · {at}",
+    "reject": "⛔ Rejected by {who} · {at}",
+    "timeout": "⌛ Nobody decided in time; the policy default applied · {at}",
+    "cancel": "🚫 Withdrawn by {who} · {at}",
+}
+RESOLUTION_OTHER = "{event} by {who} · {at}"
+
+HEAD_PENDING = "{risk} risk — approval needed"
+HEAD_STATE = "{risk} risk — {state}"
+HEAD_ESCALATED = "⏫ Escalated: {risk} risk — approval needed"
+CALL_INTRO = "The agent wants to call {tool} with these arguments:"
+ARG_CUT_MARK = " … ✂ cut: {size:,} characters in all"  # inside the code, after the cut value
+ARG_CUT_LABEL = "{name} ({size:,} characters)"
+ARGS_CUT_NOTE = "✂ Cut to fit in Slack: {names}. *{view}* shows every argument in full."
+ARGS_NAMES_ONLY = (
+    "*{n:,} arguments*: too many to show their values here; *{view}* shows them in full. "
+    "Their names and sizes:"
+)
+HIDDEN_CHARS_WARNING = (
+    "⚠️ *Hidden characters.* This request contains invisible or direction-changing "
+    "characters (bidi controls, zero-width or other control characters). They are spelled "
+    "out as codes such as `\\u202e`, so read it exactly as shown here."
+)
+ARGS_UNREADABLE = (
+    "(the arguments are nested too deeply to display; reject the call, "
+    "or inspect it with hitl-bot show)"
+)
+ARGS_CUT_MODAL = (
+    "… the arguments go on beyond what Slack can show; `hitl-bot show {id}` prints them all."
+)
+TEXT_CUT = "… cut here: the rest is too long for Slack"
+BLOCKS_CUT = "… more than fits in one message"
+EMPTY_VALUE = "empty"
+AND_MORE = "and {n} more"
+N_OF = "{n} of {total}"
+ANYONE_ELIGIBLE = "anyone"
+NOBODY = "nobody yet (it escalates when its deadline passes)"
+LEVEL_PAGER = ":pager: pager"
+LEVEL_ONCALL = "on-call {name}"
+LEVEL_CURRENT = "← now"
+DEADLINE_PASSED = "(passed)"
+F_DETAILS = "Details"
+F_RUN = "Run"
+F_REQUEST = "request"
+F_REQUEST_ID = "Request"
+F_REQUESTER = "Requested by"
+F_ON_BEHALF_OF = "On behalf of"
+F_HASH = "Payload hash"
+F_FULL_HASH = "Payload hash (sha256)"
+F_EDITED_FROM = "Edited from hash"
+F_ORIGINAL_HASH = "Original hash, before the edit"
+F_LEVEL = "Escalation level"
+F_WAITING = "Waiting for"
+F_APPROVALS = "Approvals"
+F_APPROVERS = "May decide"
+F_CREATED = "Created"
+F_RISK = "Risk"
+F_STATE = "State"
+F_CHAIN_FULL = "Escalation chain"
+F_ARGUMENTS = "Arguments"
+F_OUTCOME = "Outcome:"
+F_REASON = "Reason:"
+F_REPORT = "Executor report:"
+BTN_APPROVE = "Approve"
+BTN_REJECT = "Reject"
+BTN_EDIT = "Edit and approve"
+BTN_VIEW = "View full payload"
+BTN_BACK = "Go back"
+BTN_ANSWER = "Answer"
+CONFIRM_TITLE = "Approve this {risk} risk call?"
+CONFIRM_TEXT = "{tool}: {details}. It runs exactly as shown once the required approvals are in."
+ESCALATION_INTRO = (
+    "{who}: nobody decided this in time at the previous level, so it now waits for you "
+    "(level {level} of {total}). Request {id}."
+)
+ESCALATION_FALLBACK = "⏫ Escalated:"
+REQUEST_FOOT = "Request {id} · {at} · history: /hitl audit {id}"
+FALLBACK_PENDING = "{risk} risk approval needed: {tool} (request {id})"
+FALLBACK_STATE = "{state}: {tool} (request {id})"
+
+SL_NO_REVIEW = "⏩ Ran without review, by policy: {item}"
+SL_NO_REVIEW_MANY = "⏩ {n} calls ran without review, by policy:"
+SL_FREE_ITEM = "{call} ({risk} risk)"
+# A run's thread, when its call's card is in the tier's review channel instead.
+SL_CARD_ELSEWHERE = "{tool} ({risk}) waits for review in <#{channel}>{link}."
+SL_CARD_LINK = ": <{url}|the card>"
+SL_CREATED = "📝 Approval requested for {tool} ({risk} risk); waiting for {who}"
+SL_APPROVED = "✅ Approved by {who} ({n} of {total})"
+SL_APPROVAL_PARTIAL = "👍 Approved by {who} ({n} of {total}); {left} more needed"
+SL_EDITED = "✏️ Edited and approved by {who} ({n} of {total}); new payload hash {hash}"
+SL_REJECTED = "⛔ Rejected by {who}: {code}{text}"
+SL_ESCALATED = "⏫ Escalated to level {level}: {who}"
+SL_EXHAUSTED = "⌛ Nobody answered; policy default: {state}"
+SL_NOT_CLAIMED = "⌛ Approved but never started in time; cancelled so it cannot run late"
+SL_CANCELLED = "🚫 Cancelled by {who}{text}"
+SL_NO_REPORT = "no report from the executor"
+STATUS_LINES = {
+    "approved": "✅ Approved",
+    "executing": "▶️ Executing",
+    "completed": "✔️ Completed",
+    "rolled_back": "↩️ Rolled back",
+}
+FAILURE_LINES = {  # each with the executor's report
+    "failed": "⚠️ Failed: {detail}",
+    "rollback_pending": "⚠️ Failed: {detail}; rolling back",
+    "manual_intervention": "🆘 Manual intervention needed: {detail}",
+}
+
+REFUSAL_PREFIX = {
+    "already_resolved": ":information_source:",
+    "expired": "⌛",
+    "not_eligible": "🚫",
+    "stale_payload": "🔄",
+    "invalid": "⚠️",
+    "question_closed": ":information_source:",
+}
+REFUSAL_YOU = "You"
+REFUSAL_DEFAULTS = {
+    "already_resolved": "Someone already decided this request; nothing changed.",
+    "expired": "This request expired; the policy default decides now.",
+    "not_eligible": "You may not decide this request.",
+    "stale_payload": (
+        "The call changed after you looked at it; open the latest message and decide again."
+    ),
+    "invalid": "That did not go through; nothing changed.",
+    "question_closed": "This question no longer takes answers.",
+}
+
+Q_HEAD = ":question: *The agent asks*"
+Q_RUN = " (run {run})"
+Q_DUE = "Deadline: {at}."
+Q_ANSWERED = "💬 *Answered by* {who} · {at}:"
+Q_CLOSED = {
+    "expired": "⌛ Nobody answered in time ({at}); the question is closed.",
+    "cancelled": "🚫 The run was stopped; the question is closed.",
+    "open": "The question is open until: {at}.",
+    "answered": "The question was answered.",
+}
+Q_FOOT = "Question {id}"
+Q_FALLBACK = "❓ The agent asks: {question}"
+Q_FALLBACK_ANSWERED = "💬 {who} answered: {answer}"
+
+RUN_HEAD = "🤖 {agent} — agent run"
+RUN_STEER_HINT = (
+    "Reply in this thread to steer the agent: it reads your correction before its next tool call."
+)
+RUN_FALLBACK = "{state} · {agent} run {id}"
+F_PROMPT = "Prompt"
+F_TURNS = "Turns"
+F_WAITING_ON = "Waiting on"
+F_RESULT = "Result"
+F_ERROR = "Error"
+
+PENDING_HEAD = "⏳ Pending approvals: {n}"
+HOME_PENDING_HEAD = "⏳ Waiting for you: {n}"
+PENDING_NONE = "Nothing is waiting for a person right now."
+PENDING_LINE = "Level {level} · waiting for {who} · approvals {approvals}"
+PENDING_LEFT = "in {d}"
+PENDING_OVERDUE = "overdue by {d}"
+
+POLICY_HEAD = "📜 Approval policy"
+POLICY_REVIEW = "review within {d}"
+POLICY_APPROVALS = (
+    "{n} {approvals} from {who}, and each escalation level's people once reached · "
+    "self-approval: {self} · edit before approval: {edit}"
+)
+POLICY_YES_NO = {True: "yes", False: "no"}
+POLICY_NO_REVIEW = "no review"
+POLICY_FOOT = (
+    "Tools not listed run at {default} risk · an approved call must start within {claim} "
+    "and report within {execution}"
+)
+POLICY_FALLBACK = "Approval policy: review within {tiers}; {tools} tool(s) listed"
+F_CHAIN = "Chain:"
+F_EXHAUSTED = "When nobody answers:"
+F_TOOLS = "Tools"
+
+AUDIT_HEAD = "🧾 Audit trail: {n} entries"
+AUDIT_EMPTY = "No audit entries."
+AUDIT_CUT = "… more entries than fit here; `hitl-bot audit export` has them all"
+AUDIT_REFUSED = "✋ refused"
+
+# -- modals (bot/slack/views.py) ----------------------------------------------------------
+MODAL_CANCEL = "Cancel"
+MODAL_CLOSE = "Close"
+NOT_PENDING = "This request is no longer waiting for review ({state}); there is nothing to decide."
+REJECT_TITLE = "Reject request"
+# Slack draws every modal's submit button green, and gives apps no way to colour it:
+# the label says what the green button sends.
+REJECT_SUBMIT = "Send rejection"
+REJECT_INTRO = "You are rejecting {tool} (request {id}, hash {hash}). The agent is told why."
+REJECT_REASON_LABEL = "Reason"
+REJECT_REASON_PLACEHOLDER = "Choose a reason"
+REJECT_TEXT_LABEL = "Tell the agent more"  # Slack adds "(optional)" itself
+REJECT_TEXT_HINT = "The agent reads this and may propose a corrected call."
+EDIT_TITLE = "Edit and approve"
+EDIT_SUBMIT = "Approve edited"
+EDIT_INTRO = (
+    "Change the arguments of {tool}, then approve the edited call in one step. "
+    "The audit keeps the original payload hash {hash} and the new one."
+)
+EDIT_LABEL = "Arguments (JSON)"
+EDIT_HINT = "A JSON object; it is checked against the tool's schema when you submit."
+EDIT_QUORUM = (
+    "Earlier approvals were for the original call and lapse: the edited call needs "
+    "{quorum} approvals, and yours counts as one."
+)
+EDIT_TOO_LARGE = (
+    "These arguments are {size} characters as JSON and Slack's text box holds {limit}, "
+    "so editing here would lose part of them. Approve or reject the call as it is, "
+    "or reject it and ask the agent for a corrected call."
+)
+EDIT_ERROR = ":warning: {error}"
+PAYLOAD_TITLE = "Full payload"
+ANSWER_TITLE = "Answer the agent"
+ANSWER_SUBMIT = "Send answer"
+ANSWER_LABEL = "Your answer"
+EDIT_GONE = "This request no longer exists; nothing was changed."
+
+# -- what comes in from Slack (bot/slack/inbound.py, http.py, socket_mode.py) ---------------
+SLACK_UNSIGNED = "The request is not signed with this app's signing secret."
+SLACK_BAD_BODY = "The Slack request body is not valid JSON (nor a form with a JSON payload)."
+REASON_TOO_LONG = "At most {limit} characters."
+SLACK_NOT_UTF8 = "The Slack request body is not UTF-8."
+SLACK_TOO_DEEP = "The Slack request body nests deeper than {limit} levels."
+SLACK_BAD_PAYLOAD = "Not a Slack payload this app can read: {problem}."
+
+SLACK_NEEDS_SECRET = (
+    "A Slack endpoint without a signing secret would accept forged requests; "
+    "set SLACK_SIGNING_SECRET or use Socket Mode (SLACK_APP_TOKEN)."
+)
+SOCKET_MODE_DOWN = "Slack Socket Mode is not connected: {reason}"
+
+# -- who may steer, read or decide by reply (bot/slack/threads.py, commands.py) --------------
+MAY_NOT_DIRECT = (
+    "Only the person who started run {run_id}, the people who may decide what it waits "
+    "on, and the policy's operators may steer or stop it. Nothing was changed; the "
+    "attempt is in the run's audit."
+)
+MAY_NOT_READ = (
+    "Only the requester of {id}, the people who may decide it, and the policy's "
+    "operators may read its audit trail."
+)
+REPLY_AMBIGUOUS = (
+    "{n} requests wait for a decision in this thread, so a reply cannot say which one: "
+    "use the buttons on the card you mean."
+)

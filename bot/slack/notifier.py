@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.models import RUN_FINAL, ActionRequest, Run
 from bot.core.states import State
 from bot.errors import NotFound
-from bot.slack import render
+from bot.slack import lines, render
 from bot.slack.escalations import EscalationPosts
 from bot.slack.groups import channel_id
 from bot.slack.once import OncePoster, Posted, Tag
@@ -250,7 +250,7 @@ class Notifier:
         if channel and ts:
             # The line says what this event did, not where the request is by now.
             then = req.model_copy(update={"state": State(n.state)}) if n.state else req
-            await self._say(channel, run_thread or ts, render.status_line(then, n.event))
+            await self._say(channel, run_thread or ts, lines.status_line(then, n.event))
 
     async def _save_card(
         self, rid: str, card: Posted, run_thread: str | None, view: str | None

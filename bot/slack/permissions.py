@@ -22,6 +22,7 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.ids import is_question_id
 from bot.core.models import ActionRequest, Run
 from bot.errors import HitlError
 from bot.slack.groups import groups_of
@@ -77,7 +78,7 @@ async def may_direct(
     if user == run.requester or await is_operator(rt, client, user, foreign=foreign):
         return True
     waiting = run.waiting_on or ""
-    if waiting and not waiting.startswith("q"):
+    if waiting and not is_question_id(waiting):
         try:
             req = await rt.requests.get(waiting)
         except HitlError:

@@ -3,6 +3,7 @@
 Whatever the agent put in the arguments shows literally (escaped, in code) and
 never breaks a Slack limit; every button carries the request id and the full
 payload hash the person saw, so a click decides exactly the call on screen.
+A request's thread lines and the refusals of a click are in `bot.slack.lines`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from bot import messages as msg
 from bot.core.models import (
     RUN_FINAL,
     ActionRequest,
@@ -28,9 +28,10 @@ from bot.core.policy import TIER_ORDER, Policy
 from bot.core.states import FINAL, Event
 from bot.core.states import State as S
 from bot.slack import escape as esc
+from bot.slack import messages as smsg
 from bot.slack.call import DECISION_KEYS as DECISION_KEYS  # part of this module's API
 from bot.slack.call import call_blocks as call_blocks
-from bot.slack.call import decision_fields, free_item, free_line
+from bot.slack.call import decision_fields
 from bot.slack.escape import Block, field, section
 from bot.slack.escape import ButtonValue as ButtonValue  # part of this module's API
 
@@ -68,26 +69,26 @@ def blocks_hash(blocks: list[dict[str, Any]]) -> str:
 
 
 def risk_word(req: ActionRequest) -> str:
-    return f"{msg.RISK_EMOJI[req.risk.value]} {req.risk.value.upper()}"
+    return f"{smsg.RISK_EMOJI[req.risk.value]} {req.risk.value.upper()}"
 
 
 def state_label(req: ActionRequest) -> str:
     res = req.resolution
     if req.state == S.CANCELLED and res is not None and res.event == Event.REJECT:
-        return msg.STATE_LABELS[S.REJECTED.value]
-    return msg.STATE_LABELS.get(req.state.value, esc.mrkdwn(req.state.value))
+        return smsg.STATE_LABELS[S.REJECTED.value]
+    return smsg.STATE_LABELS.get(req.state.value, esc.mrkdwn(req.state.value))
 
 
 def level_who(lvl: Level, limit: int = 1000) -> str:
     """Who one level of the chain waits for: users and groups mentioned, channels by name."""
     items = [esc.principal(n) for n in (*lvl.users, *lvl.groups, *lvl.channels)]
     if lvl.pager_url:
-        items.append(msg.LEVEL_PAGER)
-    return esc.join_fit(items, limit) or msg.ANYONE_ELIGIBLE
+        items.append(smsg.LEVEL_PAGER)
+    return esc.join_fit(items, limit) or smsg.ANYONE_ELIGIBLE
 
 
 def waiting_for(req: ActionRequest, limit: int = 1000) -> str:
-    return level_who(req.assignees, limit) if req.levels else msg.ANYONE_ELIGIBLE
+    return level_who(req.assignees, limit) if req.levels else smsg.ANYONE_ELIGIBLE
 
 
 # (state, resolution) pairs where "Rejected by X at T" already says the state.
@@ -105,27 +106,27 @@ def outcome_text(req: ActionRequest) -> str | None:
         return None
     res = req.resolution
     said = res is not None and (req.state, res.event) in _SAID_BY_RESOLUTION
-    lines = [] if said else [f"*{msg.F_OUTCOME}* {state_label(req)}"]
+    lines = [] if said else [f"*{smsg.F_OUTCOME}* {state_label(req)}"]
     if res is not None:
-        lines.append((f"*{msg.F_OUTCOME}* " if said else "") + resolution_line(res))
+        lines.append((f"*{smsg.F_OUTCOME}* " if said else "") + resolution_line(res))
         if res.reason_code:
             why = esc.inline_code(res.reason_code, 100)
             lines.append(
-                f"*{msg.F_REASON}* {why}" + (f" — {esc.fit(res.text, 1500)}" if res.text else "")
+                f"*{smsg.F_REASON}* {why}" + (f" — {esc.fit(res.text, 1500)}" if res.text else "")
             )
     if req.detail:
-        lines.append(f"*{msg.F_REPORT}* {esc.fit(req.detail, 1000)}")
+        lines.append(f"*{smsg.F_REPORT}* {esc.fit(req.detail, 1000)}")
     return "\n".join(lines)
 
 
 def resolution_line(res: Resolution) -> str:
-    how = msg.RESOLUTION.get(res.event.value, msg.RESOLUTION_OTHER)
+    how = smsg.RESOLUTION.get(res.event.value, smsg.RESOLUTION_OTHER)
     return how.format(who=esc.user(res.actor), at=esc.date(res.at), event=res.event.value)
 
 
 def approvals_text(req: ActionRequest) -> str:
     names = esc.join_fit([esc.user(a.actor) for a in req.approvals], 1500)
-    count = msg.N_OF.format(n=len(req.approvals), total=req.quorum)
+    count = smsg.N_OF.format(n=len(req.approvals), total=req.quorum)
     return f"{count}: {names}" if names else count
 
 
@@ -133,27 +134,27 @@ def action_buttons(req: ActionRequest) -> Block:
     value = ButtonValue.encode(req.id, req.payload_hash)
     check = _confirm(req) if req.risk in HIGH_RISK else None
     row = [
-        esc.button(msg.BTN_APPROVE, ACTION_APPROVE, value, style="primary", confirm=check),
-        esc.button(msg.BTN_REJECT, ACTION_REJECT, value, style="danger"),
+        esc.button(smsg.BTN_APPROVE, ACTION_APPROVE, value, style="primary", confirm=check),
+        esc.button(smsg.BTN_REJECT, ACTION_REJECT, value, style="danger"),
     ]
     if req.allow_edit:
-        row.append(esc.button(msg.BTN_EDIT, ACTION_EDIT, value))
-    row.append(esc.button(msg.BTN_VIEW, ACTION_VIEW, value))
+        row.append(esc.button(smsg.BTN_EDIT, ACTION_EDIT, value))
+    row.append(esc.button(smsg.BTN_VIEW, ACTION_VIEW, value))
     return esc.actions(row, block_id="hitl_actions")
 
 
 def _confirm(req: ActionRequest) -> Block:
     details = "; ".join(f"{k} {esc.truncate(v, 80)}" for k, v in decision_fields(req.args)[:4])
-    text = msg.CONFIRM_TEXT.format(tool=esc.truncate(req.tool, 80), details=details or "-")
-    title = msg.CONFIRM_TITLE.format(risk=req.risk.value.upper())
-    return esc.confirm(title, text, msg.BTN_APPROVE, msg.BTN_BACK)
+    text = smsg.CONFIRM_TEXT.format(tool=esc.truncate(req.tool, 80), details=details or "-")
+    title = smsg.CONFIRM_TITLE.format(risk=req.risk.value.upper())
+    return esc.confirm(title, text, smsg.BTN_APPROVE, smsg.BTN_BACK)
 
 
 # -- the approval message and its escalation -------------------------------------------
 
 
 def approval_message(req: ActionRequest, *, now_ms: int) -> Rendered:
-    head = (msg.HEAD_PENDING if req.state == S.PENDING_REVIEW else msg.HEAD_STATE).format(
+    head = (smsg.HEAD_PENDING if req.state == S.PENDING_REVIEW else smsg.HEAD_STATE).format(
         risk=risk_word(req), state=state_label(req)
     )
     return Rendered(_fallback(req), _request_blocks(req, head, None, now_ms))
@@ -162,11 +163,11 @@ def approval_message(req: ActionRequest, *, now_ms: int) -> Rendered:
 def escalation_message(req: ActionRequest, *, now_ms: int) -> Rendered:
     if req.state != S.PENDING_REVIEW:
         return approval_message(req, now_ms=now_ms)
-    intro = msg.ESCALATION_INTRO.format(
+    intro = smsg.ESCALATION_INTRO.format(
         who=waiting_for(req), level=req.level + 1, total=len(req.levels), id=esc.code(req.id)
     )
-    head = msg.HEAD_ESCALATED.format(risk=risk_word(req))
-    text = esc.truncate(f"{msg.ESCALATION_FALLBACK} {_fallback(req)}", esc.MESSAGE_TEXT)
+    head = smsg.HEAD_ESCALATED.format(risk=risk_word(req))
+    text = esc.truncate(f"{smsg.ESCALATION_FALLBACK} {_fallback(req)}", esc.MESSAGE_TEXT)
     return Rendered(text, _request_blocks(req, head, intro, now_ms))
 
 
@@ -175,38 +176,38 @@ def _request_blocks(req: ActionRequest, head: str, intro: str | None, now_ms: in
     if intro:
         blocks.append(section(intro, block_id="hitl_intro"))
     blocks += call_blocks(req)
-    blocks.append(section(f"*{msg.F_DETAILS}*", fields=_meta(req, now_ms), block_id="hitl_meta"))
+    blocks.append(section(f"*{smsg.F_DETAILS}*", fields=_meta(req, now_ms), block_id="hitl_meta"))
     if (outcome := outcome_text(req)) is not None:
         blocks.append(section(outcome, block_id="hitl_outcome"))
     if req.state == S.PENDING_REVIEW:
         blocks.append(action_buttons(req))
-    foot = msg.REQUEST_FOOT.format(id=esc.code(req.id), at=esc.date(req.created_at))
+    foot = smsg.REQUEST_FOOT.format(id=esc.code(req.id), at=esc.date(req.created_at))
     blocks.append(esc.context(foot, block_id="hitl_foot"))
-    return esc.cap(blocks, esc.MESSAGE_BLOCKS, msg.BLOCKS_CUT)
+    return esc.cap(blocks, esc.MESSAGE_BLOCKS, smsg.BLOCKS_CUT)
 
 
 def _meta(req: ActionRequest, now_ms: int) -> list[str]:
     out = [
-        field(msg.F_RUN, esc.code(req.run_id)),
-        field(msg.F_REQUESTER, esc.user(esc.truncate(req.requester, 300))),
-        field(msg.F_HASH, f"`{req.payload_hash[:12]}`"),
+        field(smsg.F_RUN, esc.code(req.run_id)),
+        field(smsg.F_REQUESTER, esc.user(esc.truncate(req.requester, 300))),
+        field(smsg.F_HASH, f"`{req.payload_hash[:12]}`"),
     ]
     if req.on_behalf_of:
-        out.insert(2, field(msg.F_ON_BEHALF_OF, esc.user(esc.truncate(req.on_behalf_of, 300))))
+        out.insert(2, field(smsg.F_ON_BEHALF_OF, esc.user(esc.truncate(req.on_behalf_of, 300))))
     if req.original_hash:
-        out.append(field(msg.F_EDITED_FROM, f"`{req.original_hash[:12]}`"))
-    label = msg.DEADLINE_LABELS.get(req.state.value)
+        out.append(field(smsg.F_EDITED_FROM, f"`{req.original_hash[:12]}`"))
+    label = smsg.DEADLINE_LABELS.get(req.state.value)
     if label and req.expires_at is not None and req.state not in FINAL:
-        passed = f" {msg.DEADLINE_PASSED}" if now_ms >= req.expires_at else ""
+        passed = f" {smsg.DEADLINE_PASSED}" if now_ms >= req.expires_at else ""
         out.append(field(label, esc.date(req.expires_at) + passed))
     if req.state == S.PENDING_REVIEW:
-        level = msg.N_OF.format(n=req.level + 1, total=max(len(req.levels), 1))
-        out.append(field(msg.F_LEVEL, level))
-        out.append(field(msg.F_WAITING, waiting_for(req)))
+        level = smsg.N_OF.format(n=req.level + 1, total=max(len(req.levels), 1))
+        out.append(field(smsg.F_LEVEL, level))
+        out.append(field(smsg.F_WAITING, waiting_for(req)))
     if req.state == S.PENDING_REVIEW or req.approvals:
-        out.append(field(msg.F_APPROVALS, approvals_text(req)))
+        out.append(field(smsg.F_APPROVALS, approvals_text(req)))
     if req.state == S.PENDING_REVIEW:
-        out.append(field(msg.F_APPROVERS, deciders_text(req)))
+        out.append(field(smsg.F_APPROVERS, deciders_text(req)))
     return out
 
 
@@ -214,12 +215,12 @@ def deciders_text(req: ActionRequest, limit: int = 1500) -> str:
     """Who may decide now, mentioned: the approvers and every level reached so far."""
     names = req.deciders()
     if "*" in names:
-        return msg.ANYONE_ELIGIBLE
-    return esc.join_fit([esc.principal(a) for a in names], limit) or msg.NOBODY
+        return smsg.ANYONE_ELIGIBLE
+    return esc.join_fit([esc.principal(a) for a in names], limit) or smsg.NOBODY
 
 
 def _fallback(req: ActionRequest) -> str:
-    how = msg.FALLBACK_PENDING if req.state == S.PENDING_REVIEW else msg.FALLBACK_STATE
+    how = smsg.FALLBACK_PENDING if req.state == S.PENDING_REVIEW else smsg.FALLBACK_STATE
     text = how.format(
         risk=req.risk.value.upper(),
         tool=esc.fit(req.tool, 200),
@@ -229,146 +230,57 @@ def _fallback(req: ActionRequest) -> str:
     return esc.truncate(text, esc.MESSAGE_TEXT)
 
 
-# -- thread lines and ephemeral refusals ---------------------------------------------------
-
-
-def status_line(req: ActionRequest, event: str) -> str:
-    """One short line for the run's thread, saying what `event` just did to `req`."""
-    if event == "no_review":
-        line = free_line([free_item(req)])
-    elif event in ("approve", "edit_and_approve") and req.state in (S.PENDING_REVIEW, S.APPROVED):
-        line = _approval_line(req, event)
-    elif event in ("timeout", "reassign") and req.state == S.PENDING_REVIEW:
-        line = msg.SL_ESCALATED.format(level=req.level + 1, who=waiting_for(req))
-    elif event == "timeout" and req.state == S.CANCELLED:
-        line = msg.SL_NOT_CLAIMED
-    elif req.state == S.PENDING_REVIEW:
-        line = msg.SL_CREATED.format(
-            tool=esc.code(req.tool), risk=req.risk.value.upper(), who=waiting_for(req)
-        )
-    else:
-        line = _state_line(req)
-    return esc.truncate(line, esc.MESSAGE_TEXT)
-
-
-def _approval_line(req: ActionRequest, event: str) -> str:
-    actor = req.approvals[-1].actor if req.approvals else getattr(req.resolution, "actor", "?")
-    n, total = len(req.approvals), req.quorum
-    if event == "edit_and_approve":
-        return msg.SL_EDITED.format(
-            who=esc.user(actor), n=n, total=total, hash=f"`{req.payload_hash[:12]}`"
-        )
-    if req.state == S.PENDING_REVIEW:
-        return msg.SL_APPROVAL_PARTIAL.format(who=esc.user(actor), n=n, total=total, left=total - n)
-    return msg.SL_APPROVED.format(who=esc.user(actor), n=n, total=total)
-
-
-def _state_line(req: ActionRequest) -> str:
-    res = req.resolution
-    detail = esc.fit(req.detail, 500) if req.detail else msg.SL_NO_REPORT
-    if res is not None and res.event == Event.REJECT and req.state in (S.REJECTED, S.CANCELLED):
-        text = f" — {esc.fit(res.text, 500)}" if res.text else ""
-        code = esc.inline_code(res.reason_code or "?", 100)
-        return msg.SL_REJECTED.format(who=esc.user(res.actor), code=code, text=text)
-    if req.state == S.CANCELLED:
-        why = f": {esc.fit(res.text, 500)}" if res is not None and res.text else ""
-        return msg.SL_CANCELLED.format(who=esc.user(res.actor if res else "system"), text=why)
-    if req.state in (S.AUTO_APPROVED, S.AUTO_REJECTED):
-        return msg.SL_EXHAUSTED.format(state=req.state.value)
-    if req.state in (S.FAILED, S.ROLLBACK_PENDING, S.MANUAL_INTERVENTION):
-        return msg.STATUS_LINES[req.state.value].format(detail=detail)
-    line = msg.STATUS_LINES.get(req.state.value, state_label(req))
-    # Only the outcome carries the executor's report: the line of an earlier event is
-    # rendered from the latest request, whose detail did not exist yet at that event.
-    done = req.state == S.COMPLETED and req.detail
-    return line + (f": {esc.fit(req.detail or '', 500)}" if done else "")
-
-
-def refusal(kind: str, **details: Any) -> str:
-    """The ephemeral answer to a click that changed nothing, and why. `detail` may be
-    a finished sentence (an error's message); structured details give a richer text."""
-    if kind not in msg.REFUSAL_PREFIX:
-        raise ValueError(f"unknown refusal {kind!r}; one of {', '.join(msg.REFUSAL_PREFIX)}")
-    d = details
-    if kind == "already_resolved" and "by" in d and "at" in d:
-        text = msg.ALREADY_RESOLVED.format(
-            how=esc.fit(str(d.get("how", "decided")), 100), by=esc.user(str(d["by"])),
-            at=esc.date(int(d["at"])),
-        )  # fmt: skip
-    elif kind == "expired" and "at" in d:
-        default = esc.fit(str(d.get("default", "")), 100) or msg.STATE_LABELS["auto_rejected"]
-        text = msg.EXPIRED.format(at=esc.date(int(d["at"])), default=default)
-    elif kind == "stale_payload" and "seen" in d and "current" in d:
-        text = msg.STALE_PAYLOAD.format(
-            seen=f"`{esc.mrkdwn(str(d['seen'])[:12])}`",
-            current=f"`{esc.mrkdwn(str(d['current'])[:12])}`",
-        )
-    elif kind == "not_eligible" and "allowed" in d:
-        actor = esc.user(str(d["actor"])) if d.get("actor") else msg.REFUSAL_YOU
-        who = esc.join_fit([esc.principal(str(a)) for a in d["allowed"]], 1500) or msg.NOBODY
-        why = msg.WHY_REQUESTER if d.get("own") else msg.WHY_NOT_APPROVER
-        text = msg.NOT_ELIGIBLE.format(actor=actor, why=why.format(approvers=who))
-    elif kind == "not_eligible" and "why" in d:
-        actor = esc.user(str(d["actor"])) if "actor" in d else msg.REFUSAL_YOU
-        text = msg.NOT_ELIGIBLE.format(actor=actor, why=esc.fit(str(d["why"]), 1000))
-    elif "detail" in d:
-        text = esc.fit(str(d["detail"]), 2000)
-    else:
-        text = msg.REFUSAL_DEFAULTS[kind]
-    return esc.truncate(f"{msg.REFUSAL_PREFIX[kind]} {text}", esc.MESSAGE_TEXT)
-
-
 # -- questions and runs ------------------------------------------------------------------
 
 
 def question_message(q: Question, mention: list[str], *, now_ms: int) -> Rendered:
-    run = msg.Q_RUN.format(run=esc.code(q.run_id)) if q.run_id else ""
-    blocks = [section(msg.Q_HEAD + run, block_id="hitl_q_head")]
+    run = smsg.Q_RUN.format(run=esc.code(q.run_id)) if q.run_id else ""
+    blocks = [section(smsg.Q_HEAD + run, block_id="hitl_q_head")]
     blocks += esc.text_sections(q.question, 10, "hitl_q")
     if q.state == QuestionState.OPEN:
         who = esc.join_fit([esc.principal(m) for m in mention], 1000)
-        due = msg.Q_DUE.format(at=esc.date(q.expires_at))
-        due += f" {msg.DEADLINE_PASSED}" if now_ms >= q.expires_at else ""
+        due = smsg.Q_DUE.format(at=esc.date(q.expires_at))
+        due += f" {smsg.DEADLINE_PASSED}" if now_ms >= q.expires_at else ""
         blocks.append(section(f"{who} {due}".strip(), block_id="hitl_q_due"))
-        answer = esc.button(msg.BTN_ANSWER, ACTION_ANSWER, q.id, style="primary")
+        answer = esc.button(smsg.BTN_ANSWER, ACTION_ANSWER, q.id, style="primary")
         blocks.append(esc.actions([answer], block_id="hitl_q_actions"))
-        text = msg.Q_FALLBACK.format(question=esc.fit(q.question, 1000))
+        text = smsg.Q_FALLBACK.format(question=esc.fit(q.question, 1000))
     elif q.state == QuestionState.ANSWERED:
         by = esc.user(q.answered_by or "?")
         at = esc.date(q.answered_at if q.answered_at is not None else q.expires_at)
-        blocks.append(section(msg.Q_ANSWERED.format(who=by, at=at), block_id="hitl_q_by"))
+        blocks.append(section(smsg.Q_ANSWERED.format(who=by, at=at), block_id="hitl_q_by"))
         blocks += esc.text_sections(q.answer or "", 10, "hitl_q_answer")
-        text = msg.Q_FALLBACK_ANSWERED.format(who=by, answer=esc.fit(q.answer or "", 1000))
+        text = smsg.Q_FALLBACK_ANSWERED.format(who=by, answer=esc.fit(q.answer or "", 1000))
     else:
-        closed = msg.Q_CLOSED[q.state.value].format(at=esc.date(q.expires_at))
+        closed = smsg.Q_CLOSED[q.state.value].format(at=esc.date(q.expires_at))
         blocks.append(section(closed, block_id="hitl_q_closed"))
         text = closed
-    blocks.append(esc.context(msg.Q_FOOT.format(id=esc.code(q.id)), block_id="hitl_q_foot"))
-    return Rendered(esc.truncate(text, esc.MESSAGE_TEXT), esc.cap(blocks, 50, msg.BLOCKS_CUT))
+    blocks.append(esc.context(smsg.Q_FOOT.format(id=esc.code(q.id)), block_id="hitl_q_foot"))
+    return Rendered(esc.truncate(text, esc.MESSAGE_TEXT), esc.cap(blocks, 50, smsg.BLOCKS_CUT))
 
 
 def run_header(run: Run) -> Rendered:
-    label = msg.RUN_LABELS.get(run.state.value, esc.mrkdwn(run.state.value))
+    label = smsg.RUN_LABELS.get(run.state.value, esc.mrkdwn(run.state.value))
     facts = [
-        field(msg.F_REQUESTER, esc.user(esc.truncate(run.requester, 300))),
-        field(msg.F_STATE, label),
-        field(msg.F_RUN, esc.code(run.id)),
-        field(msg.F_TURNS, str(run.turns)),
+        field(smsg.F_REQUESTER, esc.user(esc.truncate(run.requester, 300))),
+        field(smsg.F_STATE, label),
+        field(smsg.F_RUN, esc.code(run.id)),
+        field(smsg.F_TURNS, str(run.turns)),
     ]
     if run.waiting_on:
-        facts.append(field(msg.F_WAITING_ON, esc.code(run.waiting_on)))
-    prompt = f"*{msg.F_PROMPT}*\n{esc.fit(run.prompt, 2800)}"
+        facts.append(field(smsg.F_WAITING_ON, esc.code(run.waiting_on)))
+    prompt = f"*{smsg.F_PROMPT}*\n{esc.fit(run.prompt, 2800)}"
     blocks = [
-        esc.header(msg.RUN_HEAD.format(agent=run.agent), "hitl_run_head"),
+        esc.header(smsg.RUN_HEAD.format(agent=run.agent), "hitl_run_head"),
         section(prompt, fields=facts, block_id="hitl_run"),
     ]
     outcome = run.error or run.result
     if outcome:
-        name = msg.F_ERROR if run.error else msg.F_RESULT
+        name = smsg.F_ERROR if run.error else smsg.F_RESULT
         blocks.append(section(f"*{name}*\n{esc.fit(outcome, 2800)}", block_id="hitl_run_end"))
     if run.state not in RUN_FINAL:
-        blocks.append(esc.context(msg.RUN_STEER_HINT, block_id="hitl_run_foot"))
-    text = msg.RUN_FALLBACK.format(state=label, agent=esc.fit(run.agent, 200), id=esc.code(run.id))
+        blocks.append(esc.context(smsg.RUN_STEER_HINT, block_id="hitl_run_foot"))
+    text = smsg.RUN_FALLBACK.format(state=label, agent=esc.fit(run.agent, 200), id=esc.code(run.id))
     if outcome and run.state in RUN_FINAL:
         text += f": {esc.fit(outcome, 1500)}"
     return Rendered(esc.truncate(text, esc.MESSAGE_TEXT), blocks)
@@ -384,7 +296,7 @@ def run_header(run: Run) -> Rendered:
 def pending_list(reqs: list[ActionRequest], *, now_ms: int) -> Rendered:
     from bot.slack.views import pending_blocks
 
-    text = msg.PENDING_HEAD.format(n=len(reqs)) if reqs else msg.PENDING_NONE
+    text = smsg.PENDING_HEAD.format(n=len(reqs)) if reqs else smsg.PENDING_NONE
     return Rendered(text, pending_blocks(reqs, now_ms=now_ms, max_blocks=esc.MESSAGE_BLOCKS))
 
 
@@ -392,7 +304,7 @@ def policy_summary(policy: Policy) -> Rendered:
     tiers = ", ".join(
         f"{t.value} {esc.duration(policy.tiers[t].review_timeout)}" for t in TIER_ORDER
     )
-    text = msg.POLICY_FALLBACK.format(tiers=tiers, tools=len(policy.tools))
+    text = smsg.POLICY_FALLBACK.format(tiers=tiers, tools=len(policy.tools))
     from bot.slack.views import policy_blocks
 
     return Rendered(text, policy_blocks(policy, max_blocks=esc.MESSAGE_BLOCKS))
@@ -401,4 +313,4 @@ def policy_summary(policy: Policy) -> Rendered:
 def audit_text(entries: list[AuditEntry]) -> Rendered:
     from bot.slack.views import audit_blocks
 
-    return Rendered(msg.AUDIT_HEAD.format(n=len(entries)), audit_blocks(entries))
+    return Rendered(smsg.AUDIT_HEAD.format(n=len(entries)), audit_blocks(entries))

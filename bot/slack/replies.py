@@ -24,7 +24,7 @@ from typing import cast
 from redis.asyncio import Redis
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages as msg
+from bot.core.ids import is_question_id
 from bot.core.models import ActionRequest, Decision
 from bot.core.replies import read_reply
 from bot.core.states import State
@@ -81,7 +81,7 @@ class ReplyDecisions:
         (`run_owner` given), only the run's own: a request another identity filed under
         the run is decided on its card, never by what the run's people say to the run."""
         ids = set(cast(set[str], await self.rt.redis.smembers(keys.thread_cards(channel, thread))))
-        if waiting_on and not waiting_on.startswith("q"):
+        if waiting_on and not is_question_id(waiting_on):
             ids.add(waiting_on)
         pending = []
         for rid in sorted(ids):
@@ -113,10 +113,10 @@ class ReplyDecisions:
         user, ts = str(event.get("user") or ""), str(event["ts"])
         pending = await self.pending_in(channel, thread, waiting_on, run_owner)
         if not pending:
-            return False  # nothing to decide here: an answer or a correction, as before
+            return False  # nothing to decide here: the reply is an answer or a correction
         if len(pending) > 1:
             await client.chat_postMessage(
-                channel=channel, thread_ts=thread, text=msg.REPLY_AMBIGUOUS.format(n=len(pending))
+                channel=channel, thread_ts=thread, text=smsg.REPLY_AMBIGUOUS.format(n=len(pending))
             )
             return True
         fields = await self.rt.requests.fields(pending[0])

@@ -16,9 +16,9 @@ from redis.asyncio import Redis
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages as msg
 from bot.core.models import ActionRequest, Run
 from bot.slack import escape as esc
+from bot.slack import messages as msg
 from bot.slack import render
 from bot.slack.call import free_item, free_line
 from bot.store import keys

@@ -34,11 +34,11 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages as msg
 from bot.core.plainjson import text_too_deep
 from bot.health import Down
 from bot.slack import inbound
-from bot.supervise import Backoff as Backoff  # its home was here: old imports keep working
+from bot.slack import messages as msg
+from bot.supervise import Backoff
 
 log = logging.getLogger(__name__)
 

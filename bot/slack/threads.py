@@ -9,7 +9,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages as msg
+from bot.core.ids import is_question_id
 from bot.core.models import RUN_FINAL, QuestionState, Run
 from bot.errors import HitlError, NotFound
 from bot.slack import messages as smsg
@@ -63,7 +63,7 @@ class Threads:
         source = f"{channel}:{ts}"
         # A question the run waits on takes the reply first: a "yes" meant for it must
         # never approve a card filed under the run meanwhile.
-        question = waiting if waiting and waiting.startswith("q") and text else None
+        question = waiting if waiting and is_question_id(waiting) and text else None
         if (
             run is not None
             and question
@@ -83,8 +83,8 @@ class Threads:
         if not text:
             return
         if not await may_direct(self.rt, client, user, run, foreign=foreign):
-            why = smsg.FOREIGN_MAY_NOT_DIRECT if foreign else msg.MAY_NOT_DIRECT
-            await self._refuse(client, event, run.id, "steer", why)
+            why = smsg.FOREIGN_MAY_NOT_DIRECT if foreign else smsg.MAY_NOT_DIRECT
+            await self._refuse(client, event, run.id, "steer", why.format(run_id=run.id))
             return
         await correct(
             self.rt.steering, self.rt.requests, self.runs, run.id, text, actor=user, source=source
@@ -110,7 +110,7 @@ class Threads:
         user = event.get("user", "")
         if not await may_direct(self.rt, client, user, run, foreign=foreign):
             why = smsg.FOREIGN_MAY_NOT_DIRECT if foreign else smsg.MAY_NOT_ANSWER
-            await self._refuse(client, event, run.id, "answer", why)
+            await self._refuse(client, event, run.id, "answer", why.format(run_id=run.id))
             return True
         try:
             await self.rt.questions.answer(qid, actor=user, answer=text)
@@ -132,7 +132,7 @@ class Threads:
             channel=channel,
             user=user,
             thread_ts=event["thread_ts"],
-            text=text.format(run_id=run_id),
+            text=text,
         )
 
     async def _unheard(
@@ -190,7 +190,7 @@ class Threads:
         view = body["view"]
         answer = views.parse_answer(view["state"]["values"]).strip()
         if not answer:
-            await ack(response_action="errors", errors={views.ANSWER_BLOCK: msg.ANSWER_EMPTY})
+            await ack(response_action="errors", errors={views.ANSWER_BLOCK: smsg.ANSWER_EMPTY})
             return
         qid, user = view.get("private_metadata", ""), body["user"]["id"]
         try:

@@ -16,6 +16,7 @@ from bot.core.policy import TIER_ORDER, Assignees, Policy, TierPolicy
 from bot.core.states import ReasonCode
 from bot.core.states import State as S
 from bot.slack import escape as esc
+from bot.slack import messages as smsg
 from bot.slack.call import call_blocks, hidden_warning
 from bot.slack.escape import Block, ButtonValue, field, section
 from bot.slack.render import (
@@ -69,14 +70,14 @@ def _modal(
     *,
     submit: str | None = None,
     metadata: str = "",
-    close: str = msg.MODAL_CANCEL,
+    close: str = smsg.MODAL_CANCEL,
 ) -> View:
     view: View = {
         "type": "modal",
         "callback_id": callback_id,
         "title": esc.plain(title, esc.MODAL_TITLE),
         "close": esc.plain(close, esc.MODAL_TITLE),
-        "blocks": esc.cap(blocks, esc.VIEW_BLOCKS, msg.BLOCKS_CUT),
+        "blocks": esc.cap(blocks, esc.VIEW_BLOCKS, smsg.BLOCKS_CUT),
     }
     if submit:
         view["submit"] = esc.plain(submit, esc.MODAL_TITLE)
@@ -117,80 +118,82 @@ def _text_input(
 def _not_pending(callback_id: str, title: str, req: ActionRequest) -> View | None:
     if req.state == S.PENDING_REVIEW:
         return None
-    notice = section(msg.NOT_PENDING.format(state=state_label(req)), block_id="hitl_not_pending")
-    return _modal(callback_id, title, [notice, *call_blocks(req)], close=msg.MODAL_CLOSE)
+    notice = section(smsg.NOT_PENDING.format(state=state_label(req)), block_id="hitl_not_pending")
+    return _modal(callback_id, title, [notice, *call_blocks(req)], close=smsg.MODAL_CLOSE)
 
 
 def reject_modal(req: ActionRequest) -> View:
-    if (closed := _not_pending(VIEW_REJECT, msg.REJECT_TITLE, req)) is not None:
+    if (closed := _not_pending(VIEW_REJECT, smsg.REJECT_TITLE, req)) is not None:
         return closed
-    intro = msg.REJECT_INTRO.format(
+    intro = smsg.REJECT_INTRO.format(
         tool=esc.code(req.tool), id=esc.code(req.id), hash=f"`{req.payload_hash[:12]}`"
     )
-    reasons = [esc.option(msg.REASON_LABELS.get(c.value, c.value), c.value) for c in ReasonCode]
+    reasons = [esc.option(smsg.REASON_LABELS.get(c.value, c.value), c.value) for c in ReasonCode]
     select: Block = {
         "type": "input",
         "block_id": REASON_BLOCK,
-        "label": esc.plain(msg.REJECT_REASON_LABEL, esc.INPUT_LABEL),
+        "label": esc.plain(smsg.REJECT_REASON_LABEL, esc.INPUT_LABEL),
         "element": {
             "type": "static_select",
             "action_id": REASON_ACTION,
-            "placeholder": esc.plain(msg.REJECT_REASON_PLACEHOLDER, esc.PLACEHOLDER),
+            "placeholder": esc.plain(smsg.REJECT_REASON_PLACEHOLDER, esc.PLACEHOLDER),
             "options": reasons,
         },
     }
     text = _text_input(
         REASON_TEXT_BLOCK,
         REASON_TEXT_ACTION,
-        msg.REJECT_TEXT_LABEL,
+        smsg.REJECT_TEXT_LABEL,
         optional=True,
-        hint=msg.REJECT_TEXT_HINT,
+        hint=smsg.REJECT_TEXT_HINT,
     )
     blocks = [section(intro, block_id="hitl_reject_intro"), *call_blocks(req), select, text]
     return _modal(
         VIEW_REJECT,
-        msg.REJECT_TITLE,
+        smsg.REJECT_TITLE,
         blocks,
-        submit=msg.REJECT_SUBMIT,
+        submit=smsg.REJECT_SUBMIT,
         metadata=ButtonValue.encode(req.id, req.payload_hash),
     )
 
 
 def edit_modal(req: ActionRequest, *, error: str | None = None, draft: str | None = None) -> View:
     """The arguments as JSON in a text box; when they cannot fit it, a notice and no submit."""
-    if (closed := _not_pending(VIEW_EDIT, msg.EDIT_TITLE, req)) is not None:
+    if (closed := _not_pending(VIEW_EDIT, smsg.EDIT_TITLE, req)) is not None:
         return closed
     if not req.allow_edit:
         notice = section(msg.EDIT_NOT_ALLOWED.format(tool=esc.code(req.tool)), block_id="hitl_edit")
-        return _modal(VIEW_EDIT, msg.EDIT_TITLE, [notice, *call_blocks(req)], close=msg.MODAL_CLOSE)
+        return _modal(
+            VIEW_EDIT, smsg.EDIT_TITLE, [notice, *call_blocks(req)], close=smsg.MODAL_CLOSE
+        )
     initial, why = draft, None
     if initial is None:
         initial = esc.pretty_json(req.args)
         if len(initial) > esc.INPUT_MAX:
             initial = esc.pretty_json(req.args, indent=None)
-        if initial == msg.ARGS_UNREADABLE:
-            why = msg.ARGS_UNREADABLE
+        if initial == smsg.ARGS_UNREADABLE:
+            why = smsg.ARGS_UNREADABLE
     if len(initial) > esc.INPUT_MAX:
-        why = msg.EDIT_TOO_LARGE.format(size=len(initial), limit=esc.INPUT_MAX)
+        why = smsg.EDIT_TOO_LARGE.format(size=len(initial), limit=esc.INPUT_MAX)
     if why is not None:  # a text box that cannot hold the call would lose part of it
         blocks = [section(why, block_id="hitl_edit_cannot"), *call_blocks(req)]
-        return _modal(VIEW_EDIT, msg.EDIT_TITLE, blocks, close=msg.MODAL_CLOSE)
-    intro = msg.EDIT_INTRO.format(tool=esc.code(req.tool), hash=f"`{req.payload_hash[:12]}`")
+        return _modal(VIEW_EDIT, smsg.EDIT_TITLE, blocks, close=smsg.MODAL_CLOSE)
+    intro = smsg.EDIT_INTRO.format(tool=esc.code(req.tool), hash=f"`{req.payload_hash[:12]}`")
     blocks = [section(intro, block_id="hitl_edit_intro")]
     if error:
         blocks.append(
-            section(msg.EDIT_ERROR.format(error=esc.fit(error, 2000)), block_id="hitl_err")
+            section(smsg.EDIT_ERROR.format(error=esc.fit(error, 2000)), block_id="hitl_err")
         )
     blocks.append(
-        _text_input(ARGS_BLOCK, ARGS_ACTION, msg.EDIT_LABEL, initial=initial, hint=msg.EDIT_HINT)
+        _text_input(ARGS_BLOCK, ARGS_ACTION, smsg.EDIT_LABEL, initial=initial, hint=smsg.EDIT_HINT)
     )
     if req.quorum > 1:
-        blocks.append(esc.context(msg.EDIT_QUORUM.format(quorum=req.quorum)))
+        blocks.append(esc.context(smsg.EDIT_QUORUM.format(quorum=req.quorum)))
     return _modal(
         VIEW_EDIT,
-        msg.EDIT_TITLE,
+        smsg.EDIT_TITLE,
         blocks,
-        submit=msg.EDIT_SUBMIT,
+        submit=smsg.EDIT_SUBMIT,
         metadata=ButtonValue.encode(req.id, req.payload_hash),
     )
 
@@ -198,34 +201,34 @@ def edit_modal(req: ActionRequest, *, error: str | None = None, draft: str | Non
 def payload_modal(req: ActionRequest) -> View:
     """Everything about the request, the arguments in full across as many blocks as it takes."""
     facts = [
-        field(msg.F_REQUEST_ID, esc.code(req.id)),
-        field(msg.F_STATE, state_label(req)),
-        field(msg.F_RISK, risk_word(req)),
-        field(msg.F_RUN, esc.code(req.run_id)),
-        field(msg.F_REQUESTER, esc.user(esc.truncate(req.requester, 300))),
-        field(msg.F_CREATED, esc.date(req.created_at)),
-        field(msg.F_APPROVALS, approvals_text(req)),
-        field(msg.F_FULL_HASH, f"`{req.payload_hash}`"),
+        field(smsg.F_REQUEST_ID, esc.code(req.id)),
+        field(smsg.F_STATE, state_label(req)),
+        field(smsg.F_RISK, risk_word(req)),
+        field(smsg.F_RUN, esc.code(req.run_id)),
+        field(smsg.F_REQUESTER, esc.user(esc.truncate(req.requester, 300))),
+        field(smsg.F_CREATED, esc.date(req.created_at)),
+        field(smsg.F_APPROVALS, approvals_text(req)),
+        field(smsg.F_FULL_HASH, f"`{req.payload_hash}`"),
     ]
     if req.original_hash:
-        facts.append(field(msg.F_ORIGINAL_HASH, f"`{req.original_hash}`"))
-    if req.expires_at is not None and req.state.value in msg.DEADLINE_LABELS:
-        facts.append(field(msg.DEADLINE_LABELS[req.state.value], esc.date(req.expires_at)))
+        facts.append(field(smsg.F_ORIGINAL_HASH, f"`{req.original_hash}`"))
+    if req.expires_at is not None and req.state.value in smsg.DEADLINE_LABELS:
+        facts.append(field(smsg.DEADLINE_LABELS[req.state.value], esc.date(req.expires_at)))
     blocks = [
         esc.header(f"{req.risk.value.upper()} · {req.tool}", "hitl_payload_head"),
         *hidden_warning(req),
         section(f"*{esc.code(req.tool, 300)}*", fields=facts, block_id="hitl_payload_facts"),
     ]
-    chain = [f"*{msg.F_CHAIN_FULL}*"]
+    chain = [f"*{smsg.F_CHAIN_FULL}*"]
     for i, lvl in enumerate(req.levels):
-        now = f" {msg.LEVEL_CURRENT}" if i == req.level and req.state == S.PENDING_REVIEW else ""
+        now = f" {smsg.LEVEL_CURRENT}" if i == req.level and req.state == S.PENDING_REVIEW else ""
         chain.append(f"{i + 1}. {level_who(lvl, 600)} ({esc.duration(lvl.timeout_ms)}){now}")
-    chain.append(f"*{msg.F_APPROVERS}:* {deciders_text(req)}")
+    chain.append(f"*{smsg.F_APPROVERS}:* {deciders_text(req)}")
     parts = esc.pack(chain)[:3]
     blocks += [section(p, block_id=f"hitl_payload_chain_{i}") for i, p in enumerate(parts)]
     if (outcome := outcome_text(req)) is not None:
         blocks.append(section(outcome, block_id="hitl_payload_outcome"))
-    blocks.append(section(f"*{msg.F_ARGUMENTS}*", block_id="hitl_payload_args"))
+    blocks.append(section(f"*{smsg.F_ARGUMENTS}*", block_id="hitl_payload_args"))
     body = esc.code_text(esc.pretty_json(req.args))
     pieces = esc.chunks(body, esc.SECTION_TEXT - esc.CODE_OVERHEAD)
     room = esc.VIEW_BLOCKS - len(blocks)
@@ -234,24 +237,25 @@ def payload_modal(req: ActionRequest) -> View:
     for i, piece in enumerate(pieces):
         blocks.append(section(esc.code_block(piece), block_id=f"hitl_payload_args_{i}"))
     if cut:
-        blocks.append(esc.context(msg.ARGS_CUT_MODAL.format(id=esc.mrkdwn(req.id))))
-    return _modal(VIEW_PAYLOAD, msg.PAYLOAD_TITLE, blocks, close=msg.MODAL_CLOSE)
+        blocks.append(esc.context(smsg.ARGS_CUT_MODAL.format(id=esc.mrkdwn(req.id))))
+    return _modal(VIEW_PAYLOAD, smsg.PAYLOAD_TITLE, blocks, close=smsg.MODAL_CLOSE)
 
 
 def answer_modal(q: Question) -> View:
-    blocks = [section(msg.Q_HEAD, block_id="hitl_answer_head")]
+    blocks = [section(smsg.Q_HEAD, block_id="hitl_answer_head")]
     blocks += esc.text_sections(q.question, 10, "hitl_answer_q")
     if q.state != QuestionState.OPEN:
         closed = msg.QUESTION_CLOSED.format(state=q.state.value)
         blocks.append(section(closed, block_id="hitl_answer_closed"))
-        return _modal(VIEW_ANSWER, msg.ANSWER_TITLE, blocks, close=msg.MODAL_CLOSE)
-    blocks.append(_text_input(ANSWER_BLOCK, ANSWER_TEXT_ACTION, msg.ANSWER_LABEL))
-    return _modal(VIEW_ANSWER, msg.ANSWER_TITLE, blocks, submit=msg.ANSWER_SUBMIT, metadata=q.id)
+        return _modal(VIEW_ANSWER, smsg.ANSWER_TITLE, blocks, close=smsg.MODAL_CLOSE)
+    blocks.append(_text_input(ANSWER_BLOCK, ANSWER_TEXT_ACTION, smsg.ANSWER_LABEL))
+    return _modal(VIEW_ANSWER, smsg.ANSWER_TITLE, blocks, submit=smsg.ANSWER_SUBMIT, metadata=q.id)
 
 
 def home_view(pending: list[ActionRequest], policy: Policy, *, now_ms: int) -> View:
     """The App Home: the requests waiting for this person, then the policy."""
-    mine = pending_blocks(pending, now_ms=now_ms, max_blocks=40, title=msg.HOME_PENDING_HEAD)
+    title = smsg.HOME_PENDING_HEAD.format(n=len(pending))
+    mine = pending_blocks(pending, now_ms=now_ms, max_blocks=40, title=title)
     rest = esc.VIEW_BLOCKS - len(mine) - 1
     return {
         "type": "home",
@@ -263,51 +267,55 @@ def home_view(pending: list[ActionRequest], policy: Policy, *, now_ms: int) -> V
 
 
 def pending_blocks(
-    reqs: list[ActionRequest], *, now_ms: int, max_blocks: int, title: str = msg.PENDING_HEAD
+    reqs: list[ActionRequest], *, now_ms: int, max_blocks: int, title: str | None = None
 ) -> list[Block]:
-    blocks = [esc.header(title.format(n=len(reqs)), "hitl_pending_head")]
+    """`title`: the list's heading (default: how many requests are pending)."""
+    head = smsg.PENDING_HEAD.format(n=len(reqs)) if title is None else title
+    blocks = [esc.header(head, "hitl_pending_head")]
     if not reqs:
-        return [*blocks, section(msg.PENDING_NONE, block_id="hitl_pending_none")]
+        return [*blocks, section(smsg.PENDING_NONE, block_id="hitl_pending_none")]
     shown = reqs if len(reqs) < max_blocks else reqs[: max_blocks - 2]
     for req in shown:
-        view = esc.button(msg.BTN_VIEW, ACTION_VIEW, ButtonValue.encode(req.id, req.payload_hash))
+        view = esc.button(smsg.BTN_VIEW, ACTION_VIEW, ButtonValue.encode(req.id, req.payload_hash))
         blocks.append(section(_pending_line(req, now_ms), accessory=view))
     if len(shown) < len(reqs):
-        blocks.append(esc.context(msg.AND_MORE.format(n=len(reqs) - len(shown))))
+        blocks.append(esc.context(smsg.AND_MORE.format(n=len(reqs) - len(shown))))
     return blocks
 
 
 def _pending_line(req: ActionRequest, now_ms: int) -> str:
-    lines = [f"{risk_word(req)} {esc.code(req.tool)} · {msg.F_REQUEST} {esc.code(req.id)}"]
-    level = msg.N_OF.format(n=req.level + 1, total=max(len(req.levels), 1))
-    approvals = msg.N_OF.format(n=len(req.approvals), total=req.quorum)
-    lines.append(msg.PENDING_LINE.format(level=level, who=waiting_for(req), approvals=approvals))
+    lines = [f"{risk_word(req)} {esc.code(req.tool)} · {smsg.F_REQUEST} {esc.code(req.id)}"]
+    level = smsg.N_OF.format(n=req.level + 1, total=max(len(req.levels), 1))
+    approvals = smsg.N_OF.format(n=len(req.approvals), total=req.quorum)
+    lines.append(smsg.PENDING_LINE.format(level=level, who=waiting_for(req), approvals=approvals))
     if req.expires_at is not None:
         left = req.expires_at - now_ms
-        when = (msg.PENDING_LEFT if left > 0 else msg.PENDING_OVERDUE).format(d=esc.duration(left))
-        label = msg.DEADLINE_LABELS["pending_review"]
+        when = (smsg.PENDING_LEFT if left > 0 else smsg.PENDING_OVERDUE).format(
+            d=esc.duration(left)
+        )
+        label = smsg.DEADLINE_LABELS["pending_review"]
         lines.append(f"{label} {esc.date(req.expires_at)} ({when})")
     return "\n".join(lines)
 
 
 def policy_blocks(policy: Policy, *, max_blocks: int) -> list[Block]:
-    blocks = [esc.header(msg.POLICY_HEAD, "hitl_policy_head")]
+    blocks = [esc.header(smsg.POLICY_HEAD, "hitl_policy_head")]
     for tier in TIER_ORDER:
         blocks.append(section(_tier_text(tier, policy.tiers[tier]), block_id=f"hitl_tier_{tier}"))
     lines = []
     for name, tp in sorted(policy.tools.items()):
         line = f"{esc.code(name)} → {(tp.tier or policy.default_tier).value}"
-        line += f", {msg.POLICY_NO_REVIEW}" if tp.review == "none" else ""
+        line += f", {smsg.POLICY_NO_REVIEW}" if tp.review == "none" else ""
         rules = [f"{esc.code(r.condition)} → {r.tier.value}" for r in tp.rules]
         lines.append(esc.truncate(line + (f"; {', '.join(rules)}" if rules else ""), 1000))
-    for i, part in enumerate(esc.pack([f"*{msg.F_TOOLS}*", *lines])) if lines else ():
+    for i, part in enumerate(esc.pack([f"*{smsg.F_TOOLS}*", *lines])) if lines else ():
         blocks.append(section(part, block_id=f"hitl_tools_{i}"))
-    foot = msg.POLICY_FOOT.format(
+    foot = smsg.POLICY_FOOT.format(
         default=policy.default_tier.value, claim=esc.duration(policy.claim_timeout),
         execution=esc.duration(policy.execution_timeout),
     )  # fmt: skip
     blocks.append(esc.context(foot, block_id="hitl_policy_foot"))
-    return esc.cap(blocks, max_blocks, msg.BLOCKS_CUT)
+    return esc.cap(blocks, max_blocks, smsg.BLOCKS_CUT)
 
 
 def _tier_text(tier: RiskTier, tp: TierPolicy) -> str:
@@ -315,44 +323,44 @@ def _tier_text(tier: RiskTier, tp: TierPolicy) -> str:
     # the principals a request of this tier carries (what the machine checks)
     firsts = tp.first_deciders()
     approvers = (
-        msg.ANYONE_ELIGIBLE
+        smsg.ANYONE_ELIGIBLE
         if "*" in firsts
-        else esc.join_fit([esc.principal(a) for a in firsts], 400) or msg.NOBODY
+        else esc.join_fit([esc.principal(a) for a in firsts], 400) or smsg.NOBODY
     )
     return "\n".join([
-        f"*{msg.RISK_EMOJI[tier.value]} {tier.value.upper()}* · "
-        + msg.POLICY_REVIEW.format(d=esc.duration(tp.review_timeout)),
-        f"*{msg.F_CHAIN}* {esc.join_fit(chain, 2000, ' → ')}",
-        f"*{msg.F_EXHAUSTED}* {tp.on_exhausted.value}",
-        msg.POLICY_APPROVALS.format(
+        f"*{smsg.RISK_EMOJI[tier.value]} {tier.value.upper()}* · "
+        + smsg.POLICY_REVIEW.format(d=esc.duration(tp.review_timeout)),
+        f"*{smsg.F_CHAIN}* {esc.join_fit(chain, 2000, ' → ')}",
+        f"*{smsg.F_EXHAUSTED}* {tp.on_exhausted.value}",
+        smsg.POLICY_APPROVALS.format(
             n=tp.approvals_required, approvals=msg.plural(tp.approvals_required, "approval"),
-            who=approvers, self=msg.POLICY_YES_NO[tp.self_approval],
-            edit=msg.POLICY_YES_NO[tp.allow_edit],
+            who=approvers, self=smsg.POLICY_YES_NO[tp.self_approval],
+            edit=smsg.POLICY_YES_NO[tp.allow_edit],
         ),
     ])  # fmt: skip
 
 
 def _level(a: Assignees, tp: TierPolicy) -> str:
     items = [esc.principal(n) for n in (*a.users, *a.groups, *a.channels)]
-    items += [msg.LEVEL_ONCALL.format(name=esc.code(a.oncall))] if a.oncall else []
-    items += [msg.LEVEL_PAGER] if a.pager_url else []
+    items += [smsg.LEVEL_ONCALL.format(name=esc.code(a.oncall))] if a.oncall else []
+    items += [smsg.LEVEL_PAGER] if a.pager_url else []
     return f"{esc.join_fit(items, 300)} ({esc.duration(a.timeout or tp.review_timeout)})"
 
 
 def audit_blocks(entries: list[AuditEntry]) -> list[Block]:
-    blocks = [esc.header(msg.AUDIT_HEAD.format(n=len(entries)), "hitl_audit_head")]
-    parts = esc.pack([_audit_line(e) for e in entries]) if entries else [msg.AUDIT_EMPTY]
+    blocks = [esc.header(smsg.AUDIT_HEAD.format(n=len(entries)), "hitl_audit_head")]
+    parts = esc.pack([_audit_line(e) for e in entries]) if entries else [smsg.AUDIT_EMPTY]
     room = esc.MESSAGE_BLOCKS - 2
     blocks += [section(p, block_id=f"hitl_audit_{i}") for i, p in enumerate(parts[:room])]
     if len(parts) > room:
-        blocks.append(esc.context(msg.AUDIT_CUT))
+        blocks.append(esc.context(smsg.AUDIT_CUT))
     return blocks
 
 
 def _audit_line(e: AuditEntry) -> str:
     move = f"{e.from_state or '∅'} → {e.to_state}" if e.to_state else (e.from_state or "")
     line = f"`{e.seq}` {esc.date(e.at, '{date_short} {time_secs}')} *{esc.fit(e.event, 50)}* "
-    line += esc.fit(move, 100) + (f" {msg.AUDIT_REFUSED}" if e.kind == "refused" else "")
+    line += esc.fit(move, 100) + (f" {smsg.AUDIT_REFUSED}" if e.kind == "refused" else "")
     line += f" · {esc.user(esc.truncate(e.actor, 100))}"
     line += f" · {esc.inline_code(e.reason_code, 100)}" if e.reason_code else ""
     line += f" — {esc.fit(e.text, 300)}" if e.text else ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 
+from bot.core.ids import is_question_id
 from bot.core.models import Steering
 from bot.core.states import State
 from bot.errors import HitlError
@@ -38,7 +39,7 @@ async def correct(
         return queued
     with contextlib.suppress(HitlError):  # not one of our runs, or nothing pending
         waiting = (await runs.get(run_id)).waiting_on or ""
-        if waiting and not waiting.startswith("q"):
+        if waiting and not is_question_id(waiting):
             req = await requests.get(waiting)
             if req.state == State.PENDING_REVIEW:
                 await execution.withdraw(requests, req.id, actor=actor, reason=SUPERSEDED)

@@ -11,13 +11,11 @@ connections of their own with a read timeout past their block.
 
 from __future__ import annotations
 
-from bot.core.models import ActionRequest, Decision, Question
+from bot.core.models import ActionRequest, Decision, Question, clip
 from bot.core.states import Event, State
 from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-
-MAX_DETAIL = 3000  # `Decision.detail`'s limit
 
 
 async def wait_request(requests: RequestStore, rid: str, timeout_s: float) -> ActionRequest:
@@ -31,7 +29,7 @@ async def wait_question(questions: QuestionStore, qid: str, timeout_s: float) ->
 
 
 def _clip(detail: str | None) -> str | None:
-    return None if detail is None else detail[:MAX_DETAIL]
+    return None if detail is None else clip(detail)
 
 
 async def claim(

@@ -8,6 +8,7 @@ from redis.asyncio import Redis
 
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
+from bot.core.ids import new_question_id
 from bot.core.models import Question, QuestionState
 from bot.errors import AlreadyResolved, Expired, NotFound
 from bot.store import keys
@@ -82,7 +83,7 @@ class QuestionStore:
     ) -> Question:
         now = self.clock()
         q = Question(
-            id="q" + self.ids(),  # the prefix tells a question id from a request id
+            id=new_question_id(self.ids),
             run_id=run_id,
             question=question,
             channel=channel,

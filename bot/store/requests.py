@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from redis.asyncio import Redis
 
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
+from bot.core.ids import keyed_request_id, new_request_id
 from bot.core.machine import apply
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTier
 from bot.core.payload import canonical_args, payload_hash, stored_args
@@ -68,13 +68,6 @@ class Moved:
     repeat: bool = False  # the same person repeated a recorded decision
     noop: bool = False  # a stale or early timer
     left: bool = False  # a default a store without the key leaves to serve's (timer kept)
-
-
-def id_for_key(idempotency_key: str, owner: str) -> str:
-    """A request id derived from the idempotency key, so retries land on the same request;
-    scoped to the owner, so another identity's same key makes or meets only its own."""
-    scoped = f"{owner}\x00{idempotency_key}".encode()
-    return "k" + hashlib.sha256(scoped).hexdigest()[:15]
 
 
 class RequestStore:
@@ -150,7 +143,11 @@ class RequestStore:
                 raise PayloadError(msg.ARGS_DO_NOT_FIT.format(tool=tool, problems="; ".join(found)))
         now = self.clock()
         owner = requester if owner is None else owner
-        rid = id_for_key(idempotency_key, owner) if idempotency_key else self.ids()
+        rid = (
+            keyed_request_id(idempotency_key, owner)
+            if idempotency_key
+            else new_request_id(self.ids)
+        )
         req, needs_review = propose(
             policy,
             request_id=rid,

@@ -8,6 +8,7 @@ from typing import Any, cast
 from redis.asyncio import Redis
 
 from bot.clock import Clock, IdFactory, new_id, wall_ms
+from bot.core.ids import is_question_id, new_run_id
 from bot.core.models import WORKER, Decision, Run, RunState
 from bot.core.states import Event
 from bot.errors import HitlError, NotFound
@@ -54,7 +55,7 @@ class RunStore:
         it (WORKER for a person in Slack); the run id is its own from here on."""
         now = self.clock()
         run = Run(
-            id="run-" + self.ids(),
+            id=new_run_id(self.ids),
             agent=agent,
             prompt=prompt,
             requester=requester,
@@ -138,7 +139,7 @@ async def stop_run(
     run = await runs.update(run_id, stop_requested=True)
     if run.waiting_on:
         try:
-            if run.waiting_on.startswith("q"):
+            if is_question_id(run.waiting_on):
                 await questions.cancel(run.waiting_on)
             else:
                 await requests.transition(

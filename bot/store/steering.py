@@ -7,6 +7,7 @@ from typing import cast
 from redis.asyncio import Redis
 
 from bot.clock import Clock, IdFactory, new_id, wall_ms
+from bot.core.ids import new_steering_id
 from bot.core.models import Steering
 from bot.store import keys
 from bot.store.events import publish
@@ -30,7 +31,7 @@ class SteeringStore:
         source: str | None = None,
     ) -> Steering:
         s = Steering(
-            id=self.ids(),
+            id=new_steering_id(self.ids),
             run_id=run_id,
             text=text,
             actor=actor,

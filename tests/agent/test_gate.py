@@ -11,7 +11,7 @@ import pytest
 from redis.asyncio.connection import AbstractConnection
 
 from bot.agent import messages as msg
-from bot.agent.gate import Gate, question_id, request_id
+from bot.agent.gate import ToolGate, question_id, request_id
 from bot.agent.llm import ChatClient, ToolCall
 from bot.agent.loader import Agent
 from bot.agent.loop import LoopConfig
@@ -27,10 +27,10 @@ from tests.agent.conftest import ModelFactory, Stores
 LLM = Callable[[ScriptedModel], ChatClient]
 
 
-def workers_gate(stores: Stores, agent: Agent | None = None) -> Gate:
+def workers_gate(stores: Stores, agent: Agent | None = None) -> ToolGate:
     """The gate as a worker builds it: with the run store, so a stop is seen, and the
     agent's own tool settings (`review=False`) merged into the policy."""
-    return Gate(
+    return ToolGate(
         requests=stores.requests,
         questions=stores.questions,
         steering=stores.steering,
@@ -512,9 +512,9 @@ class _Trips:
 async def test_a_free_call_is_two_round_trips(
     stores: Stores, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 13: a free call of a worker's run is created already claimed with the run's
+    """A free call of a worker's run is created already claimed with the run's
     corrections and stop flag checked in the same step, then its outcome: two round
-    trips, and the same trail as ever."""
+    trips, and the whole trail (pending_review, approved, executing, completed)."""
     run = await stores.start()
     effects: list[dict[str, Any]] = []
     agent = charging_agent(effects)

@@ -11,10 +11,11 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.core.durations import parse_duration
 from bot.core.machine import apply
 from bot.core.models import ActionRequest, Decision, RiskTier
 from bot.core.payload import MAX_PAYLOAD_BYTES, canonical_args, payload_hash
-from bot.core.policy import DEFAULT_POLICY, Policy, load_policy, parse_duration, parse_policy
+from bot.core.policy import DEFAULT_POLICY, Policy, load_policy, parse_policy
 from bot.core.proposal import propose
 from bot.core.states import Event, State
 from bot.errors import ConfigError, PayloadError

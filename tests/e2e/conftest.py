@@ -21,11 +21,11 @@ from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.defaults import default_users
 from bot.sandbox.slack.workspace import User
 from bot.server.serve import ServeOptions, run_serve
-from bot.slack.socket_mode import Backoff
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 from bot.store.steering import SteeringStore
+from bot.supervise import Backoff
 
 SECRET = "e2e-signing-secret"
 TOKEN = "xoxb-e2e-token"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot import messages as m
+from bot.slack import messages as m
 from tests.e2e.conftest import Bot
 from tests.slack.test_render import mrkdwn_texts
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot import messages as m
 from bot.core.states import State
+from bot.slack import messages as m
 from bot.slack import render
 from tests.e2e.conftest import Bot, all_text, button_values, eventually
 

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
+from bot.core.ids import is_question_id
 from bot.core.models import RunState
 from bot.core.states import State
 from bot.slack import render
@@ -32,7 +33,7 @@ async def _reply_with(bot: Bot, ch: str, ts: str, needle: str) -> Any:
 
 async def _waiting_request(bot: Bot, run_id: str) -> str | None:
     rid = (await bot.runs.get(run_id)).waiting_on
-    return rid if rid and not rid.startswith("q") else None
+    return rid if rid and not is_question_id(rid) else None
 
 
 async def _to_the_approval(bot: Bot, channel: str) -> tuple[str, str, str, str]:

@@ -7,6 +7,7 @@ from uuid import uuid4
 
 import pytest
 
+from bot.core.ids import is_question_id
 from bot.core.models import WORKER, Decision
 from bot.core.states import Event, State
 from bot.sandbox.slack.workspace import Message
@@ -170,7 +171,7 @@ async def test_on_a_runs_card_a_reply_decides_and_yes_but_is_a_correction(
 async def _waiting(bot: Bot, run_id: str, other_than: str | None = None) -> str | None:
     run = await bot.runs.get(run_id)
     rid = run.waiting_on
-    if not rid or rid.startswith("q") or rid == other_than:
+    if not rid or is_question_id(rid) or rid == other_than:
         return None
     return rid if (await bot.requests.get(rid)).state == State.PENDING_REVIEW else None
 

@@ -28,7 +28,7 @@ from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.workspace import Message
 from bot.server.serve import ServeOptions, run_serve
 from bot.slack import render
-from bot.slack.socket_mode import Backoff
+from bot.supervise import Backoff
 from tests.e2e.conftest import APP_TOKEN, SECRET, TOKEN, Bot, button_values, eventually
 
 FAST = Backoff(first_s=0.05, cap_s=0.5)

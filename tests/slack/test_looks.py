@@ -1,4 +1,4 @@
-"""What an approver reads on a card and in a run's thread (issue 12): who may decide,
+"""What an approver reads on a card and in a run's thread: who may decide,
 dates that read as a sentence, the executing and outcome lines, the calls without review."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 from bot.core.models import Question, QuestionState
 from bot.core.states import Event
 from bot.demo.policy import demo_policy
-from bot.slack import render, views
+from bot.slack import lines, render, views
 from bot.slack.call import free_item, free_line
 from tests.slack.test_render import NOW, decide, make, mrkdwn_texts, validate
 
@@ -65,8 +65,8 @@ def test_dates_are_never_preceded_by_a_second_at() -> None:
     )
     seen += [render.question_message(x, ["UKID"], now_ms=NOW) for x in (q, answered)]
     texts = [t for r in seen for t in mrkdwn_texts(r.blocks)]
-    texts.append(render.refusal("already_resolved", by="UBOSS", at=NOW, how="approved"))
-    texts.append(render.refusal("expired", at=NOW, default="auto_rejected"))
+    texts.append(lines.refusal("already_resolved", by="UBOSS", at=NOW, how="approved"))
+    texts.append(lines.refusal("expired", at=NOW, default="auto_rejected"))
     joined = "\n".join(texts)
     assert re.search(DATE, joined)
     # "{date_short_pretty} at {time}" reads "Today at 9:00 AM": a word "at" before it
@@ -81,13 +81,13 @@ def test_executing_shows_no_result_and_completed_shows_it() -> None:
     # The notifier renders an earlier event from the latest request: at "claim" the
     # request may already carry the executor's report.
     then = done.model_copy(update={"state": running.state})
-    assert render.status_line(then, "claim") == "▶️ Executing"
-    assert render.status_line(done, "succeed") == "✔️ Completed: Grabbed the bear!"
+    assert lines.status_line(then, "claim") == "▶️ Executing"
+    assert lines.status_line(done, "succeed") == "✔️ Completed: Grabbed the bear!"
 
 
 def test_a_call_without_review_shows_its_arguments_compactly_and_escaped() -> None:
     req = make("move_claw", {"direction": "left", "note": "<!channel> `x`"}, policy=DEMO)
-    line = render.status_line(req, "no_review")
+    line = lines.status_line(req, "no_review")
     assert line == (
         "⏩ Ran without review, by policy: "
         '`move_claw(direction="left", note="&lt;!channel&gt; \u02cbx\u02cb")` (low risk)'

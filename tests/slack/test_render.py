@@ -22,7 +22,7 @@ from bot.core.models import ActionRequest, Decision, Level, RiskTier
 from bot.core.policy import Policy, parse_policy
 from bot.core.proposal import propose
 from bot.core.states import Event, State
-from bot.slack import render
+from bot.slack import lines, render
 from bot.slack.render import ButtonValue
 from tests.conftest import QUORUM_POLICY
 
@@ -203,11 +203,9 @@ def test_quorum_progress_keeps_the_buttons_until_met() -> None:
     validate(msg)
     assert "1 of 2: <@U0ALICE>" in "\n".join(mrkdwn_texts(msg.blocks))
     assert "hitl_approve" in buttons(msg.blocks)
-    assert (
-        render.status_line(once, "approve") == "👍 Approved by <@U0ALICE> (1 of 2); 1 more needed"
-    )
+    assert lines.status_line(once, "approve") == "👍 Approved by <@U0ALICE> (1 of 2); 1 more needed"
     twice = decide(once, Event.APPROVE, "U0BOB")
-    assert render.status_line(twice, "approve") == "✅ Approved by <@U0BOB> (2 of 2)"
+    assert lines.status_line(twice, "approve") == "✅ Approved by <@U0BOB> (2 of 2)"
     done = render.approval_message(twice, now_ms=NOW + 60_000)
     assert not buttons(done.blocks)
     assert "2 of 2: <@U0ALICE>, <@U0BOB>" in "\n".join(mrkdwn_texts(done.blocks))
@@ -307,7 +305,7 @@ def test_injection_attempts_render_as_literal_text_everywhere() -> None:
         assert "<!channel>" not in text and "<@U123>" not in text
         assert "```y" not in text  # a backtick run in the data cannot close the code block
     rejected = decide(req, Event.REJECT, reason_code="other", text="<!channel> see <@U123>")
-    line = render.status_line(rejected, "reject")
+    line = lines.status_line(rejected, "reject")
     assert line == "⛔ Rejected by <@UBOSS>: `other` — &lt;!channel&gt; see &lt;@U123&gt;"
 
 

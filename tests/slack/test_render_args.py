@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from bot import messages as m
 from bot.core.models import ActionRequest, Level, RiskTier
 from bot.core.states import Event, State
 from bot.slack import escape as esc
+from bot.slack import messages as m
 from bot.slack import render, views
 from bot.slack.call import number
 from bot.slack.invisible import hidden_in, visible

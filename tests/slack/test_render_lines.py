@@ -12,7 +12,7 @@ import pytest
 from bot.core.models import AuditEntry, Question, QuestionState, Run, RunState
 from bot.core.policy import parse_policy
 from bot.core.states import Event
-from bot.slack import render
+from bot.slack import lines, render
 from bot.slack.render import ButtonValue
 from tests.conftest import QUORUM_POLICY
 from tests.slack.test_render import (
@@ -45,54 +45,52 @@ def test_escalation_message_mentions_the_new_level_with_the_same_buttons() -> No
     assert {k: v["value"] for k, v in buttons(msg.blocks).items()} == {
         k: v["value"] for k, v in original.items()
     }
-    assert render.status_line(up, "timeout") == "⏫ Escalated to level 2: <@UONCALL>"
+    assert lines.status_line(up, "timeout") == "⏫ Escalated to level 2: <@UONCALL>"
 
 
 def test_status_line_for_every_step_of_a_life() -> None:
     req = make()
-    assert render.status_line(req, "create").startswith("📝 Approval requested for `refund`")
-    free = render.status_line(req, "no_review")
+    assert lines.status_line(req, "create").startswith("📝 Approval requested for `refund`")
+    free = lines.status_line(req, "no_review")
     assert free.startswith("⏩ Ran without review, by policy: `refund(amount=1200, currency=")
     ok = decide(req, Event.APPROVE)
-    assert render.status_line(ok, "approve") == "✅ Approved by <@UBOSS> (1 of 1)"
+    assert lines.status_line(ok, "approve") == "✅ Approved by <@UBOSS> (1 of 1)"
     running = decide(ok, Event.CLAIM, "system")
-    assert render.status_line(running, "claim") == "▶️ Executing"
-    assert render.status_line(decide(running, Event.SUCCEED, "system"), "succeed") == "✔️ Completed"
+    assert lines.status_line(running, "claim") == "▶️ Executing"
+    assert lines.status_line(decide(running, Event.SUCCEED, "system"), "succeed") == "✔️ Completed"
     failing = decide(running, Event.FAIL, "system", detail="timeout <!here>", has_compensation=True)
-    assert render.status_line(failing, "fail") == "⚠️ Failed: timeout &lt;!here&gt;; rolling back"
+    assert lines.status_line(failing, "fail") == "⚠️ Failed: timeout &lt;!here&gt;; rolling back"
     back = decide(failing, Event.ROLLBACK_OK, "system")
-    assert render.status_line(back, "rollback_ok").startswith("↩️ Rolled back")
+    assert lines.status_line(back, "rollback_ok").startswith("↩️ Rolled back")
     stuck = decide(running, Event.FAIL, "system", detail="bank <b>down</b>")
     assert (
-        render.status_line(stuck, "fail")
+        lines.status_line(stuck, "fail")
         == "🆘 Manual intervention needed: bank &lt;b&gt;down&lt;/b&gt;"
     )
     gone = after(req, *TIMEOUTS)
-    assert (
-        render.status_line(gone, "timeout") == "⌛ Nobody answered; policy default: auto_rejected"
-    )
+    assert lines.status_line(gone, "timeout") == "⌛ Nobody answered; policy default: auto_rejected"
     late = decide(ok, Event.TIMEOUT, "system", at=NOW + 10**9)
-    assert render.status_line(late, "timeout").startswith("⌛ Approved but never started")
+    assert lines.status_line(late, "timeout").startswith("⌛ Approved but never started")
     stopped = decide(req, Event.CANCEL, "U0OPS", text="run stopped")
-    assert render.status_line(stopped, "cancel") == "🚫 Cancelled by <@U0OPS>: run stopped"
+    assert lines.status_line(stopped, "cancel") == "🚫 Cancelled by <@U0OPS>: run stopped"
 
 
 def test_refusals_say_what_happened_in_slack_terms() -> None:
-    text = render.refusal("already_resolved", by="UBOSS", at=NOW, how="approved")
+    text = lines.refusal("already_resolved", by="UBOSS", at=NOW, how="approved")
     assert text == (
         ":information_source: Already approved by <@UBOSS> "
         "(<!date^1800000000^{date_short_pretty} at {time}|2027-01-15T08:00:00Z>); nothing changed."
     )
-    expired = render.refusal("expired", at=NOW, default="auto_rejected")
+    expired = lines.refusal("expired", at=NOW, default="auto_rejected")
     assert "expired (<!date^1800000000^" in expired and "auto_rejected" in expired
     for kind in ("expired", "not_eligible", "stale_payload", "invalid"):
-        said = render.refusal(kind, detail="U1 <!channel> may not")
+        said = lines.refusal(kind, detail="U1 <!channel> may not")
         assert "&lt;!channel&gt;" in said and "<!channel>" not in said
-        assert render.refusal(kind)  # a sensible default with no details
-    stale = render.refusal("stale_payload", seen="a" * 64, current="b" * 64)
+        assert lines.refusal(kind)  # a sensible default with no details
+    stale = lines.refusal("stale_payload", seen="a" * 64, current="b" * 64)
     assert "`aaaaaaaaaaaa`" in stale and "`bbbbbbbbbbbb`" in stale
     with pytest.raises(ValueError, match="unknown refusal"):
-        render.refusal("nope")
+        lines.refusal("nope")
 
 
 # -- questions, runs, slash commands -------------------------------------------------------------

@@ -1,6 +1,6 @@
 """A run's call is created only if no correction or stop waits for the run, checked in
 the same atomic step as the create: the agent's look at its queue before every tool
-call costs no round trip of its own (issue 13's free path: two round trips, not three).
+call costs no round trip of its own (the free path: two round trips, not three).
 """
 
 from __future__ import annotations

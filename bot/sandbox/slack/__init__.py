@@ -10,7 +10,7 @@ from bot.sandbox.slack.acting import Outcome
 from bot.sandbox.slack.defaults import BOT_ID, BOT_NAME, BOT_USER_ID, DEFAULT_CHANNEL_NAMES
 from bot.sandbox.slack.delivery import Delivery, signature
 from bot.sandbox.slack.emulator import SlackEmulator
-from bot.sandbox.slack.errors import ApiError, ControlError
+from bot.sandbox.slack.errors import ControlError, WebApiError
 from bot.sandbox.slack.events import Posted
 from bot.sandbox.slack.serving import BackgroundServer
 from bot.sandbox.slack.workspace import Channel, Ephemeral, Message, User, UserGroup, View
@@ -20,7 +20,6 @@ __all__ = [
     "BOT_NAME",
     "BOT_USER_ID",
     "DEFAULT_CHANNEL_NAMES",
-    "ApiError",
     "BackgroundServer",
     "Channel",
     "ControlError",
@@ -33,5 +32,6 @@ __all__ = [
     "User",
     "UserGroup",
     "View",
+    "WebApiError",
     "signature",
 ]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.sandbox.slack.blockkit import MAX_MESSAGE_BLOCKS, validate_blocks, with_generated_ids
-from bot.sandbox.slack.errors import ApiError
+from bot.sandbox.slack.errors import WebApiError
 from bot.sandbox.slack.ids import Ids
 from bot.sandbox.slack.triggers import Triggers
 from bot.sandbox.slack.workspace import JSON, Message, Workspace
@@ -51,7 +51,7 @@ def arg_int(args: Args, name: str, default: int) -> int:
     try:
         return int(args.get(name) or default)
     except (TypeError, ValueError) as e:
-        raise ApiError("invalid_arguments") from e
+        raise WebApiError("invalid_arguments") from e
 
 
 def arg_json(args: Args, name: str, error: str = "invalid_arguments") -> Any:
@@ -63,7 +63,7 @@ def arg_json(args: Args, name: str, error: str = "invalid_arguments") -> Any:
         try:
             return json.loads(value)
         except ValueError as e:
-            raise ApiError(error) from e
+            raise WebApiError(error) from e
     return value
 
 
@@ -74,7 +74,7 @@ def arg_blocks(ctx: ApiContext, args: Args) -> list[JSON] | None:
         return None
     problems = validate_blocks(blocks, MAX_MESSAGE_BLOCKS)
     if problems:
-        raise ApiError(
+        raise WebApiError(
             "invalid_blocks",
             errors=problems,
             response_metadata={"messages": [f"[ERROR] {p}" for p in problems]},

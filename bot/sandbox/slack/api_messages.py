@@ -1,7 +1,7 @@
 """Web API methods about identity, messages, conversations, users and reactions.
 
 Each handler takes the context and the call's arguments and returns Slack's success body,
-or raises ApiError with Slack's error code.
+or raises WebApiError with Slack's error code.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from bot.sandbox.slack.api_common import (
     arg_json,
     arg_str,
 )
-from bot.sandbox.slack.errors import ApiError
+from bot.sandbox.slack.errors import WebApiError
 from bot.sandbox.slack.workspace import JSON, Channel, Ephemeral, Message
 
 MAX_TEXT = 40_000
@@ -41,16 +41,16 @@ def auth_test(ctx: ApiContext, args: Args) -> JSON:
 def _channel(ctx: ApiContext, args: Args, name: str = "channel") -> Channel:
     channel = ctx.ws.find_channel(arg_str(args, name))
     if channel is None:
-        raise ApiError("channel_not_found")
+        raise WebApiError("channel_not_found")
     if channel.kind != "channel" and ctx.ws.bot.id not in channel.members:
-        raise ApiError("channel_not_found")
+        raise WebApiError("channel_not_found")
     return channel
 
 
 def _message(channel: Channel, ts: str) -> Message:
     message = channel.messages.get(ts)
     if message is None:
-        raise ApiError("message_not_found")
+        raise WebApiError("message_not_found")
     return message
 
 
@@ -60,7 +60,7 @@ def _thread_ts(channel: Channel, args: Args) -> str | None:
         return None
     parent = channel.messages.get(thread_ts)
     if parent is None:
-        raise ApiError("thread_not_found")
+        raise WebApiError("thread_not_found")
     return parent.thread_ts if parent.is_reply() else parent.ts
 
 
@@ -68,9 +68,9 @@ def _text_and_blocks(ctx: ApiContext, args: Args) -> tuple[str, list[JSON] | Non
     text = arg_str(args, "text")
     blocks = arg_blocks(ctx, args)
     if not text and not blocks:
-        raise ApiError("no_text")
+        raise WebApiError("no_text")
     if len(text) > MAX_TEXT:
-        raise ApiError("msg_too_long")
+        raise WebApiError("msg_too_long")
     return text, blocks
 
 
@@ -104,14 +104,14 @@ def update_message(ctx: ApiContext, args: Args) -> JSON:
     channel = _channel(ctx, args)
     message = _message(channel, arg_str(args, "ts"))
     if message.bot_id != ctx.ws.bot_id:
-        raise ApiError("cant_update_message")
+        raise WebApiError("cant_update_message")
     blocks = arg_blocks(ctx, args)
     if "text" in args:
         message.text = arg_str(args, "text")
     if blocks is not None:
         message.blocks = blocks
     if not message.text and not message.blocks:
-        raise ApiError("no_text")
+        raise WebApiError("no_text")
     if "metadata" in args:
         message.metadata = arg_json(args, "metadata")
     message.edited = {"user": ctx.ws.bot.id, "ts": ctx.ids.ts()}
@@ -131,9 +131,9 @@ def post_ephemeral(ctx: ApiContext, args: Args) -> JSON:
     channel = _channel(ctx, args)
     user = ctx.ws.find_user(arg_str(args, "user"))
     if user is None:
-        raise ApiError("user_not_found")
+        raise WebApiError("user_not_found")
     if user.id not in channel.members:
-        raise ApiError("user_not_in_channel")
+        raise WebApiError("user_not_in_channel")
     text, blocks = _text_and_blocks(ctx, args)
     ephemeral = Ephemeral(
         channel=channel.id,
@@ -165,10 +165,10 @@ def conversations_open(ctx: ApiContext, args: Args) -> JSON:
         raw = args.get("users") or ""
         refs = raw if isinstance(raw, list) else [u for u in str(raw).split(",") if u.strip()]
         if not refs:
-            raise ApiError("users_list_not_supplied")
+            raise WebApiError("users_list_not_supplied")
         users = [ctx.ws.find_user(str(ref).strip()) for ref in refs]
         if any(u is None for u in users):
-            raise ApiError("user_not_found")
+            raise WebApiError("user_not_found")
         channel = ctx.ws.open_dm([u.id for u in users if u is not None])
     if arg_bool(args, "return_im"):
         return {"ok": True, "channel": channel.to_slack(ctx.ws.bot.id)}
@@ -184,7 +184,7 @@ def _ts_arg(args: Args, name: str, default: float) -> float:
     try:
         return float(raw) if raw else default
     except ValueError as e:
-        raise ApiError(f"invalid_ts_{name}") from e
+        raise WebApiError(f"invalid_ts_{name}") from e
 
 
 def _in_window(args: Args, messages: list[Message]) -> list[Message]:
@@ -224,7 +224,7 @@ def conversations_replies(ctx: ApiContext, args: Args) -> JSON:
     channel = _channel(ctx, args)
     message = channel.messages.get(arg_str(args, "ts"))
     if message is None:
-        raise ApiError("thread_not_found")
+        raise WebApiError("thread_not_found")
     parent_ts = message.thread_ts if message.is_reply() else message.ts
     parent = channel.messages[parent_ts or message.ts]
     return _page(ctx, args, [parent, *_in_window(args, channel.replies(parent.ts))])
@@ -238,7 +238,7 @@ def conversations_history(ctx: ApiContext, args: Args) -> JSON:
 def users_info(ctx: ApiContext, args: Args) -> JSON:
     user = ctx.ws.find_user(arg_str(args, "user"))
     if user is None:
-        raise ApiError("user_not_found")
+        raise WebApiError("user_not_found")
     return {"ok": True, "user": user.to_slack(ctx.ws.team_id)}
 
 
@@ -273,7 +273,7 @@ def conversations_members(ctx: ApiContext, args: Args) -> JSON:
 def usergroups_users_list(ctx: ApiContext, args: Args) -> JSON:
     group = ctx.ws.usergroups.get(arg_str(args, "usergroup"))
     if group is None:
-        raise ApiError("no_such_subteam")
+        raise WebApiError("no_such_subteam")
     return {"ok": True, "users": list(group.users)}
 
 
@@ -282,7 +282,7 @@ def _reaction_target(ctx: ApiContext, args: Args) -> tuple[Message, str]:
     message = _message(channel, arg_str(args, "timestamp"))
     name = arg_str(args, "name").strip(":")
     if not name:
-        raise ApiError("invalid_name")
+        raise WebApiError("invalid_name")
     return message, name
 
 
@@ -290,7 +290,7 @@ def reactions_add(ctx: ApiContext, args: Args) -> JSON:
     message, name = _reaction_target(ctx, args)
     users = message.reactions.setdefault(name, [])
     if ctx.ws.bot.id in users:
-        raise ApiError("already_reacted")
+        raise WebApiError("already_reacted")
     users.append(ctx.ws.bot.id)
     ctx.ws.changed()
     return {"ok": True}
@@ -300,7 +300,7 @@ def reactions_remove(ctx: ApiContext, args: Args) -> JSON:
     message, name = _reaction_target(ctx, args)
     users = message.reactions.get(name, [])
     if ctx.ws.bot.id not in users:
-        raise ApiError("no_reaction")
+        raise WebApiError("no_reaction")
     users.remove(ctx.ws.bot.id)
     if not users:
         del message.reactions[name]

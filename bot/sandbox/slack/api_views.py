@@ -10,15 +10,15 @@ from typing import Any
 
 from bot.sandbox.slack.api_common import ApiContext, Args, Handler, arg_json, arg_str
 from bot.sandbox.slack.blockkit import MAX_VIEW_BLOCKS, validate_blocks, with_generated_ids
-from bot.sandbox.slack.errors import ApiError
+from bot.sandbox.slack.errors import WebApiError
 from bot.sandbox.slack.ids import Ids
 from bot.sandbox.slack.workspace import JSON, View
 
 MAX_STACK = 3
 
 
-def _invalid(messages: list[str]) -> ApiError:
-    return ApiError(
+def _invalid(messages: list[str]) -> WebApiError:
+    return WebApiError(
         "invalid_arguments",
         response_metadata={"messages": [f"[ERROR] {m}" for m in messages]},
     )
@@ -41,7 +41,7 @@ def parse_view(ctx: ApiContext, args: Args, kind: str) -> JSON:
 
 
 def check_view(ids: Ids, view: Any, kind: str) -> JSON:
-    """The view as Slack stores it; ApiError(invalid_arguments) where Slack would refuse it."""
+    """The view as Slack stores it; WebApiError(invalid_arguments) where Slack would refuse it."""
     if not isinstance(view, dict):
         raise _invalid(["must be an object [json-pointer:/view]"])
     if view.get("type") != kind:
@@ -71,7 +71,7 @@ def _check_external_id(ctx: ApiContext, definition: JSON, keep: str | None = Non
         return
     taken = ctx.ws.find_view(external_id=str(external_id))
     if taken is not None and taken.id != keep:
-        raise ApiError("duplicate_external_id")
+        raise WebApiError("duplicate_external_id")
 
 
 def _new_view(ctx: ApiContext, user: str, definition: JSON, root: str | None = None) -> View:
@@ -101,9 +101,9 @@ def views_push(ctx: ApiContext, args: Args) -> JSON:
     user = ctx.triggers.exchange(arg_str(args, "trigger_id"))
     stack = ctx.ws.modal_stacks.get(user) or []
     if not stack:
-        raise ApiError("not_found")
+        raise WebApiError("not_found")
     if len(stack) >= MAX_STACK:
-        raise ApiError("push_limit_reached")
+        raise WebApiError("push_limit_reached")
     _check_external_id(ctx, definition)
     view = _new_view(ctx, user, definition, root=stack[0])
     view.previous_view_id = stack[-1]
@@ -131,13 +131,13 @@ def replace_definition(ids: Ids, view: View, definition: JSON) -> None:
 def views_update(ctx: ApiContext, args: Args) -> JSON:
     view_id, external_id = arg_str(args, "view_id"), arg_str(args, "external_id")
     if not view_id and not external_id:
-        raise ApiError("invalid_arguments")
+        raise WebApiError("invalid_arguments")
     view = ctx.ws.find_view(view_id=view_id, external_id=external_id)
     if view is None:
-        raise ApiError("not_found")
+        raise WebApiError("not_found")
     expected = arg_str(args, "hash")
     if expected and expected != view.hash:
-        raise ApiError("hash_conflict")
+        raise WebApiError("hash_conflict")
     definition = parse_view(ctx, args, view.type)
     _check_external_id(ctx, definition, keep=view.id)
     replace_definition(ctx.ids, view, definition)
@@ -147,12 +147,12 @@ def views_update(ctx: ApiContext, args: Args) -> JSON:
 def views_publish(ctx: ApiContext, args: Args) -> JSON:
     user = ctx.ws.find_user(arg_str(args, "user_id"))
     if user is None:
-        raise ApiError("user_not_found")
+        raise WebApiError("user_not_found")
     definition = parse_view(ctx, args, "home")
     view = ctx.ws.home_view(user.id)
     expected = arg_str(args, "hash")
     if view is not None and expected and expected != view.hash:
-        raise ApiError("hash_conflict")
+        raise WebApiError("hash_conflict")
     _check_external_id(ctx, definition, keep=view.id if view else None)
     if view is None:
         view = _new_view(ctx, user.id, definition)

@@ -1,7 +1,7 @@
 """The two ways an emulator call fails.
 
 Exception
- +-- ApiError       a Web API method answers {"ok": false, "error": ...} (HTTP 200, as Slack does)
+ +-- WebApiError    a Web API method answers {"ok": false, "error": ...} (HTTP 200, as Slack does)
  +-- ControlError   a test or the page asked the emulator for something impossible (HTTP 4xx)
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 
-class ApiError(Exception):
+class WebApiError(Exception):
     """A Slack Web API error code, with any extra fields Slack adds (e.g. `errors`)."""
 
     def __init__(self, error: str, **extra: Any) -> None:

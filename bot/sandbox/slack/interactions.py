@@ -23,7 +23,7 @@ from bot.sandbox.slack.blockkit import (
     state_entry,
 )
 from bot.sandbox.slack.delivery import Answer, Deliverer
-from bot.sandbox.slack.errors import ApiError, ControlError
+from bot.sandbox.slack.errors import ControlError, WebApiError
 from bot.sandbox.slack.ids import Ids
 from bot.sandbox.slack.payloads import Payloads
 from bot.sandbox.slack.responses import Origin, Responses
@@ -254,7 +254,7 @@ class Interactions:
             if action == "push":
                 self._push(user, view, check_view(self.ids, body.get("view"), "modal"))
                 return "pushed", {}
-        except ApiError as e:
+        except WebApiError as e:
             view.notice = f"The app answered with an invalid view ({e.error})."
             self.ws.changed()
             return "kept_open", {}
@@ -267,10 +267,10 @@ class Interactions:
     def _push(self, user: User, top: View, definition: JSON) -> None:
         stack = self.ws.modal_stacks.setdefault(user.id, [])
         if len(stack) >= MAX_STACK:
-            raise ApiError("push_limit_reached")
+            raise WebApiError("push_limit_reached")
         external_id = definition.get("external_id")
         if external_id and self.ws.find_view(external_id=str(external_id)) is not None:
-            raise ApiError("duplicate_external_id")
+            raise WebApiError("duplicate_external_id")
         view_id = self.ids.object_id("V")
         view = View(view_id, user.id, definition, self.ids.view_hash(), top.root_view_id, top.id)
         self.ws.views[view_id] = view

@@ -27,7 +27,7 @@ from typing import Any
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from bot.sandbox.slack.errors import ApiError
+from bot.sandbox.slack.errors import WebApiError
 
 SOCKET_PATH = "/_emu/socket/{ticket}"
 
@@ -73,11 +73,11 @@ class SocketHub:
 
     def open_url(self, token: str | None) -> dict[str, Any]:
         if token is None:
-            raise ApiError("not_authed")
+            raise WebApiError("not_authed")
         if not self.enabled:
-            raise ApiError("not_allowed_token_type")
+            raise WebApiError("not_allowed_token_type")
         if token != self.app_token:
-            raise ApiError("invalid_auth")
+            raise WebApiError("invalid_auth")
         ticket = secrets.token_urlsafe(12)
         self._tickets.add(ticket)
         ws_base = self.base_url().replace("http://", "ws://", 1).replace("https://", "wss://", 1)

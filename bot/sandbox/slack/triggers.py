@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.sandbox.slack.errors import ApiError
+from bot.sandbox.slack.errors import WebApiError
 from bot.sandbox.slack.ids import TRIGGER_FORMAT, Ids
 
 TRIGGER_TTL_SECONDS = 3.0
@@ -37,13 +37,13 @@ class Triggers:
         return trigger_id
 
     def exchange(self, trigger_id: str) -> str:
-        """The user the trigger was issued to; raises ApiError when it cannot be used."""
+        """The user the trigger was issued to; raises WebApiError when it cannot be used."""
         if not TRIGGER_FORMAT.match(trigger_id):
-            raise ApiError("invalid_trigger_id")
+            raise WebApiError("invalid_trigger_id")
         found = self._issued.get(trigger_id)
         if found is None or self.ids.clock() - found.issued_at > self.ttl:
-            raise ApiError("expired_trigger_id")
+            raise WebApiError("expired_trigger_id")
         if found.exchanged:
-            raise ApiError("exchanged_trigger_id")
+            raise WebApiError("exchanged_trigger_id")
         found.exchanged = True
         return found.user

@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 
 from bot.sandbox.slack import api_messages, api_views
 from bot.sandbox.slack.api_common import ApiContext, Args, Handler
-from bot.sandbox.slack.errors import ApiError
+from bot.sandbox.slack.errors import WebApiError
 from bot.sandbox.slack.faults import Call, CallLog, Fault, Faults
 
 METHODS: dict[str, Handler] = {**api_messages.METHODS, **api_views.METHODS}
@@ -35,9 +35,9 @@ async def read_args(request: Request) -> tuple[Args, str | None]:
             try:
                 data: Any = json.loads(body)
             except ValueError as e:
-                raise ApiError("invalid_json") from e
+                raise WebApiError("invalid_json") from e
             if not isinstance(data, dict):
-                raise ApiError("invalid_json")
+                raise WebApiError("invalid_json")
             args.update(data)
         else:
             args.update(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
@@ -92,12 +92,12 @@ class WebApi:
         if method == "apps.connections.open" and self.open_socket is not None:
             return self.open_socket(token)
         if token is None:
-            raise ApiError("not_authed")
+            raise WebApiError("not_authed")
         if token != self.bot_token:
-            raise ApiError("invalid_auth")
+            raise WebApiError("invalid_auth")
         handler = METHODS.get(method)
         if handler is None:
-            raise ApiError("unknown_method")
+            raise WebApiError("unknown_method")
         return handler(self.ctx, args)
 
     async def endpoint(self, request: Request) -> Response:
@@ -105,7 +105,7 @@ class WebApi:
         args: Args = {}
         try:
             args, token = await read_args(request)
-        except ApiError as e:
+        except WebApiError as e:
             self._record(method, 200, e.body(), args)
             return JSONResponse(e.body())
         fault = self.faults.take(method)
@@ -115,7 +115,7 @@ class WebApi:
             return response
         try:
             body = self._dispatch(method, args, token)
-        except ApiError as e:
+        except WebApiError as e:
             body = e.body()
         self._record(method, 200, body, args)
         await self.faults.hold(method)  # after the call took effect: only the answer is late
