@@ -223,7 +223,7 @@ def demo(
     ] = False,
 ) -> None:
     """Everything at once on this machine: the bot, a local Slack page, an agent, its store."""
-    from bot.demo import AGENTS, DemoOptions, run_demo
+    from bot.demo.app import AGENTS, DemoOptions, run_demo
 
     if agent not in AGENTS:
         raise typer.BadParameter(

@@ -36,6 +36,7 @@ from bot.agent.worker import Worker, WorkerConfig
 from bot.config import APP_NAME, Settings
 from bot.demo import messages as say
 from bot.demo.agents import refunds
+from bot.demo.claw_script import claw_responder
 from bot.demo.parts import (
     HOST,
     START_TIMEOUT_S,
@@ -48,9 +49,8 @@ from bot.demo.parts import (
     supervise,
 )
 from bot.demo.policy import ASK_TIMEOUT_MS, REVIEW_S, write_policy
-from bot.sandbox.claw_script import claw_responder
+from bot.demo.refund_script import refund_responder
 from bot.sandbox.model import ScriptedModel, Turn
-from bot.sandbox.refund_script import refund_responder
 from bot.sandbox.slack import SlackEmulator
 from bot.signing import load_signer
 from bot.store.runtime import Runtime, open_runtime

@@ -2,7 +2,7 @@
 
 It answers from a script (a list of turns, each with an optional check of the
 last message it was sent) or from any responder function, such as the claw
-machine's rules in `claw_script`. Failures can be injected ahead of the script
+machine's rules in `bot/demo/claw_script.py`. Failures can be injected ahead of the script
 (429 with Retry-After, 500, a body that is not JSON), and every request body is
 recorded so a test can assert what the model was sent.
 
@@ -14,7 +14,6 @@ recorded so a test can assert what the model was sent.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import itertools
@@ -228,28 +227,3 @@ class ScriptedModel:
     def sent(self, index: int = -1) -> list[dict[str, Any]]:
         """The messages of the `index`th request received."""
         return list(self.requests[index].get("messages") or [])
-
-
-async def _serve_claw(host: str, port: int) -> None:
-    from bot.sandbox.claw_script import claw_responder
-
-    model = ScriptedModel(claw_responder)
-    print(f"scripted claw model at {await model.start(host, port)}", flush=True)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await model.stop()
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """`python -m bot.sandbox.model --port 8001`: the claw machine's model, for manual runs."""
-    p = argparse.ArgumentParser(prog="python -m bot.sandbox.model")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8001)
-    a = p.parse_args(argv)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_claw(a.host, a.port))
-
-
-if __name__ == "__main__":
-    main()

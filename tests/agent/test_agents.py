@@ -9,7 +9,7 @@ from bot.agent.llm import ChatClient
 from bot.core.models import RiskTier, RunState
 from bot.core.states import Event, State
 from bot.demo.agents import claw, refunds
-from bot.sandbox.claw_script import claw_responder
+from bot.demo.claw_script import claw_responder
 from bot.sandbox.model import ScriptedModel, after_tool, call, say
 from tests.agent.conftest import ModelFactory, Stores, eventually
 

@@ -17,7 +17,7 @@ from bot.agent.loader import Agent
 from bot.agent.tools import tool
 from bot.core.states import Event, State
 from bot.errors import PayloadError
-from bot.sandbox.claw_script import claw_responder
+from bot.demo.claw_script import claw_responder
 from bot.sandbox.model import ScriptedModel, call, say
 from bot.store import audit, keys
 from bot.store.tools import record, schema_of

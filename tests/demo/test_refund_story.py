@@ -7,7 +7,7 @@ import pytest
 
 from bot.demo.agents import refunds
 from bot.demo.app import DEMO_ORDERS
-from bot.sandbox.refund_script import refund_responder
+from bot.demo.refund_script import refund_responder
 from tests.demo.test_demo_inprocess import LOOKUP, PROMPT, SYSTEM, args_of, turn
 
 

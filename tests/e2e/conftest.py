@@ -210,7 +210,7 @@ async def agents(bot: Bot) -> AsyncIterator[Agents]:
     from bot.agent.loader import AgentCatalog
     from bot.agent.loop import Stores
     from bot.agent.worker import Worker, WorkerConfig
-    from bot.sandbox.claw_script import claw_responder
+    from bot.demo.claw_script import claw_responder
     from bot.sandbox.model import ScriptedModel
 
     model = ScriptedModel(claw_responder)

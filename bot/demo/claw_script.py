@@ -9,6 +9,9 @@ with the prize.
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import contextlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -17,7 +20,7 @@ from typing import Any
 
 from bot.agent.llm import tool_calls_of
 from bot.demo.agents.claw import PRIZES
-from bot.sandbox.model import Turn, call, say
+from bot.sandbox.model import ScriptedModel, Turn, call, say
 
 STEP_CM = 10
 YES = re.compile(r"\b(yes|yeah|yep|yup|sure|ok|okay|that one|si|sí)\b", re.IGNORECASE)
@@ -128,3 +131,26 @@ def claw_responder(messages: Sequence[Mapping[str, Any]]) -> Turn:
     if not r.kid_spoke:
         return say("You did not say yes, so I won't drop the claw.")
     return call("drop_claw", target=r.target)
+
+
+async def _serve_claw(host: str, port: int) -> None:
+    model = ScriptedModel(claw_responder)
+    print(f"scripted claw model at {await model.start(host, port)}", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await model.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """`python -m bot.demo.claw_script --port 8001`: the claw machine's model, for manual runs."""
+    p = argparse.ArgumentParser(prog="python -m bot.demo.claw_script")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8001)
+    a = p.parse_args(argv)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve_claw(a.host, a.port))
+
+
+if __name__ == "__main__":
+    main()
