@@ -21,7 +21,7 @@ from bot.core.states import Event, State
 
 # Fields that are often empty. An empty one is not stored (a dozen are empty while a
 # request waits: ~140 B of server memory each request); a read, in Python or in the
-# scripts' `load`, gives '' for a missing one, so both read old and new hashes alike.
+# scripts' `load`, gives '' for a missing one.
 OPTIONAL = (
     "original_hash",
     "run_id",
@@ -45,8 +45,7 @@ _OPTIONAL = frozenset(OPTIONAL)
 # approve, the quorum, the timeouts, the default when nobody answers). Requests of one
 # tier share them, so a shard keeps one copy per distinct set (`keys.terms`) and a request
 # stores only a reference to its content (~230 B less per pending request,
-# bench/memory_per_request.py). A request stored before keeps them inline and reads the
-# same: a read fills in from the copy only what the hash lacks.
+# bench/memory_per_request.py); a read fills them in from the copy.
 TERMS = (
     "levels",
     "approvers",
@@ -100,7 +99,7 @@ def with_terms(h: dict[str, str], text: str) -> dict[str, str]:
     """The request's hash with its terms filled in from their stored JSON (only the
     terms: a copy cannot set any other field)."""
     terms = cast(dict[str, str], orjson.loads(text))
-    return {k: terms.get(k, GONE[k]) for k in TERMS} | h
+    return h | {k: terms.get(k, GONE[k]) for k in TERMS}
 
 
 @functools.lru_cache(maxsize=256)
@@ -129,8 +128,7 @@ def to_hash(req: ActionRequest) -> dict[str, str]:
         "run_id": _s(req.run_id),
         "requester": req.requester,
         # Over the API the owner is the requester: stored only where it differs (the
-        # worker's calls), and a missing one read as the requester (what it was for
-        # every request made before owners were recorded).
+        # worker's calls), and a missing one read as the requester.
         "owner": "" if req.owner == req.requester else req.owner,
         "obo": _s(req.on_behalf_of),
         "channel": _s(req.channel),

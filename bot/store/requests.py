@@ -20,7 +20,7 @@ from bot.core.payload import canonical_args, payload_hash, stored_args
 from bot.core.policy import Policy
 from bot.core.proposal import propose
 from bot.core.schema import Compiled, compiled, fit_problems, schema_problem
-from bot.core.states import Event, State
+from bot.core.states import Event, State, SystemReason
 from bot.errors import (
     ConfigError,
     ForgedDecision,
@@ -35,14 +35,14 @@ from bot.signing import messages as sign_msg
 from bot.store import keys, tools
 from bot.store.cluster import is_cluster
 from bot.store.codec import from_hash, reply, split_terms, to_hash
-from bot.store.scripts import CREATE, TRANSITION
+from bot.store.scripts import CREATE, TRANSITIONS, script_for
 from bot.store.terms import Terms, terms_checked
 from bot.store.transition_argv import (
-    WAKE_TTL_S,
+    Signed,
     argv_of,
     log_created,
     predicted_state,
-    timeout_extras,
+    timeout_seals,
 )
 from bot.store.waiting import wait_until
 
@@ -97,7 +97,7 @@ class RequestStore:
         self.clock = clock
         self.ids = ids
         self._create = redis.register_script(CREATE)
-        self._transition = redis.register_script(TRANSITION)
+        self._scripts = {name: redis.register_script(s) for name, s in TRANSITIONS.items()}
         self._in_flight = asyncio.Semaphore(CLUSTER_IN_FLIGHT)
         self._schemas: dict[tuple[str, str, str, bool], tuple[Policy, Compiled]] = {}
         self._terms = Terms(redis)
@@ -178,7 +178,7 @@ class RequestStore:
             terms,
         ]
         if claim_as and not needs_review:
-            argv += [claim_as, WAKE_TTL_S]
+            argv.append(claim_as)
         script_keys = keys.request_keys(rid)
         if unless_steered is not None:
             if not self.guards_steering:
@@ -227,7 +227,11 @@ class RequestStore:
                 to_state=State.APPROVED.value,
             )
         resolution = Resolution(
-            actor=SYSTEM, at=now, event=Event.APPROVE, reason_code="no_review", seal=seal
+            actor=SYSTEM,
+            at=now,
+            event=Event.APPROVE,
+            reason_code=SystemReason.NO_REVIEW.value,
+            seal=seal,
         )
         approved = req.model_copy(
             update={
@@ -237,7 +241,7 @@ class RequestStore:
             }
         )
         approve = [Event.APPROVE.value, State.PENDING_REVIEW.value, State.APPROVED.value]
-        return approved, [*approve, "no_review", *([seal] if seal else [])]
+        return approved, [*approve, SystemReason.NO_REVIEW.value, *([seal] if seal else [])]
 
     async def _schema(
         self, policy: Policy, requester: str, tool: str, schema: dict[str, Any], *, worker: bool
@@ -318,15 +322,16 @@ class RequestStore:
     async def _apply(
         self, rid: str, d: Decision, *, lean: bool, expect: int | None = None, forged: str = ""
     ) -> tuple[str, dict[str, str], int]:
+        name = script_for(d.event)
+        if name is None:  # a step only the machine chains: refused as it refuses it
+            now = self.clock()
+            self._refused(await self.get(rid), d, "invalid", now)
         for _ in range(MOVED_RETRIES):
             now = self.clock()
-            argv, signed = await self._argv_for(rid, d, now, expect)
-            # no key: an auto-approval is left to serve (nobody would claim it unsigned)
-            leave = "1" if self.signer is None and d.event == Event.TIMEOUT else ""
-            argv += ["1" if lean else "", signed[0], signed[1], forged, leave]
-            argv.append("1" if d.foreign else "")
+            argv = await self._argv_for(rid, d, now, expect, lean=lean, forged=forged)
             with terms_checked(rid):
-                status, out, *was = await self._transition(keys=keys.request_keys(rid), args=argv)
+                script = self._scripts[name]
+                status, out, *was = await script(keys=keys.request_keys(rid), args=argv)
             # The request moved between the read the seal was made on and the script: sign
             # again (a caller's own expected version is the caller's to handle).
             if status != "moved" or expect is not None:
@@ -351,10 +356,11 @@ class RequestStore:
         return str(status), h, now
 
     async def _argv_for(
-        self, rid: str, d: Decision, now: int, expect: int | None
-    ) -> tuple[list[str | int], tuple[str, str]]:
-        """The script's first ARGV and (expected version, seal): with a signer, the seal
-        of this decision at the version it will move the request to."""
+        self, rid: str, d: Decision, now: int, expect: int | None, *, lean: bool, forged: str
+    ) -> list[str | int]:
+        """The script's ARGV: with a signer, the decision sealed at the version it will
+        move the request to. Without one, a timeout leaves an auto-approval to serve
+        (nobody would claim it unsigned)."""
         new_args = new_hash = ""
         edit = d.event == Event.EDIT_AND_APPROVE and d.new_args is not None
         sealing = self.signer is not None and d.event in SEALED
@@ -365,9 +371,12 @@ class RequestStore:
                 raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
             if d.new_args is not None and edit:
                 new_args, new_hash = stored_args(d.new_args), payload_hash(tool, d.new_args)
-        argv = argv_of(d, now, new_args, new_hash)
         if self.signer is None or not sealing:
-            return argv, ("" if expect is None else str(expect), "")
+            leave = self.signer is None and d.event == Event.TIMEOUT
+            signed = Signed(expect="" if expect is None else str(expect), leave=leave)
+            return argv_of(
+                d, now, signed, lean=lean, new_args=new_args, new_hash=new_hash, forged=forged
+            )
         # The seal names the state the decision leads to: the pure machine, on the request
         # as read, predicts it (the script refuses if the version moved since, and a wrong
         # prediction only makes the seal fail at claim).
@@ -387,7 +396,10 @@ class RequestStore:
             to_state=to,
         )
         # A fenced timer is its own expected version: the script's fence answers 'noop'.
-        return argv, (str(at) if d.fence is None else "", seal)
+        signed = Signed(expect=str(at) if d.fence is None else "", seal=seal)
+        return argv_of(
+            d, now, signed, lean=lean, new_args=new_args, new_hash=new_hash, forged=forged
+        )
 
     def _refused(self, req: ActionRequest, d: Decision, status: str, now: int) -> NoReturn:
         log.info(
@@ -411,15 +423,14 @@ class RequestStore:
     async def timeout_many(self, timers: list[tuple[str, int]]) -> list[Moved | None]:
         """Fire many fenced timeouts in one pipeline (the sweeper's batch); None: gone."""
         now = self.clock()
-        calls = [
-            (keys.request_keys(rid), argv_of(Decision(event=Event.TIMEOUT, fence=f), now, "", ""))
-            for rid, f in timers
-        ]
         reqs = await self._read_many([rid for rid, _ in timers]) if self.signer else []
-        for (_, argv), extra in zip(
-            calls, timeout_extras(self.signer, timers, reqs, now), strict=True
-        ):
-            argv += extra
+        calls = [
+            (keys.request_keys(rid), argv_of(Decision(event=Event.TIMEOUT, fence=f), now, signed))
+            for (rid, f), signed in zip(
+                timers, timeout_seals(self.signer, timers, reqs, now), strict=True
+            )
+        ]
+        timeout = self._scripts["timeout"]
         if is_cluster(self.redis):
             # A cluster pipeline refuses EVALSHA: one call each, a bounded number in flight
             # for the whole store. A cluster client fails (MaxConnectionsError) rather than
@@ -427,13 +438,13 @@ class RequestStore:
 
             async def one(k: list[str], a: list[str | int]) -> Any:
                 async with self._in_flight:
-                    return await self._transition(keys=k, args=a)
+                    return await timeout(keys=k, args=a)
 
             replies = await asyncio.gather(*(one(k, a) for k, a in calls))
         else:
             pipe = self.redis.pipeline(transaction=False)
             for k, a in calls:
-                await self._transition(keys=k, args=a, client=pipe)
+                await timeout(keys=k, args=a, client=pipe)
             replies = await pipe.execute()
         out: list[Moved | None] = []
         for status, raw, *_ in replies:

@@ -1,19 +1,19 @@
-"""The TRANSITION script's ARGV, and the log lines of a create: kept beside
+"""The transition scripts' ARGV, and the log lines of a create: kept beside
 bot/store/requests.py, which sends them."""
 
 from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 
 from bot.core.machine import apply
 from bot.core.models import SYSTEM, ActionRequest, Decision
-from bot.core.states import Event, State
+from bot.core.states import HUMAN_EVENTS, Event, State
 from bot.errors import HitlError
 from bot.signing import Signer
 
-WAKE_TTL_S = 86_400
-log = logging.getLogger("bot.store.requests")  # the lines a transition has always logged
+log = logging.getLogger("bot.store.requests")  # a transition's lines, as requests.py logs them
 
 
 def predicted_state(req: ActionRequest, d: Decision, now: int) -> str:
@@ -30,22 +30,22 @@ def predicted_state(req: ActionRequest, d: Decision, now: int) -> str:
     return step.request.state.value
 
 
-def timeout_extras(
+def timeout_seals(
     signer: Signer | None,
     timers: list[tuple[str, int]],
     reqs: list[ActionRequest | None],
     now: int,
-) -> list[list[str | int]]:
-    """ARGV 16 to 20 of each fenced timer: its seal, over the payload hash it stands at
-    and the state the machine moves it to (the requests read in one pipeline; the fence
-    makes the script a no-op if the request moved since). Without a signer the timers
-    are marked to leave auto-approvals undone."""
+) -> list[Signed]:
+    """Each fenced timer's seal, over the payload hash it stands at and the state the
+    machine moves it to (the requests read in one pipeline; the fence makes the script a
+    no-op if the request moved since). Without a signer the timers are marked to leave
+    auto-approvals undone."""
     if signer is None:
-        return [["", "", "", "", "1"] for _ in timers]
-    out: list[list[str | int]] = []
+        return [Signed(leave=True) for _ in timers]
+    out: list[Signed] = []
     for (rid, fence), req in zip(timers, reqs, strict=True):
         if req is None:
-            out.append(["", "", "", "", ""])
+            out.append(Signed())
             continue
         d = Decision(event=Event.TIMEOUT, fence=fence)
         seal = signer.seal(
@@ -57,7 +57,7 @@ def timeout_extras(
             at=now,
             to_state=predicted_state(req, d, now),
         )
-        out.append(["", "", seal, "", ""])
+        out.append(Signed(seal=seal))
     return out
 
 
@@ -88,22 +88,53 @@ def log_created(req: ActionRequest, requester: str, claimer: str | None) -> None
         )
 
 
-def argv_of(d: Decision, now: int, new_args: str, new_hash: str) -> list[str | int]:
-    """The TRANSITION script's ARGV, in the order documented there."""
-    return [
-        now,
-        d.event.value,
-        d.actor,
-        json.dumps(list(d.actor_groups)),
-        d.payload_hash or "",
-        d.view_hash or "",
-        d.reason_code or "",
-        d.text or "",
-        new_args,
-        new_hash,
-        "" if d.fence is None else d.fence,
-        d.detail or "",
-        "1" if d.has_compensation else "0",
-        WAKE_TTL_S,
-        d.via or "",
-    ]
+@dataclass(frozen=True)
+class Signed:
+    """What a transition carries beside the decision: `expect`, '' or the version the
+    caller signed or checked (moved since: the script answers 'moved'); `seal`, serve's
+    signature of the decision; `leave`, a timeout without the key leaves an
+    auto-approval undone."""
+
+    expect: str = ""
+    seal: str = ""
+    leave: bool = False
+
+
+def argv_of(
+    d: Decision,
+    now: int,
+    signed: Signed,
+    *,
+    lean: bool = False,
+    new_args: str = "",
+    new_hash: str = "",
+    forged: str = "",
+) -> list[str | int]:
+    """The ARGV of `d`'s script (bot/store/scripts `script_for`), in the order its
+    first lines name them. `lean`: on 'ok' the script replies with id, state, version,
+    tool and run_id only; `forged`, on a claim: why the executor refuses the decision."""
+    head: list[str | int] = [now, d.actor, signed.expect, "1" if lean else ""]
+    if d.event in HUMAN_EVENTS:
+        head.insert(1, d.event.value)
+        return [
+            *head,
+            json.dumps(list(d.actor_groups)),
+            d.payload_hash or "",
+            d.view_hash or "",
+            d.reason_code or "",
+            d.text or "",
+            new_args,
+            new_hash,
+            d.via or "",
+            signed.seal,
+            "1" if d.foreign else "",
+        ]
+    if d.event == Event.TIMEOUT:
+        fence = "" if d.fence is None else d.fence
+        return [*head, fence, signed.seal, "1" if signed.leave else ""]
+    if d.event == Event.CLAIM:
+        return [*head, forged]
+    if d.event == Event.CANCEL:
+        return [*head, d.reason_code or "", d.text or "", d.view_hash or ""]
+    head.insert(1, d.event.value)
+    return [*head, d.detail or "", "1" if d.has_compensation else "0"]

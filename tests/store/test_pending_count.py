@@ -95,8 +95,8 @@ async def test_a_scrape_reads_no_request_once_counts_are_whole(
 async def test_a_store_without_counts_or_with_wrong_ones_is_counted_again(
     store: RequestStore, policy: Policy, redis: Redis
 ) -> None:
-    """As an earlier release left the store (no counts), or a rolling upgrade's older
-    process (requests in and out of review the counts never heard of)."""
+    """Counts lost (a fresh store has none), or wrong: requests in and out of review
+    the counts never heard of (a hand edit, a partial restore)."""
     await some(store, policy)
     for shard in range(keys.SHARDS):
         await redis.delete(keys.pending_tiers(shard))
