@@ -8,8 +8,8 @@ import logging
 from dataclasses import dataclass
 
 from bot.core.machine import apply
-from bot.core.models import SYSTEM, ActionRequest, Decision
-from bot.core.states import HUMAN_EVENTS, Event, State
+from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution
+from bot.core.states import HUMAN_EVENTS, Event, State, SystemReason
 from bot.errors import HitlError
 from bot.signing import Signer
 
@@ -28,6 +28,69 @@ def predicted_state(req: ActionRequest, d: Decision, now: int) -> str:
         if r.event == d.event:
             return r.to_state.value
     return step.request.state.value
+
+
+def exempted(
+    signer: Signer | None, req: ActionRequest, now: int
+) -> tuple[ActionRequest, list[str]]:
+    """The request approved by the policy at creation, and its audit record: exempt
+    tools still leave a trail (created, then approved), sealed when serve creates it."""
+    seal = None
+    if signer is not None:
+        seal = signer.seal(
+            request_id=req.id,
+            version=req.version,
+            event=Event.APPROVE.value,
+            actor=SYSTEM,
+            payload_hash=req.payload_hash,
+            at=now,
+            to_state=State.APPROVED.value,
+        )
+    resolution = Resolution(
+        actor=SYSTEM,
+        at=now,
+        event=Event.APPROVE,
+        reason_code=SystemReason.NO_REVIEW.value,
+        seal=seal,
+    )
+    approved = req.model_copy(
+        update={
+            "state": State.APPROVED,
+            "expires_at": now + req.claim_timeout_ms,
+            "resolution": resolution,
+        }
+    )
+    approve = [Event.APPROVE.value, State.PENDING_REVIEW.value, State.APPROVED.value]
+    return approved, [*approve, SystemReason.NO_REVIEW.value, *([seal] if seal else [])]
+
+
+def sealed(
+    signer: Signer,
+    rid: str,
+    d: Decision,
+    now: int,
+    *,
+    at: int,
+    new_hash: str,
+    read: str | None,
+    to: str,
+) -> Signed:
+    """`d` sealed at the version it moves the request to (one past a fenced timer's fence,
+    else past `at`, the version read), over the payload it decides on (an edit's
+    `new_hash`, the one the person saw, else `read`) and the state `to` it leads to."""
+    at = at if d.fence is None else d.fence
+    human = d.event != Event.TIMEOUT
+    seal = signer.seal(
+        request_id=rid,
+        version=at + 1,
+        event=d.event.value,
+        actor=d.actor if human else SYSTEM,
+        payload_hash=new_hash or (d.payload_hash if human else None) or read or "",
+        at=now,
+        to_state=to,
+    )
+    # A fenced timer is its own expected version: the script's fence answers 'noop'.
+    return Signed(expect=str(at) if d.fence is None else "", seal=seal)
 
 
 def timeout_seals(
@@ -59,6 +122,24 @@ def timeout_seals(
         )
         out.append(Signed(seal=seal))
     return out
+
+
+def log_moved(rid: str, d: Decision, h: dict[str, str], was: str | None) -> None:
+    """The log line of a transition that took: `h` the script's reply, `was` the state
+    it moved from."""
+    log.info(
+        "transition",
+        extra={
+            "request_id": rid,
+            "event": d.event.value,
+            "actor": d.actor,
+            "from_state": was,
+            "to_state": h["state"],
+            "version": int(h["version"]),
+            "tool": h["tool"],
+            "run_id": h.get("run_id") or None,
+        },
+    )
 
 
 def log_created(req: ActionRequest, requester: str, claimer: str | None) -> None:
