@@ -106,7 +106,7 @@ def with_terms(h: dict[str, str], text: str) -> dict[str, str]:
 def _levels(levels: tuple[Level, ...]) -> str:
     """A chain as JSON, without a level's empty lists and unset pager (their defaults:
     the scripts read `lv.users or {}`). Requests of one tier share their chain, and
-    dumping it was the costliest part of writing a request."""
+    dumping it is the costliest part of writing a request: each is dumped once."""
     dumped = [lv.model_dump(exclude_defaults=True) for lv in levels]
     return json.dumps(dumped, separators=(",", ":"))
 
@@ -196,8 +196,8 @@ def _names_from(raw: str) -> tuple[str, ...]:
 
 def from_hash(h: dict[str, str]) -> ActionRequest:
     """The request a script wrote. Fields are converted here (enums, integers, tuples)
-    rather than by pydantic from the strings: that was most of a transition's client
-    CPU. Given typed values, pydantic's check in Rust costs less than `model_construct`,
+    rather than by pydantic from the strings, which would be most of a transition's
+    client CPU. Given typed values, pydantic's check in Rust costs less than `model_construct`,
     which sets each field in Python (tests/store/test_codec.py)."""
     res = None
     if h.get("res_actor"):

@@ -12,14 +12,14 @@ from __future__ import annotations
 import contextlib
 
 from bot.core.models import Steering
-from bot.core.states import State
+from bot.core.states import State, SystemReason
 from bot.errors import HitlError
 from bot.sdk import execution
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 from bot.store.steering import SteeringStore
 
-SUPERSEDED = "superseded"
+SUPERSEDED = SystemReason.SUPERSEDED.value  # the withdrawn call's reason code
 
 
 async def correct(

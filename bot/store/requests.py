@@ -256,8 +256,8 @@ class RequestStore:
 
     async def advance(self, rid: str, d: Decision) -> State:
         """`transition` for a caller that needs only to know it took (an executor's report):
-        the state it moved to. Reading the whole request back was a third of a free call's
-        client CPU. Refusals raise exactly as `transition` does."""
+        the state it moved to. Reading the whole request back would be a third of a free
+        call's client CPU. Refusals raise exactly as `transition` does."""
         status, h, now = await self._apply(rid, d, lean=True)
         if status == "ok":
             return State(h["state"])
