@@ -16,6 +16,7 @@ from typing import cast
 from redis.asyncio import Redis
 
 from bot.core.policy import TIER_ORDER
+from bot.errors import StoreUnavailable
 from bot.store import keys
 
 WHOLE = "_whole"  # the marker field: written by a full count, never by an increment
@@ -59,7 +60,10 @@ async def _recount(redis: Redis, shard: int) -> dict[str, int]:
         if flat:
             pairs = [str(x) for x in cast(list[object], flat)]
             return _tiers(dict(zip(pairs[::2], pairs[1::2], strict=True)))
-    raise RuntimeError(f"shard {shard}'s pending index kept moving while it was counted")
+    raise StoreUnavailable(
+        f"The pending requests of shard {shard} kept changing while they were counted: "
+        "try again."
+    )
 
 
 def _tiers(raw: dict[str, str]) -> dict[str, int]:
