@@ -61,8 +61,7 @@ async def _recount(redis: Redis, shard: int) -> dict[str, int]:
             pairs = [str(x) for x in cast(list[object], flat)]
             return _tiers(dict(zip(pairs[::2], pairs[1::2], strict=True)))
     raise StoreUnavailable(
-        f"The pending requests of shard {shard} kept changing while they were counted: "
-        "try again."
+        f"The pending requests of shard {shard} kept changing while they were counted: try again."
     )
 
 

@@ -1,6 +1,6 @@
-"""The constants every script starts with, rendered from Python so the Lua and the
-rest of the store share one definition: the transition table, states, events, reason
-codes, the stored-field lists, key names and stream lengths.
+"""What every script is made of, rendered from Python so the Lua and the rest of the
+store share one definition: the transition table, states, events, reason codes, the
+stored-field lists, key names and stream lengths.
 
 The audit chain uses `redis.sha1hex` because it is the hash Lua has inside the
 atomic step; the chain proves order and integrity against edits that do not
@@ -9,6 +9,7 @@ recompute it, and `payload_hash` (sha256, computed in Python) binds decisions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from importlib.resources import files
@@ -42,25 +43,40 @@ def lua_map(m: Mapping[str, object]) -> str:
     return "{" + ", ".join(f"[{_str(k)}]={_str(v)}" for k, v in m.items()) + "}"
 
 
-def lua_enum(name: str, enum: type[StrEnum]) -> str:
-    """`name.member` for each member's value; any other name is an error, not a nil."""
-    members = lua_map({m.value: m.value for m in enum})
-    miss = f"function(_, k) error('no {name}.' .. k) end"
-    return f"local {name} = setmetatable({members}, {{__index = {miss}}})\n"
+# `S.name`, `E.name`, `SR.name` and `QS.name` in a script's text are its state, event,
+# system reason and question state names: each is replaced by its quoted value as the
+# script is read, so a name the enum lacks fails at import, not as a nil at run time,
+# and the server spends nothing on looking them up.
+ENUMS: dict[str, type[StrEnum]] = {
+    "S": State,
+    "E": Event,
+    "SR": SystemReason,
+    "QS": QuestionState,
+}
+_NAME = re.compile(r"\b(" + "|".join(ENUMS) + r")\.([a-z_]+)\b")
+
+
+def _named(m: re.Match[str]) -> str:
+    enum, name = ENUMS[m[1]], m[2]
+    try:
+        return _str(enum(name).value)
+    except ValueError:
+        raise ValueError(f"{m[0]}: {enum.__name__} has no member {name!r}") from None
+
+
+def render(text: str) -> str:
+    """A script's text with its enum names replaced by their values."""
+    return _NAME.sub(_named, text)
 
 
 def read(name: str) -> str:
-    return files(__package__).joinpath(name).read_text()
+    return render(files(__package__).joinpath(name).read_text())
 
 
 ALLOWED = (f"{a.value}|{e.value}|{b.value}" for a, e, b in TRANSITIONS)
 always = ", ".join(f"[{_str(g)}]={lua_list(ks)}" for g, ks in ALWAYS.items())
 CONSTANTS = (
-    lua_enum("S", State)
-    + lua_enum("E", Event)
-    + lua_enum("SR", SystemReason)
-    + lua_enum("QS", QuestionState)
-    + f"local ALLOWED = {lua_set(ALLOWED)}\n"
+    f"local ALLOWED = {lua_set(ALLOWED)}\n"
     + f"local FINAL = {lua_set(s.value for s in FINAL)}\n"
     + f"local HUMAN = {lua_set(e.value for e in HUMAN_EVENTS)}\n"
     + f"local REASONS = {lua_set(r.value for r in ReasonCode)}\n"
