@@ -34,7 +34,7 @@ from bot.signing import messages as sign_msg
 from bot.store import keys, tools
 from bot.store.cluster import is_cluster, run_many
 from bot.store.codec import from_hash, reply, split_terms, to_hash
-from bot.store.scripts import CREATE, TRANSITIONS, script_for
+from bot.store.scripts import CREATE, TRANSITION_SCRIPTS, script_for
 from bot.store.terms import Terms, terms_checked
 from bot.store.transition_argv import (
     Signed,
@@ -98,7 +98,7 @@ class RequestStore:
         self.clock = clock
         self.ids = ids
         self._create = redis.register_script(CREATE)
-        self._scripts = {name: redis.register_script(s) for name, s in TRANSITIONS.items()}
+        self._scripts = {name: redis.register_script(s) for name, s in TRANSITION_SCRIPTS.items()}
         self._in_flight = asyncio.Semaphore(CLUSTER_IN_FLIGHT)
         self._schemas = tools.SchemaCache(redis)
         self._terms = Terms(redis)

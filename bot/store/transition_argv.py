@@ -1,5 +1,6 @@
-"""The transition scripts' ARGV, and the log lines of a create: kept beside
-bot/store/requests.py, which sends them."""
+"""What bot/store/requests.py sends the transition scripts and logs of them: each
+script's ARGV, the seals serve puts in them, the approval a policy exemption records
+at create, and the log lines of a transition."""
 
 from __future__ import annotations
 
@@ -77,7 +78,8 @@ def sealed(
 ) -> Signed:
     """`d` sealed at the version it moves the request to (one past a fenced timer's fence,
     else past `at`, the version read), over the payload it decides on (an edit's
-    `new_hash`, the one the person saw, else `read`) and the state `to` it leads to."""
+    `new_hash`, else the hash the person saw, else `read`, the stored one) and the state
+    `to` it leads to."""
     at = at if d.fence is None else d.fence
     human = d.event != Event.TIMEOUT
     seal = signer.seal(
@@ -111,16 +113,8 @@ def timeout_seals(
             out.append(Signed())
             continue
         d = Decision(event=Event.TIMEOUT, fence=fence)
-        seal = signer.seal(
-            request_id=rid,
-            version=fence + 1,
-            event=Event.TIMEOUT.value,
-            actor=SYSTEM,
-            payload_hash=req.payload_hash,
-            at=now,
-            to_state=predicted_state(req, d, now),
-        )
-        out.append(Signed(seal=seal))
+        to = predicted_state(req, d, now)
+        out.append(sealed(signer, rid, d, now, at=fence, new_hash="", read=req.payload_hash, to=to))
     return out
 
 

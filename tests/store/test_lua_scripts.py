@@ -53,4 +53,4 @@ def test_every_transition_event_has_its_script() -> None:
     for event in Event:
         name = scripts.script_for(event)
         assert (name is None) == (event in chained), event
-        assert name is None or name in scripts.TRANSITIONS
+        assert name is None or name in scripts.TRANSITION_SCRIPTS

@@ -27,7 +27,7 @@ __all__ = [
     "REPORT",
     "TERMS_ERROR",
     "TIMEOUT",
-    "TRANSITIONS",
+    "TRANSITION_SCRIPTS",
     "script_for",
 ]
 
@@ -40,7 +40,7 @@ CANCEL = TRANSITION_COMMON + read("cancel.lua")
 QUESTION = COMMON + read("question.lua")
 
 # The transition scripts by name, and the name of each event's script.
-TRANSITIONS: dict[str, str] = {
+TRANSITION_SCRIPTS: dict[str, str] = {
     "decide": DECIDE,
     "timeout": TIMEOUT,
     "claim": CLAIM,
@@ -56,7 +56,7 @@ _BY_EVENT: dict[Event, str] = {e: "decide" for e in HUMAN_EVENTS} | {
     Event.ROLLBACK_FAILED: "report",
     Event.CANCEL: "cancel",
 }
-ALL: dict[str, str] = {"create": CREATE, **TRANSITIONS, "question": QUESTION}
+ALL: dict[str, str] = {"create": CREATE, **TRANSITION_SCRIPTS, "question": QUESTION}
 
 
 def script_for(event: Event) -> str | None:

@@ -73,10 +73,10 @@ def read(name: str) -> str:
     return render(files(__package__).joinpath(name).read_text())
 
 
-ALLOWED = (f"{a.value}|{e.value}|{b.value}" for a, e, b in TRANSITIONS)
-always = ", ".join(f"[{_str(g)}]={lua_list(ks)}" for g, ks in ALWAYS.items())
+_ALLOWED = (f"{a.value}|{e.value}|{b.value}" for a, e, b in TRANSITIONS)
+_ALWAYS = ", ".join(f"[{_str(g)}]={lua_list(ks)}" for g, ks in ALWAYS.items())
 CONSTANTS = (
-    f"local ALLOWED = {lua_set(ALLOWED)}\n"
+    f"local ALLOWED = {lua_set(_ALLOWED)}\n"
     + f"local FINAL = {lua_set(s.value for s in FINAL)}\n"
     + f"local HUMAN = {lua_set(e.value for e in HUMAN_EVENTS)}\n"
     + f"local REASONS = {lua_set(r.value for r in ReasonCode)}\n"
@@ -84,7 +84,7 @@ CONSTANTS = (
     + f"local TERMS = {lua_set(TERMS)}\n"
     + f"local GONE = {lua_map(GONE)}\n"
     + f"local REF_LEN = {REF_LEN}\n"
-    + f"local ALWAYS = {{{always}}}\n"
+    + f"local ALWAYS = {{{_ALWAYS}}}\n"
     + f"local REQUEST_KEYS = {lua_list(keys.REQUEST_KEYS)}\n"
     + f"local DUE_REQUEST, DUE_QUESTION = {_str(keys.DUE_REQUEST)}, {_str(keys.DUE_QUESTION)}\n"
     + f"local EVENTS_MAXLEN, WAKE_MAXLEN = {MAXLEN}, {WAKE_MAXLEN}\n"
