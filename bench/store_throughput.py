@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import sys
 import time
@@ -30,8 +29,12 @@ from redis.asyncio.connection import Connection
 from bot.core.models import ActionRequest, Decision
 from bot.core.states import Event
 from bot.store import keys
-from bot.store.requests import WAKE_TTL_S, RequestStore
-from bot.store.scripts import NOOP, TRANSITION
+from bot.store.requests import RequestStore
+from bot.store.scripts import DECIDE
+from bot.store.transition_argv import Signed, argv_of
+
+# The baseline: a script that does nothing but answer.
+NOOP = "return 1"
 
 
 class CountingConnection(Connection):
@@ -54,9 +57,8 @@ def approve(req: ActionRequest) -> Decision:
 
 
 def raw_argv(req: ActionRequest, now: int) -> list[str | int]:
-    """The TRANSITION ARGV of an approve, as RequestStore.transition builds it."""
-    groups = json.dumps(list(GROUPS))
-    return [now, "approve", "U0APPROVER", groups, req.payload_hash, *[""] * 7, "0", WAKE_TTL_S]
+    """The DECIDE ARGV of an approve, as RequestStore.transition builds it."""
+    return argv_of(approve(req), now, Signed())
 
 
 class Bench:
@@ -73,7 +75,7 @@ class Bench:
         ]
         self.stores = [RequestStore(c) for c in self.clients]
         self.noops = [c.register_script(NOOP) for c in self.clients]
-        self.raws = [c.register_script(TRANSITION) for c in self.clients]
+        self.raws = [c.register_script(DECIDE) for c in self.clients]
 
     async def warm_up(self) -> None:
         """Load every script and open every connection before anything is timed."""
@@ -102,7 +104,7 @@ class Bench:
         async def noop_op(w: int, i: int) -> object:
             return await self.noops[w]()
 
-        ops: dict[str, Op] = {"store.transition": store_op, "raw TRANSITION": raw_op}
+        ops: dict[str, Op] = {"store.transition": store_op, "raw DECIDE": raw_op}
         ops["noop evalsha"] = noop_op
         out = {}
         for name, op in ops.items():

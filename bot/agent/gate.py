@@ -36,7 +36,7 @@ from bot.core.models import (
 )
 from bot.core.policy import Policy
 from bot.core.proposal import exempt
-from bot.core.states import Event, State
+from bot.core.states import Event, State, SystemReason
 from bot.errors import HitlError, NotFound, PayloadError
 from bot.signing import PublicKeys
 from bot.store import keys
@@ -284,7 +284,7 @@ class ToolGate(Running):
         await self._waiting(run_id, req.id)
         if await self._stopped(run_id):
             # The stop came before waiting_on named this request, so it could not cancel it.
-            await self._cancel(req, "run_stopped")
+            await self._cancel(req, SystemReason.RUN_STOPPED)
             req = await self.requests.get(req.id)
         while req.state == State.PENDING_REVIEW:
             left_ms = (req.expires_at or 0) - self.clock()

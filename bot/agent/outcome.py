@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from bot.agent import messages as msg
 from bot.core.models import ActionRequest
-from bot.core.states import Event, State
+from bot.core.states import Event, State, SystemReason
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def explain(req: ActionRequest) -> Outcome:
             msg.REJECTED.format(actor=res.actor, reason=reason, text=text), "rejected", req.id
         )
     if res is not None and res.event == Event.CANCEL:
-        if res.reason_code == "run_stopped":
+        if res.reason_code == SystemReason.RUN_STOPPED:
             return stopped(req.id)
         reason = res.reason_code or "none given"
         text = f": {res.text}" if res.text else ""

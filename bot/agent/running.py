@@ -17,7 +17,7 @@ from bot.agent.errors import InvalidArguments, LostClaim
 from bot.agent.outcome import Outcome, explain, stopped
 from bot.agent.tools import Tool
 from bot.core.models import ActionRequest, Decision, clip
-from bot.core.states import Event, State
+from bot.core.states import Event, State, SystemReason
 from bot.errors import Expired, ForgedDecision, InvalidTransition
 from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.requests import RequestStore
@@ -44,7 +44,7 @@ class Running:
 
     async def _execute(self, req: ActionRequest, tool: Tool | None, run_id: str) -> Outcome:
         if tool is None:  # the agent lost the tool between proposing and running it
-            await self._cancel(req, "unknown_tool")
+            await self._cancel(req, SystemReason.UNKNOWN_TOOL)
             return Outcome(msg.UNKNOWN_TOOL.format(tool=req.tool, names="-"), "invalid", req.id)
         try:
             tool.validate(req.args)  # an edit came from a person: check it like model output
@@ -55,14 +55,14 @@ class Running:
             text = msg.BAD_EDIT.format(tool=tool.name, problems=exc)
             return Outcome(text, "cancelled", req.id)
         if await self._stopped(run_id):
-            await self._cancel(req, "run_stopped")
+            await self._cancel(req, SystemReason.RUN_STOPPED)
             return stopped(req.id)
         try:
             claimed = await claim_checked(self.requests, req.id, check=self.claims)
         except ForgedDecision as exc:  # audited and logged by the check: the model is told
             return Outcome(str(exc), "forged_decision", req.id)
         except Expired:
-            await self._cancel(req, "claim_expired")
+            await self._cancel(req, SystemReason.CLAIM_EXPIRED)
             return Outcome(msg.CLAIM_EXPIRED, "cancelled", req.id)
         except InvalidTransition:
             now = await self.requests.get(req.id)
@@ -95,7 +95,7 @@ class Running:
             # The execution deadline fired first; a person now checks it by hand.
             return explain(await self.requests.get(req.id))
         res = req.resolution
-        if res is None or res.reason_code == "no_review" or res.event == Event.TIMEOUT:
+        if res is None or res.reason_code == SystemReason.NO_REVIEW or res.event == Event.TIMEOUT:
             return Outcome(output, "completed", req.id)
         if req.original_hash:
             args = json.dumps(req.args, ensure_ascii=False)

@@ -8,13 +8,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-GENESIS = "0" * 40  # the link into a first entry, which is now stored without `prev`
+GENESIS = "0" * 40  # the link into a first entry, which is stored without `prev`
 
-# The keys an entry always carried, empty or not, before empty values were left out:
-# "*" on every entry, then by its kind ("refused") or its event ("create"). Only these
-# are left out when empty (the Lua `audit` helper renders this table), so `expand` puts
-# back exactly what an earlier release stored. Other keys (a transition's reason_code,
-# text, view_hash) were written on some paths only, so theirs stay stored even empty.
+# The keys every entry of a group carries, empty or not: "*" every entry, then by its
+# kind ("refused") or its event ("create"). Only these are left out of storage when
+# empty (the Lua `audit` helper renders this table), and `expand` puts them back.
+# Other keys (a transition's reason_code, text, view_hash) are written on some paths
+# only, so theirs stay stored even empty.
 ALWAYS: dict[str, tuple[str, ...]] = {
     "*": ("actor", "from", "to", "payload_hash"),
     "refused": ("reason_code", "view_hash"),
@@ -29,7 +29,7 @@ def line_hash(line: str) -> str:
 
 def expand(entry: dict[str, Any]) -> dict[str, Any]:
     """A decoded entry with what storage left out put back: the empty values and a first
-    entry's zero `prev`. Entries of earlier releases come back unchanged."""
+    entry's zero `prev`. An entry stored whole comes back unchanged."""
     full = dict(entry)
     for group in ("*", str(entry.get("kind")), str(entry.get("event"))):
         for key in ALWAYS.get(group, ()):

@@ -13,7 +13,7 @@ from typing import Any
 from bot import messages as msg
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTier
 from bot.core.payload import canonical_args, payload_hash
-from bot.core.states import ALLOWED, FINAL, HUMAN_EVENTS, Event, ReasonCode, State
+from bot.core.states import ALLOWED, FINAL, HUMAN_EVENTS, Event, ReasonCode, State, SystemReason
 from bot.errors import (
     AlreadyResolved,
     Expired,
@@ -297,7 +297,7 @@ def _timeout(req: ActionRequest, d: Decision, now: int) -> Step:
         if default == S.AUTO_APPROVED and req.risk != RiskTier.LOW:
             default = S.AUTO_REJECTED  # never auto-approve risk, whatever the request says
         draft.updates["resolution"] = Resolution(
-            actor=SYSTEM, at=now, event=E.TIMEOUT, reason_code="no_response"
+            actor=SYSTEM, at=now, event=E.TIMEOUT, reason_code=SystemReason.NO_RESPONSE.value
         )
         draft.move(E.TIMEOUT, default)
         return draft.finish(req.claim_timeout_ms)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from bot.core.models import SYSTEM, ActionRequest
 from bot.core.payload import payload_hash
-from bot.core.states import Event, State
+from bot.core.states import Event, State, SystemReason
 
 DOMAIN = "hitl-decision/2"  # changes whenever the signed bytes do
 HEADS_DOMAIN = "hitl-heads/1"
@@ -30,7 +30,7 @@ SEALED_EVENTS = frozenset({Event.APPROVE.value, Event.EDIT_AND_APPROVE.value, Ev
 # wait with it (bot/agent/gate.py). It runs nothing, so only a seal it carries is checked.
 DEFAULTS = frozenset({State.AUTO_APPROVED.value})
 OPTIONAL = frozenset({State.AUTO_REJECTED.value})
-NO_REVIEW = "no_review"  # the reason code of a policy exemption recorded at create
+NO_REVIEW = SystemReason.NO_REVIEW.value  # a policy exemption recorded at create
 
 # key id, signed bytes, signature -> valid
 Verify = Callable[[str, bytes, bytes], bool]

@@ -1,7 +1,7 @@
 """The approval lifecycle: states, events and the transition table.
 
 The table is data, not code: `bot.core.machine` picks a row with guards, and
-`bot.store.scripts` renders the same rows into the Lua script so Redis refuses
+`bot.store.scripts` renders the same rows into the Lua scripts so Redis refuses
 exactly what the pure model refuses.
 """
 
@@ -53,6 +53,18 @@ class ReasonCode(StrEnum):
     NEEDS_INFO = "needs_info"
     POLICY = "policy"
     OTHER = "other"
+
+
+class SystemReason(StrEnum):
+    """Why the bot itself resolved or withdrew a request; never a person's choice, so a
+    person's reject may not give one (the scripts accept only `ReasonCode` there)."""
+
+    NO_REVIEW = "no_review"  # the policy exempts the call: approved at creation
+    NO_RESPONSE = "no_response"  # the last level's deadline passed: the policy's default
+    RUN_STOPPED = "run_stopped"  # the run was stopped while the call waited
+    SUPERSEDED = "superseded"  # a person's correction replaced the waiting call
+    UNKNOWN_TOOL = "unknown_tool"  # the worker has no tool of that name
+    CLAIM_EXPIRED = "claim_expired"  # the approval lapsed before the executor claimed it
 
 
 FINAL: frozenset[State] = frozenset(

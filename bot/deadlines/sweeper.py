@@ -66,11 +66,13 @@ class Sweeper:
         """Fire one batch; how many timers it left in place for a sweeper with the key."""
         timers = [keys.parse_due_member(m) for m in due]
         reqs = [
-            (m, item, v) for m, (kind, item, v) in zip(due, timers, strict=True) if kind == "req"
+            (m, item, v)
+            for m, (kind, item, v) in zip(due, timers, strict=True)
+            if kind == keys.DUE_REQUEST
         ]
         stale: list[str] = []
         for member, item, version in [
-            (m, i, v) for m, (k, i, v) in zip(due, timers, strict=True) if k == "q"
+            (m, i, v) for m, (k, i, v) in zip(due, timers, strict=True) if k == keys.DUE_QUESTION
         ]:
             if await self.questions.timeout(item, fence=version):
                 stats.fired += 1

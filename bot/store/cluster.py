@@ -16,9 +16,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import redis.asyncio
+from redis.commands.core import AsyncScript
 from redis.exceptions import (
     AskError as _AskError,
 )
@@ -85,3 +86,26 @@ async def retry_startup(
             log.warning("%s failed (%s); retrying in %.1f s", what, exc, pause)
             await asyncio.sleep(pause)
             pause = min(pause * 2, 2.0)
+
+
+async def run_many(
+    client: redis.asyncio.Redis,
+    script: AsyncScript,
+    calls: list[tuple[list[str], list[str | int]]],
+    in_flight: asyncio.Semaphore,
+) -> list[Any]:
+    """One script over many (KEYS, ARGV), in one pipeline. A cluster pipeline refuses
+    EVALSHA: there, one call each, at most `in_flight` at once for the whole store (a
+    cluster client fails, MaxConnectionsError, rather than queue once a node's pool is
+    used up, and waiters hold connections too)."""
+    if is_cluster(client):
+
+        async def one(k: list[str], a: list[str | int]) -> Any:
+            async with in_flight:
+                return await script(keys=k, args=a)
+
+        return list(await asyncio.gather(*(one(k, a) for k, a in calls)))
+    pipe = client.pipeline(transaction=False)
+    for k, a in calls:
+        await script(keys=k, args=a, client=pipe)
+    return await pipe.execute()

@@ -21,7 +21,7 @@ from bot.core.states import Event, State
 
 # Fields that are often empty. An empty one is not stored (a dozen are empty while a
 # request waits: ~140 B of server memory each request); a read, in Python or in the
-# scripts' `load`, gives '' for a missing one, so both read old and new hashes alike.
+# scripts' `load`, gives '' for a missing one.
 OPTIONAL = (
     "original_hash",
     "run_id",
@@ -45,8 +45,7 @@ _OPTIONAL = frozenset(OPTIONAL)
 # approve, the quorum, the timeouts, the default when nobody answers). Requests of one
 # tier share them, so a shard keeps one copy per distinct set (`keys.terms`) and a request
 # stores only a reference to its content (~230 B less per pending request,
-# bench/memory_per_request.py). A request stored before keeps them inline and reads the
-# same: a read fills in from the copy only what the hash lacks.
+# bench/memory_per_request.py); a read fills them in from the copy.
 TERMS = (
     "levels",
     "approvers",
@@ -100,14 +99,14 @@ def with_terms(h: dict[str, str], text: str) -> dict[str, str]:
     """The request's hash with its terms filled in from their stored JSON (only the
     terms: a copy cannot set any other field)."""
     terms = cast(dict[str, str], orjson.loads(text))
-    return {k: terms.get(k, GONE[k]) for k in TERMS} | h
+    return h | {k: terms.get(k, GONE[k]) for k in TERMS}
 
 
 @functools.lru_cache(maxsize=256)
 def _levels(levels: tuple[Level, ...]) -> str:
     """A chain as JSON, without a level's empty lists and unset pager (their defaults:
     the scripts read `lv.users or {}`). Requests of one tier share their chain, and
-    dumping it was the costliest part of writing a request."""
+    dumping it is the costliest part of writing a request: each is dumped once."""
     dumped = [lv.model_dump(exclude_defaults=True) for lv in levels]
     return json.dumps(dumped, separators=(",", ":"))
 
@@ -129,8 +128,7 @@ def to_hash(req: ActionRequest) -> dict[str, str]:
         "run_id": _s(req.run_id),
         "requester": req.requester,
         # Over the API the owner is the requester: stored only where it differs (the
-        # worker's calls), and a missing one read as the requester (what it was for
-        # every request made before owners were recorded).
+        # worker's calls), and a missing one read as the requester.
         "owner": "" if req.owner == req.requester else req.owner,
         "obo": _s(req.on_behalf_of),
         "channel": _s(req.channel),
@@ -198,8 +196,8 @@ def _names_from(raw: str) -> tuple[str, ...]:
 
 def from_hash(h: dict[str, str]) -> ActionRequest:
     """The request a script wrote. Fields are converted here (enums, integers, tuples)
-    rather than by pydantic from the strings: that was most of a transition's client
-    CPU. Given typed values, pydantic's check in Rust costs less than `model_construct`,
+    rather than by pydantic from the strings, which would be most of a transition's
+    client CPU. Given typed values, pydantic's check in Rust costs less than `model_construct`,
     which sets each field in Python (tests/store/test_codec.py)."""
     res = None
     if h.get("res_actor"):

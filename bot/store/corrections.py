@@ -13,14 +13,14 @@ import contextlib
 
 from bot.core.ids import is_question_id
 from bot.core.models import Steering
-from bot.core.states import State
+from bot.core.states import State, SystemReason
 from bot.errors import HitlError
 from bot.store import execution
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 from bot.store.steering import SteeringStore
 
-SUPERSEDED = "superseded"
+SUPERSEDED = SystemReason.SUPERSEDED.value  # the withdrawn call's reason code
 
 
 async def correct(

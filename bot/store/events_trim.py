@@ -3,9 +3,8 @@
 The events stream (bot/store/events.py) is an outbox: the Slack notifier and the
 metrics collector each read it through a consumer group and acknowledge an entry
 once they have delivered or counted it. After that nobody reads the entry again,
-yet `XADD ... MAXLEN ~ 100000` alone kept up to 100,000 of them per shard: about
-67 B per pending request, the stream's share in bench/memory_per_request.py
-(issue 13).
+yet `XADD ... MAXLEN ~ 100000` alone would keep up to 100,000 of them per shard:
+about 67 B per pending request, the stream's share in bench/memory_per_request.py.
 
 So `serve` trims each stream every few seconds up to the lowest id any group may
 still need: for each group the smaller of its oldest pending entry (read but not
@@ -22,8 +21,8 @@ pass. One stream is one key and each command names one, so this runs unchanged
 on Redis Cluster. Several `serve` processes may trim at once: each only removes
 what every group has acknowledged. `XTRIM MINID ~` removes whole stream nodes
 only, so it may keep a few acknowledged entries, never drop a needed one; and at
-most 10,000 entries a call (its default LIMIT), so a backlog an earlier release
-left goes over a few passes, none holding the server long.
+most 10,000 entries a call (its default LIMIT), so a large backlog (serve was down
+a while) goes over a few passes, none holding the server long.
 """
 
 from __future__ import annotations

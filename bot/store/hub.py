@@ -1,9 +1,9 @@
 """One blocking reader per shard per process, fanning wake-ups out to in-process waiters.
 
-Every waiter (a long-poll, an SDK `decision()`, a worker's gate) used to hold a
-pooled connection in its own `XREAD BLOCK`, so a few hundred of them starved
+A waiter (a long-poll, an SDK `decision()`, a worker's gate) holding a pooled
+connection in its own `XREAD BLOCK` would let a few hundred of them starve
 everything else (`/healthz`, creates, a person's click) with "Too many
-connections". Here a waiter is an asyncio future: the hub keeps, per shard, one
+connections". So a waiter is an asyncio future: the hub keeps, per shard, one
 task with its own connection (outside the pool) that blocks in a single XREAD
 over every wake key its waiters watch, and resolves the futures whose item moved.
 Keys of one shard share a hash tag, so that one XREAD stays valid on Cluster.

@@ -120,8 +120,12 @@ def metrics(shard: int) -> str:
     return f"{tag(shard)}metrics"
 
 
+# The request scripts' KEYS, by the names the Lua gives them (bot/store/scripts/common.py).
+REQUEST_KEYS = ("req", "audit", "due", "pending", "all", "wake", "events", "tiers", "terms")
+
+
 def request_keys(rid: str) -> list[str]:
-    """The KEYS of the request scripts, in their order."""
+    """The KEYS of the request scripts, in the order of `REQUEST_KEYS`."""
     s = shard_of(rid)
     return [
         request(rid),
@@ -179,6 +183,10 @@ def thread(channel: str, thread_ts: str) -> str:
 
 RUN_QUEUE = f"{PREFIX}runs"  # stream of runs to start; workers share one consumer group
 SEEN_EVENTS = f"{PREFIX}slack:seen:"  # + event_id: Slack retries acted on once
+
+
+DUE_REQUEST = "req"  # a due member's kind: a request's deadline
+DUE_QUESTION = "q"  # a question's
 
 
 def due_member(kind: str, item_id: str, version: int) -> str:

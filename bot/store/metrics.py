@@ -22,7 +22,6 @@ from bot.store import keys, pending_count
 from bot.store.events import EventBus, Notice
 from bot.store.hub import hub_for
 
-LEGACY_COUNTERS = f"{keys.PREFIX}metrics"  # one hash for every shard, before Cluster support
 GROUP = "metrics"
 # Seconds from a request's creation to a person's (or the policy's) decision.
 BUCKETS = (1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 14_400)
@@ -117,7 +116,7 @@ class MetricsCollector:
 async def render(redis: Redis, *, slack_group: str = "slack") -> str:
     """The Prometheus text exposition."""
     raw: Counter[str] = Counter()
-    for key in [LEGACY_COUNTERS, *(keys.metrics(s) for s in range(keys.SHARDS))]:
+    for key in (keys.metrics(s) for s in range(keys.SHARDS)):
         for field, got in cast(dict[str, str], await redis.hgetall(key)).items():
             raw[field] += int(got)
     lines: list[str] = []

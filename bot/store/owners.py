@@ -16,7 +16,7 @@ from bot.store import keys
 OWNER_TTL_S = 30 * 86_400  # as long as a run's record is kept (bot/store/runs.py)
 
 # KEYS: the run's record, its owner key.  ARGV: the identity using it, ttl seconds.
-# Reply: the run's owner ('' for a run recorded before owners were).
+# Reply: the run's owner ('' for a run whose record names none).
 CLAIM = """
 local R, O = KEYS[1], KEYS[2]
 local who, ttl = ARGV[1], tonumber(ARGV[2])

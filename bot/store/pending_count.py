@@ -5,9 +5,8 @@ and leave review, so a /metrics scrape costs 16 small reads whatever the backlog
 reading every pending request's tier took a million HGETs per scrape at scale.
 A count is trusted only while it is known whole: the hash carries a marker set by a
 full count, and its sum must equal the shard's `pending` index, read in the same
-MULTI. Otherwise (a store written by an earlier release, which kept no counts, or
-one a script of an older process left behind in a rolling upgrade) the shard is
-counted again, once, inside one script, so no create or decision lands halfway.
+MULTI. Otherwise (a fresh store, or counts lost or edited by hand) the shard is counted
+again, once, inside one script, so no create or decision lands halfway.
 """
 
 from __future__ import annotations
@@ -17,24 +16,53 @@ from typing import cast
 from redis.asyncio import Redis
 
 from bot.core.policy import TIER_ORDER
+from bot.errors import StoreUnavailable
 from bot.store import keys
 
 WHOLE = "_whole"  # the marker field: written by a full count, never by an increment
 
-# KEYS: pending index, counts hash.  ARGV: the shard's request key prefix, the marker.
-# The request hashes are the shard's own (one hash tag), so a cluster serves this too.
+RETRIES = 5  # the index moved between reading its ids and the count: read them again
+
+# KEYS: pending index, counts hash, then the hash of each request listed (the shard's
+# own: one hash tag, so a cluster serves this too).  ARGV: the marker, then the ids in
+# the order of their keys. The ids must be the whole index still, else the reply is
+# false and nothing is written.
 RECOUNT = """
+local PENDING, COUNTS = KEYS[1], KEYS[2]
+local marker = ARGV[1]
+local n = #ARGV - 1
+if redis.call('ZCARD', PENDING) ~= n then return false end
 local counts = {}
-for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local risk = redis.call('HGET', ARGV[1] .. id, 'risk')
+for i = 1, n do
+  if not redis.call('ZSCORE', PENDING, ARGV[i + 1]) then return false end
+  local risk = redis.call('HGET', KEYS[i + 2], 'risk')
   if risk then counts[risk] = (counts[risk] or 0) + 1 end
 end
-redis.call('DEL', KEYS[2])
-local out = {ARGV[2], '1'}
-for risk, n in pairs(counts) do out[#out + 1] = risk; out[#out + 1] = tostring(n) end
-redis.call('HSET', KEYS[2], unpack(out))
+redis.call('DEL', COUNTS)
+local out = {marker, '1'}
+for risk, c in pairs(counts) do out[#out + 1] = risk; out[#out + 1] = tostring(c) end
+redis.call('HSET', COUNTS, unpack(out))
 return out
 """
+
+
+async def _recount(redis: Redis, shard: int) -> dict[str, int]:
+    """The shard counted again: its pending ids read, then counted in one script that
+    checks they are still the whole index (every key it reads passed in KEYS)."""
+    recount = redis.register_script(RECOUNT)
+    index = keys.pending(shard)
+    for _ in range(RETRIES):
+        ids = cast(list[str], await redis.zrange(index, 0, -1))
+        flat = await recount(
+            keys=[index, keys.pending_tiers(shard), *(keys.request(i) for i in ids)],
+            args=[WHOLE, *ids],
+        )
+        if flat:
+            pairs = [str(x) for x in cast(list[object], flat)]
+            return _tiers(dict(zip(pairs[::2], pairs[1::2], strict=True)))
+    raise StoreUnavailable(
+        f"The pending requests of shard {shard} kept changing while they were counted: try again."
+    )
 
 
 def _tiers(raw: dict[str, str]) -> dict[str, int]:
@@ -45,7 +73,6 @@ async def by_tier(redis: Redis) -> dict[str, int]:
     """Pending requests per tier, every tier listed (0 where none)."""
     names = [t.value for t in TIER_ORDER]
     total = dict.fromkeys(names, 0)
-    recount = redis.register_script(RECOUNT)
     for shard in range(keys.SHARDS):
         pipe = redis.pipeline(transaction=True)  # one slot: the counts and the index agree
         # HMGET, not HGETALL: redis-py 6.2's cluster MULTI fails on HGETALL's reply callback
@@ -54,12 +81,7 @@ async def by_tier(redis: Redis) -> dict[str, int]:
         got, size = cast(tuple[list[str | None], int], tuple(await pipe.execute()))
         counts = {n: int(v) for n, v in zip(names, got[1:], strict=True) if v is not None}
         if got[0] is None or sum(counts.values()) != size or min(counts.values(), default=0) < 0:
-            flat = await recount(
-                keys=[keys.pending(shard), keys.pending_tiers(shard)],
-                args=[keys.request_prefix(shard), WHOLE],
-            )
-            pairs = [str(x) for x in cast(list[object], flat)]
-            counts = _tiers(dict(zip(pairs[::2], pairs[1::2], strict=True)))
+            counts = await _recount(redis, shard)
         for tier, n in counts.items():
             total[tier] = total.get(tier, 0) + n
     return total

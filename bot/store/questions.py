@@ -13,49 +13,9 @@ from bot.core.models import Question, QuestionState
 from bot.errors import AlreadyResolved, Expired, NotFound
 from bot.store import keys
 from bot.store.codec import reply
+from bot.store.events import MAXLEN
+from bot.store.scripts import QUESTION
 from bot.store.waiting import wait_until
-
-WAKE_TTL_S = 86_400
-
-# KEYS: question, due, wake, events.  ARGV: now, event (answer|timeout|cancel), actor, answer,
-#       fence, wake ttl seconds
-QUESTION = """
-local Q, DUE, W = KEYS[1], KEYS[2], KEYS[3]
-local now, ev, actor, answer = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
-if redis.call('EXISTS', Q) == 0 then return {'not_found', '{}'} end
-local raw = redis.call('HGETALL', Q)
-local h = {}
-for i = 1, #raw, 2 do h[raw[i]] = raw[i + 1] end
-local function reply(code) return {code, cjson.encode(h)} end
-if h.state ~= 'open' then
-  if ev == 'answer' and h.answered_by == actor and h.answer == answer then
-    return reply('repeat')
-  end
-  if ev == 'answer' then return reply('already_resolved') end
-  return reply('noop')
-end
-local version = tonumber(h.version)
-if ev == 'answer' then
-  if now >= tonumber(h.expires_at) then return reply('expired') end
-  h.state, h.answer, h.answered_by, h.answered_at = 'answered', answer, actor, tostring(now)
-elseif ev == 'timeout' then
-  if (ARGV[5] ~= '' and tonumber(ARGV[5]) ~= version) or now < tonumber(h.expires_at) then
-    return reply('noop')
-  end
-  h.state = 'expired'
-else
-  h.state = 'cancelled'
-end
-redis.call('ZREM', DUE, 'q:' .. h.id .. '|' .. h.version)
-h.version = tostring(version + 1)
-redis.call('HSET', Q, 'state', h.state, 'version', h.version, 'answer', h.answer or '',
-           'answered_by', h.answered_by or '', 'answered_at', h.answered_at or '')
-redis.call('XADD', W, 'MAXLEN', '~', '16', h.version .. '-0', 'state', h.state)
-redis.call('EXPIRE', W, tonumber(ARGV[6]))
-redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'kind', 'question', 'id', h.id,
-           'version', h.version, 'event', ev, 'state', h.state, 'run', h.run_id or '')
-return reply('ok')
-"""
 
 
 def _from_hash(h: dict[str, str]) -> Question:
@@ -95,7 +55,9 @@ class QuestionStore:
         pipe = self.redis.pipeline(transaction=True)
         pipe.hset(keys.question(q.id), mapping=fields)  # type: ignore[arg-type]
         shard = keys.shard_of(q.id)
-        pipe.zadd(keys.due(shard), {keys.due_member("q", q.id, q.version): q.expires_at})
+        pipe.zadd(
+            keys.due(shard), {keys.due_member(keys.DUE_QUESTION, q.id, q.version): q.expires_at}
+        )
         pipe.xadd(
             keys.events(shard),
             {
@@ -106,7 +68,7 @@ class QuestionStore:
                 "run": q.run_id or "",
                 "state": q.state.value,
             },
-            maxlen=100_000,
+            maxlen=MAXLEN,
             approximate=True,
         )
         await pipe.execute()
@@ -123,7 +85,7 @@ class QuestionStore:
     ) -> tuple[str, Question]:
         status, out = await self._script(
             keys=keys.question_keys(qid),
-            args=[self.clock(), event, actor, answer, "" if fence is None else fence, WAKE_TTL_S],
+            args=[self.clock(), event, actor, answer, "" if fence is None else fence],
         )
         if status == "not_found":
             raise NotFound(msg.UNKNOWN_QUESTION.format(id=qid))

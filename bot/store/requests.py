@@ -15,14 +15,13 @@ from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.ids import keyed_request_id, new_request_id
 from bot.core.machine import apply
-from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTier
+from bot.core.models import ActionRequest, Decision, RiskTier
 from bot.core.payload import canonical_args, payload_hash, stored_args
 from bot.core.policy import Policy
 from bot.core.proposal import propose
-from bot.core.schema import Compiled, compiled, fit_problems, schema_problem
+from bot.core.schema import fit_problems
 from bot.core.states import Event, State
 from bot.errors import (
-    ConfigError,
     ForgedDecision,
     IdempotencyConflict,
     InvalidTransition,
@@ -33,21 +32,23 @@ from bot.errors import (
 from bot.signing import Signer
 from bot.signing import messages as sign_msg
 from bot.store import keys, tools
-from bot.store.cluster import is_cluster
+from bot.store.cluster import is_cluster, run_many
 from bot.store.codec import from_hash, reply, split_terms, to_hash
-from bot.store.scripts import CREATE, TRANSITION
+from bot.store.scripts import CREATE, TRANSITION_SCRIPTS, script_for
 from bot.store.terms import Terms, terms_checked
 from bot.store.transition_argv import (
-    WAKE_TTL_S,
+    Signed,
     argv_of,
+    exempted,
     log_created,
+    log_moved,
     predicted_state,
-    timeout_extras,
+    sealed,
+    timeout_seals,
 )
 from bot.store.waiting import wait_until
 
 CLUSTER_IN_FLIGHT = 16  # timeout scripts one store sends at once to a cluster
-SCHEMA_CACHE = 1024  # (requester, tool, schema) checked and recorded, per store
 MOVED_RETRIES = 5  # a signed decision is signed again this often if the request moves
 # What serve signs: a person's decisions and the timeouts that may apply a default.
 SEALED = frozenset({Event.APPROVE, Event.EDIT_AND_APPROVE, Event.REJECT, Event.TIMEOUT})
@@ -90,9 +91,9 @@ class RequestStore:
         self.clock = clock
         self.ids = ids
         self._create = redis.register_script(CREATE)
-        self._transition = redis.register_script(TRANSITION)
+        self._scripts = {name: redis.register_script(s) for name, s in TRANSITION_SCRIPTS.items()}
         self._in_flight = asyncio.Semaphore(CLUSTER_IN_FLIGHT)
-        self._schemas: dict[tuple[str, str, str, bool], tuple[Policy, Compiled]] = {}
+        self._schemas = tools.SchemaCache(redis)
         self._terms = Terms(redis)
         # A run's keys share no hash slot with a request's, so on a cluster a caller
         # checks its run's corrections itself, in a round trip of its own.
@@ -136,7 +137,7 @@ class RequestStore:
         idempotency key is scoped to it.
         """
         if args_schema is not None:
-            validator = await self._schema(
+            validator = await self._schemas.checked(
                 policy, requester, tool, args_schema, worker=schema_by_worker
             )
             if found := fit_problems(validator, json.loads(canonical_args(args))):
@@ -164,7 +165,7 @@ class RequestStore:
         )
         records = [[Event.CREATE.value, "", State.PENDING_REVIEW.value, ""]]
         if not needs_review:
-            req, approved = self._exempted(req, now)
+            req, approved = exempted(self.signer, req, now)
             records.append(approved)
         body, terms = split_terms(to_hash(req))
         argv: list[str | bytes | int] = [
@@ -175,7 +176,7 @@ class RequestStore:
             terms,
         ]
         if claim_as and not needs_review:
-            argv += [claim_as, WAKE_TTL_S]
+            argv.append(claim_as)
         script_keys = keys.request_keys(rid)
         if unless_steered is not None:
             if not self.guards_steering:
@@ -208,56 +209,6 @@ class RequestStore:
                 msg.IDEMPOTENCY_CONFLICT.format(key=idempotency_key, existing=stored.payload_hash)
             )
         return Created(stored, created=status == "ok", claimed=claimed)
-
-    def _exempted(self, req: ActionRequest, now: int) -> tuple[ActionRequest, list[str]]:
-        """The request approved by the policy at creation, and its audit record: exempt
-        tools still leave a trail (created, then approved), sealed when serve creates it."""
-        seal = None
-        if self.signer is not None:
-            seal = self.signer.seal(
-                request_id=req.id,
-                version=req.version,
-                event=Event.APPROVE.value,
-                actor=SYSTEM,
-                payload_hash=req.payload_hash,
-                at=now,
-                to_state=State.APPROVED.value,
-            )
-        resolution = Resolution(
-            actor=SYSTEM, at=now, event=Event.APPROVE, reason_code="no_review", seal=seal
-        )
-        approved = req.model_copy(
-            update={
-                "state": State.APPROVED,
-                "expires_at": now + req.claim_timeout_ms,
-                "resolution": resolution,
-            }
-        )
-        approve = [Event.APPROVE.value, State.PENDING_REVIEW.value, State.APPROVED.value]
-        return approved, [*approve, "no_review", *([seal] if seal else [])]
-
-    async def _schema(
-        self, policy: Policy, requester: str, tool: str, schema: dict[str, Any], *, worker: bool
-    ) -> Compiled:
-        """Check and record a tool's schema once per store, policy and schema text: the
-        checks cost more than the rest of a free call (bench/gate_overhead.py), and a
-        schema this process recorded already stands unless it changes here (a worker's
-        registration made meanwhile still wins where it is read: bot/store/tools.py)."""
-        key = (requester, tool, tools.text(schema), worker)
-        hit = self._schemas.get(key)
-        if hit is not None and hit[0] is policy:
-            return hit[1]
-        if (problem := schema_problem(schema)) is not None:
-            raise PayloadError(problem)
-        try:  # a rule reading an argument this schema lacks is a typo: refuse, never skip
-            policy.check_schema(tool, schema)
-        except ConfigError as exc:
-            raise PayloadError(str(exc)) from None
-        await tools.record(self.redis, requester, tool, schema, worker=worker)
-        if len(self._schemas) >= SCHEMA_CACHE:
-            self._schemas.clear()
-        self._schemas[key] = (policy, compiled(schema))
-        return self._schemas[key][1]
 
     async def get(self, rid: str) -> ActionRequest:
         return from_hash(await self.fields(rid))
@@ -302,8 +253,8 @@ class RequestStore:
 
     async def advance(self, rid: str, d: Decision) -> State:
         """`transition` for a caller that needs only to know it took (an executor's report):
-        the state it moved to. Reading the whole request back was a third of a free call's
-        client CPU. Refusals raise exactly as `transition` does."""
+        the state it moved to. Reading the whole request back would be a third of a free
+        call's client CPU. Refusals raise exactly as `transition` does."""
         status, h, now = await self._apply(rid, d, lean=True)
         if status == "ok":
             return State(h["state"])
@@ -315,15 +266,16 @@ class RequestStore:
     async def _apply(
         self, rid: str, d: Decision, *, lean: bool, expect: int | None = None, forged: str = ""
     ) -> tuple[str, dict[str, str], int]:
+        name = script_for(d.event)
+        if name is None:  # a step only the machine chains: refused as it refuses it
+            now = self.clock()
+            self._refused(await self.get(rid), d, "invalid", now)
         for _ in range(MOVED_RETRIES):
             now = self.clock()
-            argv, signed = await self._argv_for(rid, d, now, expect)
-            # no key: an auto-approval is left to serve (nobody would claim it unsigned)
-            leave = "1" if self.signer is None and d.event == Event.TIMEOUT else ""
-            argv += ["1" if lean else "", signed[0], signed[1], forged, leave]
-            argv.append("1" if d.foreign else "")
+            argv = await self._argv_for(rid, d, now, expect, lean=lean, forged=forged)
             with terms_checked(rid):
-                status, out, *was = await self._transition(keys=keys.request_keys(rid), args=argv)
+                script = self._scripts[name]
+                status, out, *was = await script(keys=keys.request_keys(rid), args=argv)
             # The request moved between the read the seal was made on and the script: sign
             # again (a caller's own expected version is the caller's to handle).
             if status != "moved" or expect is not None:
@@ -332,26 +284,15 @@ class RequestStore:
             raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
         h = reply(out)
         if status == "ok":
-            log.info(
-                "transition",
-                extra={
-                    "request_id": rid,
-                    "event": d.event.value,
-                    "actor": d.actor,
-                    "from_state": was[0] if was else None,
-                    "to_state": h["state"],
-                    "version": int(h["version"]),
-                    "tool": h["tool"],
-                    "run_id": h.get("run_id") or None,
-                },
-            )
+            log_moved(rid, d, h, was[0] if was else None)
         return str(status), h, now
 
     async def _argv_for(
-        self, rid: str, d: Decision, now: int, expect: int | None
-    ) -> tuple[list[str | int], tuple[str, str]]:
-        """The script's first ARGV and (expected version, seal): with a signer, the seal
-        of this decision at the version it will move the request to."""
+        self, rid: str, d: Decision, now: int, expect: int | None, *, lean: bool, forged: str
+    ) -> list[str | int]:
+        """The script's ARGV: with a signer, the decision sealed at the version it will
+        move the request to. Without one, a timeout leaves an auto-approval to serve
+        (nobody would claim it unsigned)."""
         new_args = new_hash = ""
         edit = d.event == Event.EDIT_AND_APPROVE and d.new_args is not None
         sealing = self.signer is not None and d.event in SEALED
@@ -362,29 +303,21 @@ class RequestStore:
                 raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
             if d.new_args is not None and edit:
                 new_args, new_hash = stored_args(d.new_args), payload_hash(tool, d.new_args)
-        argv = argv_of(d, now, new_args, new_hash)
         if self.signer is None or not sealing:
-            return argv, ("" if expect is None else str(expect), "")
-        # The seal names the state the decision leads to: the pure machine, on the request
-        # as read, predicts it (the script refuses if the version moved since, and a wrong
-        # prediction only makes the seal fail at claim).
-        at = int(version or 0) if d.fence is None else d.fence
-        try:
-            to = predicted_state(await self.get(rid), d, now)
-        except StoreDamaged:  # no terms: sealed as nothing claimable; the script decides
-            to = ""
-        human = d.event != Event.TIMEOUT
-        seal = self.signer.seal(
-            request_id=rid,
-            version=at + 1,
-            event=d.event.value,
-            actor=d.actor if human else SYSTEM,
-            payload_hash=new_hash or (d.payload_hash if human else None) or current or "",
-            at=now,
-            to_state=to,
-        )
-        # A fenced timer is its own expected version: the script's fence answers 'noop'.
-        return argv, (str(at) if d.fence is None else "", seal)
+            leave = self.signer is None and d.event == Event.TIMEOUT
+            signed = Signed(expect="" if expect is None else str(expect), leave=leave)
+        else:
+            # The seal names the state the decision leads to: the pure machine, on the
+            # request as read, predicts it (the script refuses if the version moved since,
+            # and a wrong prediction only makes the seal fail at claim).
+            try:
+                to = predicted_state(await self.get(rid), d, now)
+            except StoreDamaged:  # no terms: sealed as nothing claimable; the script decides
+                to = ""
+            at = int(version or 0)
+            signed = sealed(self.signer, rid, d, now, at=at, new_hash=new_hash, read=current, to=to)
+        edit_argv = {"new_args": new_args, "new_hash": new_hash}
+        return argv_of(d, now, signed, lean=lean, forged=forged, **edit_argv)
 
     def _refused(self, req: ActionRequest, d: Decision, status: str, now: int) -> NoReturn:
         log.info(
@@ -408,38 +341,21 @@ class RequestStore:
     async def timeout_many(self, timers: list[tuple[str, int]]) -> list[Moved | None]:
         """Fire many fenced timeouts in one pipeline (the sweeper's batch); None: gone."""
         now = self.clock()
-        calls = [
-            (keys.request_keys(rid), argv_of(Decision(event=Event.TIMEOUT, fence=f), now, "", ""))
-            for rid, f in timers
-        ]
         reqs = await self._read_many([rid for rid, _ in timers]) if self.signer else []
-        for (_, argv), extra in zip(
-            calls, timeout_extras(self.signer, timers, reqs, now), strict=True
-        ):
-            argv += extra
-        if is_cluster(self.redis):
-            # A cluster pipeline refuses EVALSHA: one call each, a bounded number in flight
-            # for the whole store. A cluster client fails (MaxConnectionsError) rather than
-            # queue once a node's pool is used up, and waiters hold connections too.
-
-            async def one(k: list[str], a: list[str | int]) -> Any:
-                async with self._in_flight:
-                    return await self._transition(keys=k, args=a)
-
-            replies = await asyncio.gather(*(one(k, a) for k, a in calls))
-        else:
-            pipe = self.redis.pipeline(transaction=False)
-            for k, a in calls:
-                await self._transition(keys=k, args=a, client=pipe)
-            replies = await pipe.execute()
-        out: list[Moved | None] = []
-        for status, raw, *_ in replies:
-            if status == "not_found":
-                out.append(None)
-            else:
-                left = status == "unsigned"
-                out.append(Moved(from_hash(reply(raw)), noop=status != "ok", left=left))
-        return out
+        calls = [
+            (keys.request_keys(rid), argv_of(Decision(event=Event.TIMEOUT, fence=f), now, signed))
+            for (rid, f), signed in zip(
+                timers, timeout_seals(self.signer, timers, reqs, now), strict=True
+            )
+        ]
+        timeout = self._scripts["timeout"]
+        replies = await run_many(self.redis, timeout, calls, self._in_flight)
+        return [
+            None
+            if status == "not_found"
+            else Moved(from_hash(reply(raw)), noop=status != "ok", left=status == "unsigned")
+            for status, raw, *_ in replies
+        ]
 
     async def list_pending(self, limit: int = 100) -> list[ActionRequest]:
         """Requests waiting for a person, oldest first."""

@@ -10,7 +10,7 @@ from redis.asyncio import Redis
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.ids import is_question_id, new_run_id
 from bot.core.models import WORKER, Decision, Run, RunState
-from bot.core.states import Event
+from bot.core.states import Event, SystemReason
 from bot.errors import HitlError, NotFound
 from bot.store import keys
 from bot.store.events import publish
@@ -144,7 +144,9 @@ async def stop_run(
             else:
                 await requests.transition(
                     run.waiting_on,
-                    Decision(event=Event.CANCEL, actor=actor, reason_code="run_stopped"),
+                    Decision(
+                        event=Event.CANCEL, actor=actor, reason_code=SystemReason.RUN_STOPPED.value
+                    ),
                 )
         except HitlError:
             pass  # already decided: the worker sees the stop flag at its next step

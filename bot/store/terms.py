@@ -19,7 +19,7 @@ from bot import messages as msg
 from bot.errors import StoreDamaged
 from bot.store import keys
 from bot.store.codec import REF, ref_of, with_terms
-from bot.store.scripts import TERMS_ERROR
+from bot.store.scripts.common import TERMS_ERROR
 
 CACHE = 1024  # copies kept per store
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ class Terms:
         """Each hash with its review terms filled in from its own shard's copy, checked
         against its name. A request whose copy is gone or damaged raises StoreDamaged,
         or with `skip_damaged` is left out (and logged), so one cannot hide the rest."""
-        where = {h["id"]: (keys.shard_of(h["id"]), h[REF]) for h in hashes if h.get(REF)}
+        where = {h["id"]: (keys.shard_of(h["id"]), h.get(REF, "")) for h in hashes}
         known = {at: self._copies.get(at) for at in where.values()}
         wanted = [at for at, copy in known.items() if copy is None]
         if wanted:
@@ -51,12 +51,10 @@ class Terms:
             self._copies.update({at: t for at, t in known.items() if t is not None})
         out = []
         for h in hashes:
-            if h["id"] not in where:
-                out.append(h)  # stored inline by an earlier release
-            elif (copy := known[where[h["id"]]]) is not None:
+            if (copy := known[where[h["id"]]]) is not None:
                 out.append(with_terms(h, copy))
             elif skip_damaged:
-                log.error("store damaged", extra={"request_id": h["id"], "terms": h[REF]})
+                log.error("store damaged", extra={"request_id": h["id"], "terms": h.get(REF)})
             else:
                 raise StoreDamaged(msg.TERMS_DAMAGED.format(id=h["id"]))
         return out

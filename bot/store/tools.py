@@ -31,11 +31,13 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bot import messages as msg
-from bot.core.schema import schema_problem
-from bot.errors import PayloadError
+from bot.core.policy import Policy
+from bot.core.schema import Compiled, compiled, schema_problem
+from bot.errors import ConfigError, PayloadError
 from bot.store import keys
 
 log = logging.getLogger(__name__)
+SCHEMA_CACHE = 1024  # (requester, tool, schema, by worker) checked and recorded, per store
 
 
 def text(schema: Mapping[str, Any]) -> str:
@@ -90,3 +92,33 @@ async def schema_of(redis: Redis, requester: str, tool: str) -> dict[str, Any] |
         log.warning("the recorded schema of %s is not JSON; treating it as unknown", name)
         return None
     return schema if isinstance(schema, dict) else None
+
+
+class SchemaCache:
+    """Check and record a tool's schema once per store, policy and schema text: the
+    checks cost more than the rest of a free call (bench/gate_overhead.py), and a
+    schema this process recorded already stands unless it changes here (a worker's
+    registration made meanwhile still wins where it is read: `schema_of`)."""
+
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+        self._seen: dict[tuple[str, str, str, bool], tuple[Policy, Compiled]] = {}
+
+    async def checked(
+        self, policy: Policy, requester: str, tool: str, schema: dict[str, Any], *, worker: bool
+    ) -> Compiled:
+        key = (requester, tool, text(schema), worker)
+        hit = self._seen.get(key)
+        if hit is not None and hit[0] is policy:
+            return hit[1]
+        if (problem := schema_problem(schema)) is not None:
+            raise PayloadError(problem)
+        try:  # a rule reading an argument this schema lacks is a typo: refuse, never skip
+            policy.check_schema(tool, schema)
+        except ConfigError as exc:
+            raise PayloadError(str(exc)) from None
+        await record(self.redis, requester, tool, schema, worker=worker)
+        if len(self._seen) >= SCHEMA_CACHE:
+            self._seen.clear()
+        self._seen[key] = (policy, compiled(schema))
+        return self._seen[key][1]

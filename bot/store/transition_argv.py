@@ -1,19 +1,20 @@
-"""The TRANSITION script's ARGV, and the log lines of a create: kept beside
-bot/store/requests.py, which sends them."""
+"""What bot/store/requests.py sends the transition scripts and logs of them: each
+script's ARGV, the seals serve puts in them, the approval a policy exemption records
+at create, and the log lines of a transition."""
 
 from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 
 from bot.core.machine import apply
-from bot.core.models import SYSTEM, ActionRequest, Decision
-from bot.core.states import Event, State
+from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution
+from bot.core.states import HUMAN_EVENTS, Event, State, SystemReason
 from bot.errors import HitlError
 from bot.signing import Signer
 
-WAKE_TTL_S = 86_400
-log = logging.getLogger("bot.store.requests")  # the lines a transition has always logged
+log = logging.getLogger("bot.store.requests")  # a transition's lines, as requests.py logs them
 
 
 def predicted_state(req: ActionRequest, d: Decision, now: int) -> str:
@@ -30,35 +31,109 @@ def predicted_state(req: ActionRequest, d: Decision, now: int) -> str:
     return step.request.state.value
 
 
-def timeout_extras(
+def exempted(
+    signer: Signer | None, req: ActionRequest, now: int
+) -> tuple[ActionRequest, list[str]]:
+    """The request approved by the policy at creation, and its audit record: exempt
+    tools still leave a trail (created, then approved), sealed when serve creates it."""
+    seal = None
+    if signer is not None:
+        seal = signer.seal(
+            request_id=req.id,
+            version=req.version,
+            event=Event.APPROVE.value,
+            actor=SYSTEM,
+            payload_hash=req.payload_hash,
+            at=now,
+            to_state=State.APPROVED.value,
+        )
+    resolution = Resolution(
+        actor=SYSTEM,
+        at=now,
+        event=Event.APPROVE,
+        reason_code=SystemReason.NO_REVIEW.value,
+        seal=seal,
+    )
+    approved = req.model_copy(
+        update={
+            "state": State.APPROVED,
+            "expires_at": now + req.claim_timeout_ms,
+            "resolution": resolution,
+        }
+    )
+    approve = [Event.APPROVE.value, State.PENDING_REVIEW.value, State.APPROVED.value]
+    return approved, [*approve, SystemReason.NO_REVIEW.value, *([seal] if seal else [])]
+
+
+def sealed(
+    signer: Signer,
+    rid: str,
+    d: Decision,
+    now: int,
+    *,
+    at: int,
+    new_hash: str,
+    read: str | None,
+    to: str,
+) -> Signed:
+    """`d` sealed at the version it moves the request to (one past a fenced timer's fence,
+    else past `at`, the version read), over the payload it decides on (an edit's
+    `new_hash`, else the hash the person saw, else `read`, the stored one) and the state
+    `to` it leads to."""
+    at = at if d.fence is None else d.fence
+    human = d.event != Event.TIMEOUT
+    seal = signer.seal(
+        request_id=rid,
+        version=at + 1,
+        event=d.event.value,
+        actor=d.actor if human else SYSTEM,
+        payload_hash=new_hash or (d.payload_hash if human else None) or read or "",
+        at=now,
+        to_state=to,
+    )
+    # A fenced timer is its own expected version: the script's fence answers 'noop'.
+    return Signed(expect=str(at) if d.fence is None else "", seal=seal)
+
+
+def timeout_seals(
     signer: Signer | None,
     timers: list[tuple[str, int]],
     reqs: list[ActionRequest | None],
     now: int,
-) -> list[list[str | int]]:
-    """ARGV 16 to 20 of each fenced timer: its seal, over the payload hash it stands at
-    and the state the machine moves it to (the requests read in one pipeline; the fence
-    makes the script a no-op if the request moved since). Without a signer the timers
-    are marked to leave auto-approvals undone."""
+) -> list[Signed]:
+    """Each fenced timer's seal, over the payload hash it stands at and the state the
+    machine moves it to (the requests read in one pipeline; the fence makes the script a
+    no-op if the request moved since). Without a signer the timers are marked to leave
+    auto-approvals undone."""
     if signer is None:
-        return [["", "", "", "", "1"] for _ in timers]
-    out: list[list[str | int]] = []
+        return [Signed(leave=True) for _ in timers]
+    out: list[Signed] = []
     for (rid, fence), req in zip(timers, reqs, strict=True):
         if req is None:
-            out.append(["", "", "", "", ""])
+            out.append(Signed())
             continue
         d = Decision(event=Event.TIMEOUT, fence=fence)
-        seal = signer.seal(
-            request_id=rid,
-            version=fence + 1,
-            event=Event.TIMEOUT.value,
-            actor=SYSTEM,
-            payload_hash=req.payload_hash,
-            at=now,
-            to_state=predicted_state(req, d, now),
-        )
-        out.append(["", "", seal, "", ""])
+        to = predicted_state(req, d, now)
+        out.append(sealed(signer, rid, d, now, at=fence, new_hash="", read=req.payload_hash, to=to))
     return out
+
+
+def log_moved(rid: str, d: Decision, h: dict[str, str], was: str | None) -> None:
+    """The log line of a transition that took: `h` the script's reply, `was` the state
+    it moved from."""
+    log.info(
+        "transition",
+        extra={
+            "request_id": rid,
+            "event": d.event.value,
+            "actor": d.actor,
+            "from_state": was,
+            "to_state": h["state"],
+            "version": int(h["version"]),
+            "tool": h["tool"],
+            "run_id": h.get("run_id") or None,
+        },
+    )
 
 
 def log_created(req: ActionRequest, requester: str, claimer: str | None) -> None:
@@ -88,22 +163,53 @@ def log_created(req: ActionRequest, requester: str, claimer: str | None) -> None
         )
 
 
-def argv_of(d: Decision, now: int, new_args: str, new_hash: str) -> list[str | int]:
-    """The TRANSITION script's ARGV, in the order documented there."""
-    return [
-        now,
-        d.event.value,
-        d.actor,
-        json.dumps(list(d.actor_groups)),
-        d.payload_hash or "",
-        d.view_hash or "",
-        d.reason_code or "",
-        d.text or "",
-        new_args,
-        new_hash,
-        "" if d.fence is None else d.fence,
-        d.detail or "",
-        "1" if d.has_compensation else "0",
-        WAKE_TTL_S,
-        d.via or "",
-    ]
+@dataclass(frozen=True)
+class Signed:
+    """What a transition carries beside the decision: `expect`, '' or the version the
+    caller signed or checked (moved since: the script answers 'moved'); `seal`, serve's
+    signature of the decision; `leave`, a timeout without the key leaves an
+    auto-approval undone."""
+
+    expect: str = ""
+    seal: str = ""
+    leave: bool = False
+
+
+def argv_of(
+    d: Decision,
+    now: int,
+    signed: Signed,
+    *,
+    lean: bool = False,
+    new_args: str = "",
+    new_hash: str = "",
+    forged: str = "",
+) -> list[str | int]:
+    """The ARGV of `d`'s script (bot/store/scripts `script_for`), in the order its
+    first lines name them. `lean`: on 'ok' the script replies with id, state, version,
+    tool and run_id only; `forged`, on a claim: why the executor refuses the decision."""
+    head: list[str | int] = [now, d.actor, signed.expect, "1" if lean else ""]
+    if d.event in HUMAN_EVENTS:
+        head.insert(1, d.event.value)
+        return [
+            *head,
+            json.dumps(list(d.actor_groups)),
+            d.payload_hash or "",
+            d.view_hash or "",
+            d.reason_code or "",
+            d.text or "",
+            new_args,
+            new_hash,
+            d.via or "",
+            signed.seal,
+            "1" if d.foreign else "",
+        ]
+    if d.event == Event.TIMEOUT:
+        fence = "" if d.fence is None else d.fence
+        return [*head, fence, signed.seal, "1" if signed.leave else ""]
+    if d.event == Event.CLAIM:
+        return [*head, forged]
+    if d.event == Event.CANCEL:
+        return [*head, d.reason_code or "", d.text or "", d.view_hash or ""]
+    head.insert(1, d.event.value)
+    return [*head, d.detail or "", "1" if d.has_compensation else "0"]

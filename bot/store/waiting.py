@@ -17,6 +17,11 @@ from redis.asyncio import Redis
 
 from bot.store.hub import hub_for
 
+# An item's wake stream: the scripts add an entry per version and keep the newest few
+# (a waiter reads only past its own version); one nobody moves for this long expires.
+WAKE_MAXLEN = 16
+WAKE_TTL_S = 86_400
+
 
 class Versioned(Protocol):
     @property

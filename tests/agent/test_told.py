@@ -16,8 +16,8 @@ from bot.agent.llm import ChatClient
 from bot.agent.loader import Agent
 from bot.agent.tools import tool
 from bot.core.states import Event, State
-from bot.errors import PayloadError
 from bot.demo.claw_script import claw_responder
+from bot.errors import PayloadError
 from bot.sandbox.model import ScriptedModel, call, say
 from bot.store import audit, keys
 from bot.store.tools import record, schema_of

@@ -17,11 +17,11 @@ from rich.console import Console
 
 from bot.config import Settings
 from bot.core.models import RiskTier
-from bot.demo.app import DemoOptions, demo_responder, serve_demo
 from bot.demo.agents import refunds
+from bot.demo.app import DemoOptions, demo_responder, serve_demo
 from bot.demo.policy import demo_policy
-from bot.sandbox.model import Turn
 from bot.demo.refund_script import refund_responder
+from bot.sandbox.model import Turn
 from tests.e2e.conftest import eventually
 
 SYSTEM = {"role": "system", "content": "You handle refund requests."}

@@ -21,7 +21,7 @@ from bot.core.states import Event
 from bot.errors import HitlError
 from bot.store import audit, keys
 from bot.store.requests import RequestStore
-from bot.store.scripts import CREATE, TRANSITION
+from bot.store.scripts import CREATE, TRANSITION_SCRIPTS
 
 # The helper as earlier releases ran it: every value stored, empty or not, and the zero
 # prev of a first entry. The oracle the new form is compared against.
@@ -47,7 +47,7 @@ def old_release(redis: Redis, store: RequestStore, clock: FakeClock) -> RequestS
     """A store writing audit entries as the previous release did, its ids shared."""
     old = RequestStore(redis, clock=clock, ids=store.ids)
     old._create = redis.register_script(older(CREATE))
-    old._transition = redis.register_script(older(TRANSITION))
+    old._scripts = {name: redis.register_script(older(s)) for name, s in TRANSITION_SCRIPTS.items()}
     return old
 
 

@@ -1,21 +1,18 @@
 """What a waiting request holds in Redis: no empty field, no empty level list, one index
-entry less; and a request stored in the older, fuller form reads and moves the same."""
+entry less."""
 
 from __future__ import annotations
 
 import json
 from typing import cast
 
-import pytest
 from redis.asyncio import Redis
 
 from bot.clock import FakeClock
 from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
-from bot.core.states import Event, State
-from bot.errors import AlreadyResolved
+from bot.core.states import Event
 from bot.store import audit, keys
-from bot.store.codec import OPTIONAL, to_hash
 from bot.store.requests import RequestStore
 
 
@@ -77,60 +74,3 @@ async def test_ids_between_finds_requests_in_review_and_out_of_it_oldest_first(
     ids = [r.id for r in made] + [free.id]
     assert await store.ids_between() == ids
     assert await store.ids_between(made[1].created_at, made[2].created_at) == ids[1:3]
-
-
-def legacy(req: ActionRequest) -> dict[str, str]:
-    """The hash as stored before empty fields were left out: every field, chains in full."""
-    h = {k: "" for k in OPTIONAL} | to_hash(req)
-    h["levels"] = json.dumps([lv.model_dump() for lv in req.levels], separators=(",", ":"))
-    return h
-
-
-@pytest.mark.parametrize("outcome", ["approve", "reject", "timeout"])
-async def test_a_request_stored_in_the_older_form_reads_and_moves_the_same(
-    store: RequestStore, policy: Policy, redis: Redis, clock: FakeClock, outcome: str
-) -> None:
-    """Requests written by the previous release keep working after an upgrade."""
-    req = (await store.create(policy, tool="refund", args={"amount": 9}, requester="U1")).request
-    full = legacy(await store.get(req.id))
-    assert "" in full.values() and '"users":[]' in full["levels"]
-    await redis.hset(keys.request(req.id), mapping=full)  # type: ignore[misc]
-    await redis.hdel(keys.request(req.id), "terms")  # held inline before, not by reference
-    await redis.zadd(keys.request_keys(req.id)[4], {req.id: req.created_at})
-    assert await store.get(req.id) == req
-    assert await store.ids_between() == [req.id]
-
-    if outcome == "approve":
-        moved = (await store.transition(req.id, approve(req, "UBOSS"))).request
-        assert moved.state == State.APPROVED
-        assert (await store.transition(req.id, approve(req, "UBOSS"))).repeat
-        with pytest.raises(AlreadyResolved) as err:
-            await store.transition(
-                req.id,
-                Decision(
-                    event=Event.REJECT,
-                    actor="UOPS",
-                    payload_hash=req.payload_hash,
-                    reason_code="too_risky",
-                ),
-            )
-        assert err.value.by == "UBOSS"
-    elif outcome == "reject":
-        rejected = Decision(
-            event=Event.REJECT,
-            actor="UBOSS",
-            payload_hash=req.payload_hash,
-            reason_code="too_risky",
-            text="no",
-        )
-        moved = (await store.transition(req.id, rejected)).request
-        assert moved.state == State.CANCELLED and moved.expires_at is None
-    else:
-        assert req.expires_at is not None
-        clock.advance(req.expires_at - clock.now)
-        moved = (await store.transition(req.id, Decision(event=Event.TIMEOUT))).request
-        assert moved.state in (State.PENDING_REVIEW, State.AUTO_REJECTED)
-    got = await store.get(req.id)  # a refusal since moved the audit head only
-    assert got.model_copy(update={"audit_head": moved.audit_head}) == moved
-    assert await store.ids_between() == [req.id]
-    assert await audit.verify_request(redis, req.id) is None

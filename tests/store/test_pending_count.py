@@ -95,8 +95,8 @@ async def test_a_scrape_reads_no_request_once_counts_are_whole(
 async def test_a_store_without_counts_or_with_wrong_ones_is_counted_again(
     store: RequestStore, policy: Policy, redis: Redis
 ) -> None:
-    """As an earlier release left the store (no counts), or a rolling upgrade's older
-    process (requests in and out of review the counts never heard of)."""
+    """Counts lost (a fresh store has none), or wrong: requests in and out of review
+    the counts never heard of (a hand edit, a partial restore)."""
     await some(store, policy)
     for shard in range(keys.SHARDS):
         await redis.delete(keys.pending_tiers(shard))
@@ -107,4 +107,24 @@ async def test_a_store_without_counts_or_with_wrong_ones_is_counted_again(
     await redis.hincrby(counts, one.risk.value, -1)  # type: ignore[misc]  # entered unseen
     assert await pending_count.by_tier(redis) == await truth(store)
     await redis.hincrby(counts, "critical", 3)  # type: ignore[misc]  # left unseen
+    assert await pending_count.by_tier(redis) == await truth(store)
+
+
+async def test_a_recount_over_ids_the_index_no_longer_holds_writes_nothing(
+    store: RequestStore, policy: Policy, redis: Redis
+) -> None:
+    """The recount reads only the request keys it is given: given a list the index has
+    moved past (a request created or decided in between), it counts nothing."""
+    made = await some(store, policy)
+    shard = keys.shard_of(made[0].id)
+    index, counts = keys.pending(shard), keys.pending_tiers(shard)
+    ids = cast(list[str], await redis.zrange(index, 0, -1))
+    recount = redis.register_script(pending_count.RECOUNT)
+    before = await redis.hgetall(counts)  # type: ignore[misc]
+    gone = next(f"x{i}" for i in range(1000) if keys.shard_of(f"x{i}") == shard)  # one slot
+    stale = [*ids[1:], gone]
+    got = await recount(
+        keys=[index, counts, *(keys.request(i) for i in stale)], args=[pending_count.WHOLE, *stale]
+    )
+    assert got is None and await redis.hgetall(counts) == before  # type: ignore[misc]
     assert await pending_count.by_tier(redis) == await truth(store)

@@ -177,7 +177,7 @@ def ensure_server(data_dir: Path, *, timeout: float = 10.0) -> EmbeddedServer:
             SOCKET_PATH_TOO_LONG.format(path=sock, length=length, limit=MAX_SOCKET_PATH)
         )
     # Most calls find the server up: answer those without touching the lock (but with
-    # the data kept private: a server an older version started may have left it open).
+    # the data kept private: whoever started the server may have left it open).
     if ping_socket(sock) is Liveness.READY:
         make_private(data_dir)
         return _attached(data_dir)
@@ -282,7 +282,7 @@ def _start(data_dir: Path, deadline: float, timeout: float) -> EmbeddedServer:
                 )
             )
         if ping_socket(data_dir / SOCKET_NAME) is Liveness.READY:
-            make_private(data_dir)  # files an earlier server left at 0644, the config
+            make_private(data_dir)  # files a server left at 0644, the config
             return EmbeddedServer(
                 url=socket_url(data_dir),
                 owned=True,

@@ -164,9 +164,9 @@ class EmbeddedWatch:
             log.info(line, extra={"valkey_pid": server.pid})
 
     async def _watch(self) -> None:
-        # Not `while True`: under load close() was seen waiting forever on this task,
-        # marked "cancelling" yet still looping, the cancel lost inside a timed redis-py
-        # command and taken below for a failed ping. The flag ends the loop regardless.
+        # Not `while True`: under load a cancel can be lost inside a timed redis-py
+        # command and taken below for a failed ping, leaving this task "cancelling" yet
+        # looping and close() waiting forever. The flag ends the loop regardless.
         while not self._closing:
             await asyncio.sleep(self.interval_s)
             try:

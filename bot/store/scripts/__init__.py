@@ -1,0 +1,66 @@
+"""The store's Lua scripts, one per transition, as named constants. Each is one atomic
+round trip.
+
+Times come in as ARGV (never the server's clock), so the injected clock of the caller
+is the only clock. Each script starts with the constants and helpers of
+`common.COMMON` (the transition table rendered from `bot.core.states.TRANSITIONS`, so
+Lua and the pure model share one table); its own text (`NAME.lua` beside this file)
+names its KEYS and ARGV in its first lines. The guards mirror `bot.core.machine`, and
+a property test runs both side by side (tests/store/lua_vs_core.py).
+
+Every request script takes the request's KEYS (bot/store/keys.py `request_keys`):
+one hash tag, so each touches one cluster slot. Replies are {status, JSON}.
+"""
+
+from __future__ import annotations
+
+from bot.core.states import HUMAN_EVENTS, Event
+from bot.store.scripts.common import COMMON, TERMS_ERROR, TRANSITION_COMMON, read
+
+__all__ = [
+    "ALL",
+    "CANCEL",
+    "CLAIM",
+    "CREATE",
+    "DECIDE",
+    "QUESTION",
+    "REPORT",
+    "TERMS_ERROR",
+    "TIMEOUT",
+    "TRANSITION_SCRIPTS",
+    "script_for",
+]
+
+CREATE = TRANSITION_COMMON + read("create.lua")
+DECIDE = TRANSITION_COMMON + read("decide.lua")
+TIMEOUT = TRANSITION_COMMON + read("timeout.lua")
+CLAIM = TRANSITION_COMMON + read("claim.lua")
+REPORT = TRANSITION_COMMON + read("report.lua")
+CANCEL = TRANSITION_COMMON + read("cancel.lua")
+QUESTION = COMMON + read("question.lua")
+
+# The transition scripts by name, and the name of each event's script.
+TRANSITION_SCRIPTS: dict[str, str] = {
+    "decide": DECIDE,
+    "timeout": TIMEOUT,
+    "claim": CLAIM,
+    "report": REPORT,
+    "cancel": CANCEL,
+}
+_BY_EVENT: dict[Event, str] = {e: "decide" for e in HUMAN_EVENTS} | {
+    Event.TIMEOUT: "timeout",
+    Event.CLAIM: "claim",
+    Event.SUCCEED: "report",
+    Event.FAIL: "report",
+    Event.ROLLBACK_OK: "report",
+    Event.ROLLBACK_FAILED: "report",
+    Event.CANCEL: "cancel",
+}
+ALL: dict[str, str] = {"create": CREATE, **TRANSITION_SCRIPTS, "question": QUESTION}
+
+
+def script_for(event: Event) -> str | None:
+    """The name of the script that applies `event`; None for the steps the machine
+    chains on its own (close, reassign, compensate, give_up) and `create`, which no
+    caller sends as a decision."""
+    return _BY_EVENT.get(event)

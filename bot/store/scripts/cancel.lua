@@ -1,0 +1,20 @@
+-- CANCEL: the run was stopped, or an operator withdrew the request, before it ran.
+local K = request_keys()
+local now, actor = tonumber(ARGV[1]), ARGV[2]
+local expect, lean = ARGV[3], ARGV[4]  -- see `begin` and `commit`
+local reason, text, view = ARGV[5], ARGV[6], ARGV[7]  -- why, in a code and in words
+
+local t, done = begin(K, now, E.cancel, actor, expect, false)
+if not t then return done end
+local s = t.state
+if s ~= S.pending_review and s ~= S.approved and s ~= S.auto_approved then
+  return resolved_or_invalid(t)
+end
+if t.h.res_actor == '' then resolve(t, E.cancel, reason, text, view, '') end
+move(t, E.cancel, S.cancelled)
+return commit(t, nil, function(e)
+  e.reason_code, e.text, e.view_hash = t.upd.res_reason, t.upd.res_text, view
+  -- A cancel after an approval keeps the approval as the resolution; its own why
+  -- (a refused edit, a lapsed claim) still belongs in the audit.
+  if t.upd.res_reason == nil then e.reason_code, e.text = reason, text end
+end, lean)

@@ -1,0 +1,99 @@
+"""What every script is made of, rendered from Python so the Lua and the rest of the
+store share one definition: the transition table, states, events, reason codes, the
+stored-field lists, key names and stream lengths.
+
+The audit chain uses `redis.sha1hex` because it is the hash Lua has inside the
+atomic step; the chain proves order and integrity against edits that do not
+recompute it, and `payload_hash` (sha256, computed in Python) binds decisions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from importlib.resources import files
+
+from bot.core.chain import ALWAYS
+from bot.core.models import SYSTEM, QuestionState, RiskTier
+from bot.core.seal import FORGED
+from bot.core.states import FINAL, HUMAN_EVENTS, TRANSITIONS, Event, ReasonCode, State, SystemReason
+from bot.store import keys
+from bot.store.codec import GONE, OPTIONAL, REF_LEN, TERMS
+from bot.store.events import MAXLEN
+from bot.store.waiting import WAKE_MAXLEN, WAKE_TTL_S
+
+# How the scripts' errors about a request's review terms start; callers match it.
+TERMS_ERROR = "hitl: review terms"
+
+
+def _str(v: object) -> str:
+    return "'" + str(v).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def lua_set(names: Iterable[object]) -> str:
+    return "{" + ", ".join(f"[{_str(n)}]=true" for n in names) + "}"
+
+
+def lua_list(names: Iterable[object]) -> str:
+    return "{" + ", ".join(_str(n) for n in names) + "}"
+
+
+def lua_map(m: Mapping[str, object]) -> str:
+    return "{" + ", ".join(f"[{_str(k)}]={_str(v)}" for k, v in m.items()) + "}"
+
+
+# `S.name`, `E.name`, `SR.name` and `QS.name` in a script's text are its state, event,
+# system reason and question state names: each is replaced by its quoted value as the
+# script is read, so a name the enum lacks fails at import, not as a nil at run time,
+# and the server spends nothing on looking them up.
+ENUMS: dict[str, type[StrEnum]] = {
+    "S": State,
+    "E": Event,
+    "SR": SystemReason,
+    "QS": QuestionState,
+}
+_NAME = re.compile(r"\b(" + "|".join(ENUMS) + r")\.([a-z_]+)\b")
+
+
+def _named(m: re.Match[str]) -> str:
+    enum, name = ENUMS[m[1]], m[2]
+    try:
+        return _str(enum(name).value)
+    except ValueError:
+        raise ValueError(f"{m[0]}: {enum.__name__} has no member {name!r}") from None
+
+
+def render(text: str) -> str:
+    """A script's text with its enum names replaced by their values."""
+    return _NAME.sub(_named, text)
+
+
+def read(name: str) -> str:
+    return render(files(__package__).joinpath(name).read_text())
+
+
+_ALLOWED = (f"{a.value}|{e.value}|{b.value}" for a, e, b in TRANSITIONS)
+_ALWAYS = ", ".join(f"[{_str(g)}]={lua_list(ks)}" for g, ks in ALWAYS.items())
+CONSTANTS = (
+    f"local ALLOWED = {lua_set(_ALLOWED)}\n"
+    + f"local FINAL = {lua_set(s.value for s in FINAL)}\n"
+    + f"local HUMAN = {lua_set(e.value for e in HUMAN_EVENTS)}\n"
+    + f"local REASONS = {lua_set(r.value for r in ReasonCode)}\n"
+    + f"local OPTIONAL = {lua_list(OPTIONAL)}\n"
+    + f"local TERMS = {lua_set(TERMS)}\n"
+    + f"local GONE = {lua_map(GONE)}\n"
+    + f"local REF_LEN = {REF_LEN}\n"
+    + f"local ALWAYS = {{{_ALWAYS}}}\n"
+    + f"local REQUEST_KEYS = {lua_list(keys.REQUEST_KEYS)}\n"
+    + f"local DUE_REQUEST, DUE_QUESTION = {_str(keys.DUE_REQUEST)}, {_str(keys.DUE_QUESTION)}\n"
+    + f"local EVENTS_MAXLEN, WAKE_MAXLEN = {MAXLEN}, {WAKE_MAXLEN}\n"
+    + f"local WAKE_TTL_S = {WAKE_TTL_S}\n"
+    + f"local SYSTEM, LOW_RISK = {_str(SYSTEM)}, {_str(RiskTier.LOW.value)}\n"
+    + f"local TERMS_ERROR, FORGED = {_str(TERMS_ERROR)}, {_str(FORGED)}\n"
+)
+
+# Every script: the constants, then the helpers that read, write and audit an item.
+COMMON = CONSTANTS + read("common.lua")
+# Every request transition (and CREATE, which may claim): those and the transition's.
+TRANSITION_COMMON = COMMON + read("transition.lua")

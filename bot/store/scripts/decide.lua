@@ -1,0 +1,81 @@
+-- DECIDE: a person approves, edits and approves, or rejects a request in review.
+local K = request_keys()
+local now, event, actor = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+local expect, lean = ARGV[4], ARGV[5]  -- see `begin` and `commit`
+local groups = cjson.decode(ARGV[6])  -- the actor's groups and channels
+local seen, view = ARGV[7], ARGV[8]  -- the payload hash and the card's hash they saw
+local reason, text = ARGV[9], ARGV[10]  -- a rejection's code and words
+local new_args, new_hash = ARGV[11], ARGV[12]  -- an edit's arguments and their hash
+local via = ARGV[13]  -- how they decided: '' a button, 'thread_reply:CHANNEL:TS' a reply
+local seal = ARGV[14]  -- serve's signature (bot/core/seal.py): kept with the decision
+local foreign = ARGV[15]  -- '1': the actor is from another workspace: '*' never counts
+if not HUMAN[event] then return error('DECIDE takes a person\'s decision, not ' .. event) end
+
+local t, done = begin(K, now, event, actor, expect, true)
+if not t then return done end
+local h = t.h
+local entry = {payload_hash = seen, view_hash = view, via = (via ~= '' and via) or nil}
+
+local approvals = list(h.approvals)
+local mine = false
+for _, a in ipairs(approvals) do if a[1] == actor then mine = true end end
+if event == E.reject then
+  if h.res_event == E.reject and h.res_actor == actor then return {'repeat', flat(h)} end
+elseif mine and (event ~= E.edit_and_approve or new_hash == h.payload_hash)
+       and (h.res_event == '' or h.res_event == E.approve
+            or h.res_event == E.edit_and_approve) then
+  return {'repeat', flat(h)}
+end
+if t.state ~= S.pending_review then return resolved_or_invalid(t, entry) end
+if now >= tonumber(h.expires_at) then return refuse(t, 'expired', entry) end
+local own = actor == h.requester or (h.obo ~= '' and actor == h.obo)
+if own and event ~= E.reject and h.self_approval ~= '1' then
+  return refuse(t, 'not_eligible', entry)
+end
+local ok = own and event == E.reject  -- saying no to one's own request is always safe
+local names = {}
+for _, n in ipairs(list(h.approvers)) do names[n] = true end
+local levels = list(h.levels)
+for i = 1, tonumber(h.level) + 1 do
+  local lv = levels[i]
+  if lv then
+    for _, n in ipairs(lv.users or {}) do names[n] = true end
+    for _, n in ipairs(lv.groups or {}) do names[n] = true end
+  end
+end
+if (names['*'] and foreign ~= '1') or names[actor] then ok = true end
+for _, g in ipairs(groups) do if names[g] then ok = true end end
+if not ok then return refuse(t, 'not_eligible', entry) end
+if seen ~= h.payload_hash then return refuse(t, 'stale_payload', entry) end
+
+local expires_in
+if event == E.reject then
+  if not REASONS[reason] then return refuse(t, 'invalid', entry) end
+  resolve(t, E.reject, reason, text, view, seal)
+  move(t, E.reject, S.rejected)
+  move(t, E.close, S.cancelled)
+else
+  if event == E.edit_and_approve then
+    if h.allow_edit ~= '1' or new_args == '' then return refuse(t, 'invalid', entry) end
+    t.upd.args, t.upd.payload_hash = new_args, new_hash
+    t.upd.original_hash = (h.original_hash ~= '' and h.original_hash) or h.payload_hash
+    approvals = {}
+  end
+  if seal ~= '' then approvals[#approvals + 1] = {actor, now, seal}
+  else approvals[#approvals + 1] = {actor, now} end
+  t.upd.approvals = cjson.encode(approvals)
+  if #approvals < tonumber(h.quorum) then
+    move(t, event, S.pending_review)
+    expires_in = tonumber(h.expires_at) - now
+  else
+    resolve(t, event, '', text, view, seal)
+    move(t, event, S.approved)
+    expires_in = tonumber(h.claim_ms)
+  end
+end
+return commit(t, expires_in, function(e, r)
+  e.reason_code, e.text, e.view_hash = t.upd.res_reason, t.upd.res_text, view
+  if r[1] == E.edit_and_approve then e.original_hash = h.original_hash end
+  if via ~= '' then e.via = via end
+  if seal ~= '' and r[1] == event then e.seal = seal end
+end, lean)
