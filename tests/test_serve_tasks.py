@@ -27,7 +27,8 @@ from bot.server.serve import ServeOptions, run_serve
 from bot.store import keys
 from bot.store.requests import RequestStore
 from bot.supervise import Backoff, Supervisor
-from tests.e2e.conftest import POLICY, SECRET, TOKEN, eventually
+from tests.e2e.conftest import POLICY, SECRET, TOKEN
+from tests.poll import eventually
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -91,7 +92,7 @@ async def posted(redis: Redis) -> str:
     async def ts() -> str | None:
         return await redis.hget(keys.request(made.request.id), "msg_ts")  # type: ignore[no-any-return]
 
-    return await eventually(ts, 15)
+    return await eventually(ts, timeout_s=15)
 
 
 def restarts(metrics: str, task: str) -> int:
@@ -159,7 +160,7 @@ async def test_serve_trims_delivered_events_and_keeps_one_slack_refused_until_it
         async def retried() -> bool:
             return fault.remaining <= 1000 - 4  # tried, reclaimed after 0.5 s, tried again
 
-        await eventually(retried, 30)
+        await eventually(retried, timeout_s=30)
         assert await redis.xlen(stream) >= 1
         assert await redis.hget(keys.request(made.request.id), "msg_ts") is None
         served.emu.faults.clear()
@@ -167,7 +168,7 @@ async def test_serve_trims_delivered_events_and_keeps_one_slack_refused_until_it
         async def card() -> str | None:
             return await redis.hget(keys.request(made.request.id), "msg_ts")  # type: ignore[no-any-return]
 
-        await eventually(card, 30)
+        await eventually(card, timeout_s=30)
         await eventually(trimmed)
 
 
@@ -216,7 +217,7 @@ async def test_while_valkey_is_down_serve_logs_a_few_lines_and_health_names_the_
             async def healthy() -> bool:
                 return (await served.health()).status_code == 200
 
-            await eventually(healthy, 30)
+            await eventually(healthy, timeout_s=30)
             # Valkey came back empty: groups and scripts are made again, delivery resumes.
             await redis.aclose()  # the test's own client still holds the dead connection
             redis = Redis.from_url(url, decode_responses=True)

@@ -15,7 +15,8 @@ from bot.core.models import RunState
 from bot.sandbox.model import say
 from bot.store import keys
 from bot.supervise import Backoff, Supervisor
-from tests.agent.conftest import ModelFactory, Stores, eventually
+from tests.agent.conftest import ModelFactory, Stores
+from tests.poll import eventually
 
 FAST = Backoff(first_s=0.05, cap_s=0.3)
 

@@ -17,7 +17,8 @@ import pytest
 
 from bot.core.payload import MAX_ARGS_DEPTH
 from bot.core.states import State
-from tests.e2e.conftest import Bot, eventually
+from tests.e2e.conftest import Bot
+from tests.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 

@@ -19,7 +19,8 @@ from bot.sandbox.cards import cards, cards_per_request, live_cards_per_request
 from bot.sandbox.slack import Message
 from bot.slack import render
 from bot.store import keys
-from tests.e2e.conftest import Bot, button_values, eventually
+from tests.e2e.conftest import Bot, button_values
+from tests.poll import eventually
 
 LOST = 15.0  # past the bot's 10 s Web API timeout
 
@@ -35,7 +36,7 @@ async def test_a_lost_answer_leaves_one_card_and_its_buttons_work(bot: Bot) -> N
     bot.emu.add_delay(LOST, method="chat.postMessage")
     rid = await bot.propose("drop_claw", {"x": 3})
     await _held(bot)
-    ch, ts = await bot.message_of(rid, timeout=30)
+    ch, ts = await bot.message_of(rid, timeout_s=30)
     state = bot.emu.state()
     assert cards_per_request(state)[rid] == 1, cards(state)
     assert [c.ts for c in cards(state) if c.request_id == rid] == [ts]
@@ -70,7 +71,7 @@ async def test_a_card_whose_request_was_decided_meanwhile_loses_its_buttons(bot:
             and not live_cards_per_request(state)[rid]
         )
 
-    await eventually(settled, timeout=30)
+    await eventually(settled, timeout_s=30)
     (card,) = [c for c in cards(bot.emu.state()) if c.request_id == rid]
     shown = next(m for m in bot.emu.messages(card.channel) if m.ts == card.ts)
     assert "approved" in shown.text.lower()
@@ -96,7 +97,7 @@ async def test_a_lost_answer_to_an_escalation_dm_leaves_one_dm(bot: Bot) -> None
         posts = await bot.redis.hgetall(keys.posts(rid))
         return any(f.endswith(":done") for f in posts)
 
-    await eventually(recorded, timeout=30)
+    await eventually(recorded, timeout_s=30)
     (dm,) = dms()
     assert cards_per_request(bot.emu.state())[rid] == 1  # escalation posts are not cards
     await bot.emu.click("UPARENT", render.ACTION_APPROVE, channel=dm.channel, ts=dm.ts)
@@ -119,6 +120,6 @@ async def test_a_lost_answer_to_a_question_post_leaves_one_question(bot: Bot) ->
     async def saved() -> str | None:
         return await bot.redis.hget(keys.question(q.id), "msg_ts")
 
-    ts = await eventually(saved, timeout=30)
+    ts = await eventually(saved, timeout_s=30)
     shown = [m for m in bot.emu.messages("hitl-approvals") if q.id in str(m.blocks)]
     assert [m.ts for m in shown] == [ts]

@@ -9,7 +9,8 @@ import pytest
 from bot.core.models import RunState
 from bot.core.states import State
 from bot.slack import render
-from tests.e2e.conftest import Agents, Bot, all_text, button_values, eventually
+from tests.e2e.conftest import Agents, Bot, all_text, button_values
+from tests.poll import eventually
 
 
 @pytest.fixture(params=["http", "socket"])
@@ -27,7 +28,7 @@ async def _reply_with(bot: Bot, ch: str, ts: str, needle: str) -> Any:
         found = [m for m in bot.emu.replies(ch, ts) if needle in (m.text + all_text(m.blocks))]
         return found[-1] if found else None
 
-    return await eventually(probe, timeout=15)
+    return await eventually(probe, timeout_s=15)
 
 
 async def test_mention_question_answer_approval_and_prize(bot: Bot, agents: Agents) -> None:
@@ -45,7 +46,7 @@ async def test_mention_question_answer_approval_and_prize(bot: Bot, agents: Agen
         run = await bot.runs.get(run_id)
         return run if run.state == RunState.FINISHED else None
 
-    run = await eventually(finished, timeout=15)
+    run = await eventually(finished, timeout_s=15)
     assert "bear" in (run.result or "")
     await _reply_with(bot, ch, home, "Got it")
     assert question is not None
@@ -73,7 +74,7 @@ async def test_thread_reply_steers_the_next_tool_call(bot: Bot, agents: Agents) 
         run = await bot.runs.get(run_id)
         return run if run.state == RunState.FINISHED else None
 
-    run = await eventually(finished, timeout=15)
+    run = await eventually(finished, timeout_s=15)
     assert "penguin" in (run.result or "")
 
 
@@ -128,6 +129,6 @@ async def test_hitl_stop_ends_the_run_and_withdraws_its_approval(bot: Bot, agent
         run = await bot.runs.get(run_id)
         return run if run.state == RunState.STOPPED else None
 
-    await eventually(stopped, timeout=15)
+    await eventually(stopped, timeout_s=15)
     assert waiting is not None
     assert (await bot.requests.get(waiting)).state == State.CANCELLED
