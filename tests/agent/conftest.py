@@ -13,6 +13,7 @@ from bot.agent.llm import ChatClient
 from bot.agent.loader import Agent
 from bot.agent.loop import LoopConfig, RunLoop
 from bot.agent.loop import Stores as AgentStores
+from bot.clock import wall_ms
 from bot.core.models import ActionRequest, Decision, Run
 from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event
@@ -29,6 +30,19 @@ AGENT_POLICY = parse_policy(
         },
     }
 )
+
+
+class AheadClock:
+    """The wall clock, moved ahead when told: a wait looks long without taking long."""
+
+    def __init__(self) -> None:
+        self.ahead_ms = 0
+
+    def __call__(self) -> int:
+        return wall_ms() + self.ahead_ms
+
+    def advance(self, ms: int) -> None:
+        self.ahead_ms += ms
 
 
 @dataclass(frozen=True)
