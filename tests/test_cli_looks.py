@@ -1,4 +1,4 @@
-"""The operator's CLI as a person reads it (issue 12): help without type noise, whole
+"""The operator's CLI as a person reads it: help without type noise, whole
 table cells when piped, durations as a policy writes them, and runs you can look at."""
 
 from __future__ import annotations

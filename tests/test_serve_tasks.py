@@ -105,8 +105,8 @@ async def test_a_notifier_whose_group_cannot_be_made_recovers_and_delivers(
     redis: Redis, redis_url: str, tmp_path: Path
 ) -> None:
     # A key of the wrong type where a shard's event stream belongs: XGROUP CREATE fails at
-    # start (WRONGTYPE), as it may on a Redis someone else also writes to. The old notifier
-    # and metrics collector died of it silently and never delivered a thing.
+    # start (WRONGTYPE), as it may on a Redis someone else also writes to. A notifier or
+    # metrics collector that died of it would never deliver a thing, and say nothing.
     await redis.set(keys.events(0), "not a stream")
     tasks = Supervisor(backoff=Backoff(first_s=0.05, cap_s=0.3), grace_s=0.3, settle_s=0.3)
     async with serving(redis_url, tmp_path, tasks) as served:
@@ -230,8 +230,8 @@ async def test_while_valkey_is_down_serve_logs_a_few_lines_and_health_names_the_
         assert restarts(text, task) >= 3
         lines = [r for r in caplog.records if getattr(r, "task", None) == task]
         failures = [r for r in lines if r.levelno == logging.WARNING]
-        # One line per failure, the backoff keeping them few (the old sweeper alone
-        # logged a traceback every 50 ms here), and a traceback only for a new error.
+        # One line per failure, the backoff keeping them few (a sweeper restarted without
+        # one would log a traceback every 50 ms here), and a traceback only for a new error.
         assert len(failures) == tasks.tasks[task].restarts <= 12, failures
         assert sum(r.exc_info is not None for r in failures) <= 3
         assert any("recovered" in r.getMessage() for r in lines)

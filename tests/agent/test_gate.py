@@ -517,9 +517,9 @@ class _Trips:
 async def test_a_free_call_is_two_round_trips(
     stores: Stores, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 13: a free call of a worker's run is created already claimed with the run's
-    corrections and stop flag checked in the same step, then its outcome: two round
-    trips, and the same trail as ever."""
+    """A free call of a worker's run is created already claimed, with the run's
+    corrections and stop flag checked in the same step, then its outcome is reported: two
+    round trips, and the full trail from review to completed in its audit."""
     run = await stores.start()
     effects: list[dict[str, Any]] = []
     agent = charging_agent(effects)

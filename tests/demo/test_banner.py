@@ -1,4 +1,4 @@
-"""The demo banner's commands work when pasted (issue 12): after the README's install the
+"""The demo banner's commands work when pasted: after the README's install the
 CLI is .venv/bin/hitl-bot, not on PATH."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The refunds desk's $4,200 story (issue 12): a correction shows in the refund's reason,
+"""The refunds desk's $4,200 story: a correction shows in the refund's reason,
 and every new run can tell the story again in the same demo session."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a person sees on the emulator's page (issue 12), in a real headless Chromium with
+"""What a person sees on the emulator's page, in a real headless Chromium with
 the real bot behind it: where the page opens, a new card in view, reactions as emoji, the
 reject modal, the status bar and dates. Each test keeps a screenshot, looks.png, in its
 tmp_path for a person to look at.

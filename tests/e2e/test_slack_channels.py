@@ -1,4 +1,4 @@
-"""Channel principals resolved in Slack when the policy loads (issue 25), through the
+"""Channel principals resolved in Slack when the policy loads, through the
 emulator: at `serve`'s start and in `hitl-bot policy check`.
 
 - An unknown or archived channel is refused, naming it.

@@ -47,7 +47,7 @@ async def test_an_edited_drop_runs_the_edit_and_the_model_is_told(bot: Bot, agen
     def args(text: str) -> dict[str, Any]:
         return {render.ARGS_BLOCK: {render.ARGS_ACTION: text}}
 
-    # The edit from the bug report: drop_claw takes no `force`, so it is refused here,
+    # An edit the tool cannot take: drop_claw has no `force`, so it is refused here,
     # in the modal, instead of being approved and then cancelled behind the kid's back.
     bad = await bot.emu.submit("UPARENT", view.id, args('{"target": "penguin", "force": 11}'))
     assert bad.view_action == "errors" and "force" in json.dumps(bad.errors), bad

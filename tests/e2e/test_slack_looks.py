@@ -1,4 +1,4 @@
-"""A run's thread as the people in it read it (issue 12): one folded line for the calls
+"""A run's thread as the people in it read it: one folded line for the calls
 without review, refusals beside the card, and a /hitl run card that follows its run."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Thread replies that decide only what they should, through the emulator (issue 25).
+"""Thread replies that decide only what they should, through the emulator.
 
 - While a run waits on its question, a reply in its thread is the answer, never a
   decision on a card filed under the run meanwhile.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -96,7 +97,8 @@ async def test_correction_during_an_approval_withdraws_it_and_reaches_the_agent(
     await bot.emu.post("UKID", ch, "yes", thread_ts=home)
     approval = (await eventually(lambda: _with_buttons(bot, ch, home)))[-1]
     # A reply while the drop waits for approval is a correction: queued (eyes)...
-    note = await bot.emu.post("UPARENT", ch, "No, wait! The penguin!", thread_ts=home)
+    correction = "No, wait! The penguin!"
+    note = await bot.emu.post("UPARENT", ch, correction, thread_ts=home)
 
     async def reacted(name: str) -> bool:
         msg = next(m for m in bot.emu.replies(ch, home) if m.ts == note.ts)
@@ -110,8 +112,14 @@ async def test_correction_during_an_approval_withdraws_it_and_reaches_the_agent(
         return render.ACTION_APPROVE not in button_values(card.blocks)
 
     await eventually(withdrawn)
-    # ...and the correction is handed to the agent in its place (a check mark).
+    # ...and the correction is handed to the agent in its place (a check mark)...
     await eventually(lambda: reacted("white_check_mark"))
+
+    # ...which reads it: the model is sent the person's words.
+    def read_by_the_model() -> bool:
+        return any(correction in json.dumps(r.get("messages")) for r in agents.model.requests)
+
+    await eventually(read_by_the_model, what="the correction in a request to the model")
 
 
 async def test_hitl_stop_ends_the_run_and_withdraws_its_approval(bot: Bot, agents: Agents) -> None:

@@ -1,5 +1,5 @@
 """Who sees a request in Slack: `/hitl pending`, the App Home and the View button show it
-only to the people who may decide it and to the policy's operators (issue 25)."""
+only to the people who may decide it and to the policy's operators."""
 
 from __future__ import annotations
 

@@ -162,12 +162,18 @@ async def test_two_serves_two_workers_two_hundred_runs(
     run_ids = [r.json()["run_id"] for r in starts]
 
     decided: set[str] = set()
+
+    def undecided() -> dict[str, tuple[str, str]]:
+        return {rid: where for rid, where in _approval_messages(emu).items() if rid not in decided}
+
     deadline = time.monotonic() + 150
-    while len(decided) < RUNS and time.monotonic() < deadline:
-        todo = {rid: where for rid, where in _approval_messages(emu).items() if rid not in decided}
-        if not todo:
-            await asyncio.sleep(0.2)
-            continue
+    while len(decided) < RUNS:
+        todo = await eventually(
+            undecided,
+            what=f"approval messages past the {len(decided)} decided",
+            timeout_s=deadline - time.monotonic(),
+            interval_s=0.2,
+        )
         # Every message is clicked twice, once through each serve process: the
         # second click must learn the first one won.
         for url in urls:

@@ -1,4 +1,4 @@
-"""What an approver reads on a card and in a run's thread (issue 12): who may decide,
+"""What an approver reads on a card and in a run's thread: who may decide,
 dates that read as a sentence, the executing and outcome lines, the calls without review."""
 
 from __future__ import annotations
