@@ -1,11 +1,10 @@
 """Waiting in tests for what happens in another task, thread or process.
 
-The code under test never polls: it blocks on the store's wake streams. A test polls
-only what it cannot await, such as a card in the Slack emulator, a gauge in /metrics or a
-line a child process prints. Every wait here has a deadline: DEFAULT_TIMEOUT_S, unless
-the call passes a longer one for work that is slow by nature (a process start, a
-failover). When the deadline passes, the failure names what was awaited and the last
-value the probe returned.
+A test polls only what it cannot await: a card in the Slack emulator, a gauge in
+/metrics, a line a child process prints, a waiter a wait hub holds. Every wait here has a
+deadline: DEFAULT_TIMEOUT_S, unless the call passes a longer one for work that is slow by
+nature (a process start, a failover, hundreds of waiters). When the deadline passes, the
+failure names what was awaited and the last value the probe returned.
 """
 
 from __future__ import annotations
