@@ -14,13 +14,14 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
 import redis
+
+from tests.poll import eventually_sync
 
 SLOTS = 16384
 HOST = "127.0.0.1"
@@ -60,16 +61,14 @@ def _free_ports(n: int) -> list[int]:
 
 
 def _until(check: Callable[[], object], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except (redis.RedisError, OSError) as exc:
-            last = exc
-        time.sleep(0.05)
-    raise RuntimeError(f"local cluster: {what} not reached after {timeout} s ({last})")
+    """Until `check()` holds; a node that refuses or errors meanwhile is still starting."""
+    eventually_sync(
+        check,
+        what=f"local cluster: {what}",
+        timeout_s=timeout,
+        interval_s=0.05,
+        ignoring=(redis.RedisError, OSError),
+    )
 
 
 @dataclass

@@ -17,6 +17,7 @@ from bot.sandbox.slack import SlackEmulator
 
 # the demo's short /tmp data dir (a Valkey socket path must fit in 107 bytes), killed if left
 from tests.demo.test_demo_process import data_dir, valkeys  # noqa: F401
+from tests.poll import eventually
 from tests.scale.test_scale_out import _url_of
 
 pytestmark = pytest.mark.timeout(90)
@@ -50,13 +51,12 @@ async def test_sigterm_while_slack_refuses_the_app_token_stops_serve_and_its_val
             assert "Socket Mode" in text and "no HTTP Slack endpoint" in text, text
             assert valkeys(data_dir), "serve should have started the embedded Valkey"
             async with httpx.AsyncClient() as http:
-                deadline = time.monotonic() + 20
-                while True:
-                    health = await http.get(url + "/healthz")
-                    if health.status_code == 503 and "invalid_auth" in health.text:
-                        break
-                    assert time.monotonic() < deadline, health.text
-                    await asyncio.sleep(0.1)
+                await eventually(
+                    lambda: http.get(url + "/healthz"),
+                    lambda health: health.status_code == 503 and "invalid_auth" in health.text,
+                    what="/healthz naming the refused app token",
+                    timeout_s=20,
+                )
                 assert (await http.post(url + "/slack/events", content=b"{}")).status_code == 404
             proc.send_signal(signal.SIGTERM)
             started = time.monotonic()

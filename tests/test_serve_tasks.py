@@ -27,7 +27,8 @@ from bot.server.serve import ServeOptions, run_serve
 from bot.store import keys
 from bot.store.requests import RequestStore
 from bot.supervise import Backoff, Supervisor
-from tests.e2e.conftest import POLICY, SECRET, TOKEN, eventually
+from tests.e2e.conftest import POLICY, SECRET, TOKEN
+from tests.poll import eventually
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -91,7 +92,7 @@ async def posted(redis: Redis) -> str:
     async def ts() -> str | None:
         return await redis.hget(keys.request(made.request.id), "msg_ts")  # type: ignore[no-any-return]
 
-    return await eventually(ts, 15)
+    return await eventually(ts, timeout_s=15)
 
 
 def restarts(metrics: str, task: str) -> int:
@@ -104,8 +105,8 @@ async def test_a_notifier_whose_group_cannot_be_made_recovers_and_delivers(
     redis: Redis, redis_url: str, tmp_path: Path
 ) -> None:
     # A key of the wrong type where a shard's event stream belongs: XGROUP CREATE fails at
-    # start (WRONGTYPE), as it may on a Redis someone else also writes to. The old notifier
-    # and metrics collector died of it silently and never delivered a thing.
+    # start (WRONGTYPE), as it may on a Redis someone else also writes to. A notifier or
+    # metrics collector that died of it would never deliver a thing, and say nothing.
     await redis.set(keys.events(0), "not a stream")
     tasks = Supervisor(backoff=Backoff(first_s=0.05, cap_s=0.3), grace_s=0.3, settle_s=0.3)
     async with serving(redis_url, tmp_path, tasks) as served:
@@ -159,7 +160,7 @@ async def test_serve_trims_delivered_events_and_keeps_one_slack_refused_until_it
         async def retried() -> bool:
             return fault.remaining <= 1000 - 4  # tried, reclaimed after 0.5 s, tried again
 
-        await eventually(retried, 30)
+        await eventually(retried, timeout_s=30)
         assert await redis.xlen(stream) >= 1
         assert await redis.hget(keys.request(made.request.id), "msg_ts") is None
         served.emu.faults.clear()
@@ -167,7 +168,7 @@ async def test_serve_trims_delivered_events_and_keeps_one_slack_refused_until_it
         async def card() -> str | None:
             return await redis.hget(keys.request(made.request.id), "msg_ts")  # type: ignore[no-any-return]
 
-        await eventually(card, 30)
+        await eventually(card, timeout_s=30)
         await eventually(trimmed)
 
 
@@ -216,7 +217,7 @@ async def test_while_valkey_is_down_serve_logs_a_few_lines_and_health_names_the_
             async def healthy() -> bool:
                 return (await served.health()).status_code == 200
 
-            await eventually(healthy, 30)
+            await eventually(healthy, timeout_s=30)
             # Valkey came back empty: groups and scripts are made again, delivery resumes.
             await redis.aclose()  # the test's own client still holds the dead connection
             redis = Redis.from_url(url, decode_responses=True)
@@ -229,8 +230,8 @@ async def test_while_valkey_is_down_serve_logs_a_few_lines_and_health_names_the_
         assert restarts(text, task) >= 3
         lines = [r for r in caplog.records if getattr(r, "task", None) == task]
         failures = [r for r in lines if r.levelno == logging.WARNING]
-        # One line per failure, the backoff keeping them few (the old sweeper alone
-        # logged a traceback every 50 ms here), and a traceback only for a new error.
+        # One line per failure, the backoff keeping them few (a sweeper restarted without
+        # one would log a traceback every 50 ms here), and a traceback only for a new error.
         assert len(failures) == tasks.tasks[task].restarts <= 12, failures
         assert sum(r.exc_info is not None for r in failures) <= 3
         assert any("recovered" in r.getMessage() for r in lines)

@@ -19,7 +19,8 @@ from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.defaults import default_users
 from bot.slack import render
 from bot.store.keys import shard_of
-from tests.e2e.conftest import POLICY, eventually
+from tests.e2e.conftest import POLICY
+from tests.poll import eventually
 from tests.scale.test_scale_out import _url_of
 
 pytestmark = pytest.mark.timeout(90)
@@ -78,7 +79,7 @@ async def test_serve_on_uvloop_creates_over_http_and_takes_a_click_over_socket_m
                     ch, ts = await redis.hmget(key, ["msg_channel", "msg_ts"])
                     return (ch, ts) if ch and ts else None
 
-                ch, ts = await eventually(posted, 20)
+                ch, ts = await eventually(posted, timeout_s=20)
                 click = await emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
                 assert click.status == 200
                 decided = await http.get(f"/v1/approvals/{rid}", params={"wait": 10})

@@ -10,7 +10,7 @@ import pytest
 
 from bot.health import Down
 from bot.supervise import Backoff, Supervisor
-from tests.e2e.conftest import eventually
+from tests.poll import eventually
 
 FAST = Backoff(first_s=0.01, cap_s=0.05)
 
@@ -130,8 +130,8 @@ async def test_backoff_doubles_to_its_cap_and_starts_over_after_a_healthy_stretc
         step = script.pop(0) if script else "run"
         if step == "fail":
             raise OSError("down")
-        if step == "settle":
-            await asyncio.sleep(0.3)  # healthy longer than settle_s, then fails again
+        if step == "settle":  # healthy until the supervisor counts it recovered, then fails
+            await eventually(lambda: tasks.tasks["t"].failures == 0, what="the task recovered")
             raise OSError("down again")
         await stop.wait()
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -14,14 +13,14 @@ from bot.agent.llm import ChatClient
 from bot.agent.loader import Agent
 from bot.agent.loop import LoopConfig, RunLoop
 from bot.agent.loop import Stores as AgentStores
+from bot.clock import wall_ms
 from bot.core.models import ActionRequest, Decision, Run
 from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event
 from bot.sandbox.model import Responder, ScriptedModel, Turn
 from bot.store.requests import RequestStore
 from tests.keys import serve_signer
-
-T = TypeVar("T")
+from tests.poll import DEFAULT_TIMEOUT_S, eventually
 
 AGENT_POLICY = parse_policy(
     {
@@ -31,6 +30,19 @@ AGENT_POLICY = parse_policy(
         },
     }
 )
+
+
+class AheadClock:
+    """The wall clock, moved ahead when told: a wait looks long without taking long."""
+
+    def __init__(self) -> None:
+        self.ahead_ms = 0
+
+    def __call__(self) -> int:
+        return wall_ms() + self.ahead_ms
+
+    def advance(self, ms: int) -> None:
+        self.ahead_ms += ms
 
 
 @dataclass(frozen=True)
@@ -59,27 +71,16 @@ class Stores(AgentStores):
         signed = RequestStore(self.requests.redis, clock=self.clock, signer=serve_signer())
         return (await signed.transition(rid, d)).request
 
-    async def waiting_on(self, run_id: str, timeout_s: float = 5.0) -> str:
+    async def waiting_on(self, run_id: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> str:
         """The id the run waits on, once it waits."""
         run = await eventually(
-            lambda: self.runs.get(run_id), lambda r: bool(r.waiting_on), timeout_s
+            lambda: self.runs.get(run_id),
+            lambda r: bool(r.waiting_on),
+            what=f"run {run_id} waiting on something",
+            timeout_s=timeout_s,
         )
         assert run.waiting_on
         return run.waiting_on
-
-
-async def eventually(
-    load: Callable[[], Awaitable[T]], ok: Callable[[T], bool], timeout_s: float = 5.0
-) -> T:
-    """Poll `load` until `ok` (tests only: the code under test never polls)."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while True:
-        value = await load()
-        if ok(value):
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"still {value!r} after {timeout_s}s")
-        await asyncio.sleep(0.02)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -21,8 +22,10 @@ from bot.core.policy import parse_policy
 from bot.core.states import Event, State
 from bot.sandbox.model import ScriptedModel, after_tool, call, say
 from bot.store import audit, keys
+from bot.store.hub import hub_for
 from bot.store.runs import stop_run
-from tests.agent.conftest import ModelFactory, Stores
+from tests.agent.conftest import AheadClock, ModelFactory, Stores
+from tests.poll import eventually
 
 LLM = Callable[[ScriptedModel], ChatClient]
 
@@ -355,7 +358,7 @@ async def test_resumed_run_waits_on_the_same_request_and_runs_once(
     await asyncio.gather(first, return_exceptions=True)
 
     second = asyncio.create_task(stores.loop(agent, llm_for(model)).run(run.id))
-    await asyncio.sleep(0.1)
+    await eventually(lambda: hub_for(stores.redis).waiting == 1, what="the resumed run waiting")
     await stores.decide(rid)
     done = await asyncio.wait_for(second, 10)
     assert done.state == RunState.FINISHED
@@ -412,10 +415,12 @@ async def test_resume_after_a_long_wait_sends_a_summary(
         ]
     )
     run = await stores.start(prompt="Charge them once.")
-    config = LoopConfig(compact_after_chars=500, long_wait_ms=300)
-    task = asyncio.create_task(stores.loop(charging_agent([]), llm_for(model), config).run(run.id))
+    clock = AheadClock()
+    config = LoopConfig(compact_after_chars=500, long_wait_ms=60_000)
+    loop = replace(stores, clock=clock).loop(charging_agent([]), llm_for(model), config)
+    task = asyncio.create_task(loop.run(run.id))
     rid = await stores.waiting_on(run.id)
-    await asyncio.sleep(0.4)  # a "long" wait; the free calls before it were quick
+    clock.advance(60_000)  # a long wait, by the run's clock; the free calls before it were quick
     await stores.decide(rid)
     await asyncio.wait_for(task, 10)
 
@@ -512,9 +517,9 @@ class _Trips:
 async def test_a_free_call_is_two_round_trips(
     stores: Stores, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A free call of a worker's run is created already claimed with the run's
-    corrections and stop flag checked in the same step, then its outcome: two round
-    trips, and the whole trail (pending_review, approved, executing, completed)."""
+    """A free call of a worker's run is created already claimed, with the run's
+    corrections and stop flag checked in the same step, then its outcome is reported: two
+    round trips, and the full trail from review to completed in its audit."""
     run = await stores.start()
     effects: list[dict[str, Any]] = []
     agent = charging_agent(effects)

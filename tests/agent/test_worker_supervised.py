@@ -15,7 +15,8 @@ from bot.core.models import RunState
 from bot.sandbox.model import say
 from bot.store import keys
 from bot.supervise import Backoff, Supervisor
-from tests.agent.conftest import ModelFactory, Stores, eventually
+from tests.agent.conftest import ModelFactory, Stores
+from tests.poll import eventually
 
 FAST = Backoff(first_s=0.05, cap_s=0.3)
 
@@ -23,8 +24,8 @@ FAST = Backoff(first_s=0.05, cap_s=0.3)
 async def test_a_worker_whose_group_cannot_be_made_at_start_recovers_and_drives_runs(
     stores: Stores, scripted: ModelFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # The run queue's key holds a string: XGROUP CREATE fails with WRONGTYPE. The old
-    # worker's run() raised it and the worker was gone for good.
+    # The run queue's key holds a string: XGROUP CREATE fails with WRONGTYPE. Raised out
+    # of the worker's run(), it would end the worker for good.
     await stores.redis.set(keys.RUN_QUEUE, "not a stream")
     model = await scripted([say("done")])
     agent = Agent.of("plain", "You answer.", [])

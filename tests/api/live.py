@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,6 +27,7 @@ from bot.store.requests import RequestStore
 from bot.store.runtime import Runtime
 from bot.store.steering import SteeringStore
 from tests.keys import serve_signer
+from tests.poll import eventually_sync
 
 TOKEN = "test-token-5b1f0c"
 AGENT_TOKEN = "agent-7-token-8d2e4a9c"  # a second token, for the named identity "agent-7"
@@ -105,11 +105,12 @@ class LiveServer:
 
     def start(self) -> None:
         self.thread.start()
-        deadline = time.monotonic() + 10
-        while not (self.server is not None and self.server.started):
-            if self.error is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the API server did not start: {self.error!r}")
-            time.sleep(0.01)
+        eventually_sync(self._started, what="the API server started")
+
+    def _started(self) -> bool:
+        if self.error is not None:
+            raise RuntimeError(f"the API server did not start: {self.error!r}")
+        return self.server is not None and self.server.started
 
     def stop(self) -> None:
         if self.server is not None:

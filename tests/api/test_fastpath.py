@@ -52,7 +52,7 @@ def test_the_fast_route_claims_valid_json_bodies_only(app: FastAPI) -> None:
         json.dumps({**BODY, "extra": 1}).encode(),
         json.dumps({**BODY, "tool": ""}).encode(),
         json.dumps({**BODY, "args": {"t": "\ud800"}}).encode(),  # a lone surrogate
-        b"[" * 100_000,  # json.loads recurses: FastAPI's route answers it as before
+        b"[" * 100_000,  # json.loads recurses: left to FastAPI's route to answer
     ):
         assert not _claimed(app, _scope(bad)), bad[:40]
 

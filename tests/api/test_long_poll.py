@@ -10,6 +10,7 @@ wakes is measured by bench/click_latency.py, not asserted here.
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import httpx
 import pytest
@@ -19,11 +20,13 @@ from bot.api import create_app
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event
+from bot.store.hub import hub_for
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from tests.api.conftest import AUTH
 from tests.api.live import LiveServer, make_runtime
 from tests.keys import serve_signer
+from tests.poll import eventually
 
 
 @pytest.fixture
@@ -48,10 +51,10 @@ async def _waiters(url: str) -> int:
 
 
 async def _until_waiting(url: str, count: int) -> None:
-    """Until the server holds exactly `count` waits."""
-    async with asyncio.timeout(30):
-        while await _waiters(url) != count:
-            await asyncio.sleep(0.01)
+    """Until the server holds exactly `count` waits (100 of them take a while to arrive)."""
+    await eventually(
+        lambda: _waiters(url), lambda n: n == count, what=f"{count} waits held", timeout_s=30
+    )
 
 
 async def test_long_poll_wakes_on_the_decision(
@@ -75,9 +78,8 @@ async def test_long_poll_returns_pending_when_the_wait_ends(live: LiveServer, re
     async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=HTTP_TIMEOUT) as c:
         made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 2}})).json()
         before = await _waiters(live.url)
-        # Long enough to be seen held while the machine is busy: with 0.4 s a CI run's load
-        # let the wait end before one /metrics read came back, and the test waited for a
-        # held request that had already been answered.
+        # Long enough to be seen held on a busy machine, where one /metrics read can take
+        # longer than a wait of under a second.
         poll = asyncio.create_task(c.get(f"/v1/approvals/{made['id']}", params={"wait": 3}))
         await _until_waiting(live.url, before + 1)  # it held the request rather than answer
         resp = await poll
@@ -87,7 +89,8 @@ async def test_long_poll_returns_pending_when_the_wait_ends(live: LiveServer, re
 async def test_many_long_polls_hold_no_threads(
     live: LiveServer, store: RequestStore, redis: Redis
 ) -> None:
-    """100 concurrent waiters on one server: all wake; none needs a worker thread."""
+    """100 concurrent waiters on one server: no thread starts while they are held, and all
+    wake on the decision."""
     async with httpx.AsyncClient(
         base_url=live.url,
         headers=AUTH,
@@ -96,11 +99,16 @@ async def test_many_long_polls_hold_no_threads(
     ) as c:
         made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {"n": 3}})).json()
         before = await _waiters(live.url)
+        threads = set(threading.enumerate())
         polls = [
             asyncio.create_task(c.get(f"/v1/approvals/{made['id']}", params={"wait": LONGEST}))
             for _ in range(100)
         ]
         await _until_waiting(live.url, before + 100)
+        # The server runs in this process (a thread of its own): a wait parked on a worker
+        # thread would show here as one more thread per held poll.
+        started = [t.name for t in threading.enumerate() if t not in threads]
+        assert started == [], started
         await store.transition(
             made["id"],
             Decision(event=Event.APPROVE, actor="UBOSS", payload_hash=made["payload_hash"]),
@@ -150,7 +158,9 @@ async def test_a_wait_longer_than_the_redis_socket_timeout(
         ) as c:
             made = (await c.post("/v1/approvals", json={"tool": "refund", "args": {}})).json()
             poll = asyncio.create_task(c.get(f"/v1/approvals/{made['id']}", params={"wait": 5}))
-            await asyncio.sleep(1.5)  # longer than the socket timeout
+            await eventually(lambda: hub_for(short).waiting == 1, what="the poll held")
+            # What this test is about: the person decides later than a read may block.
+            await asyncio.sleep(1.5)
             await store.transition(
                 made["id"],
                 Decision(event=Event.APPROVE, actor="UBOSS", payload_hash=made["payload_hash"]),

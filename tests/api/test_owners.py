@@ -95,7 +95,7 @@ async def test_another_identity_gets_404_on_every_approval_route(
         theirs = await agents.b.request(method, path.format(rid), **kw)
         unknown = await agents.b.request(method, path.format(fake), **kw)
         assert _as_unknown(theirs, rid, unknown, fake), (path, theirs.text, unknown.text)
-    # Nothing agent-b did touched it: agent-a's own calls still work.
+    # Nothing agent-b did touched it: agent-a's own calls work.
     mine = await agents.a.get(f"/v1/approvals/{rid}")
     assert mine.status_code == 200 and mine.json()["state"] == "pending_review"
     assert mine.json()["args"] == {"amount": 40}

@@ -112,7 +112,7 @@ def test_an_entry_that_is_not_json_is_named() -> None:
 
 
 def compact(n: int) -> tuple[list[str], str]:
-    """`n` linked entries as the Lua script writes them now: the first without `prev`."""
+    """`n` linked entries as the Lua script writes them: the first without `prev`."""
     lines, prev = [], GENESIS
     for seq in range(1, n + 1):
         link = {"prev": prev} if seq > 1 else {}

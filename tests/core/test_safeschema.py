@@ -210,8 +210,8 @@ def test_checking_a_schema_against_its_draft_is_prompt(schema: dict[str, Any]) -
 
 
 def test_failing_one_long_text_many_times_over_is_cut_short() -> None:
-    # Every failed keyword's message repeats the text: a $ref loop of anyOfs built 20,000
-    # of them over 60 KB (1.2 s, 600 MB). Their characters are steps now.
+    # Every failed keyword's message repeats the text: a $ref loop of anyOfs can build
+    # 20,000 of them over 60 KB (1.2 s, 600 MB). Their characters count as steps.
     looped = {
         "type": "object",
         "$defs": {"x": {"anyOf": [{"type": "integer"}] * 100 + [{"$ref": "#/$defs/x"}]}},

@@ -22,7 +22,7 @@ from bot.demo.app import DemoOptions, demo_responder, serve_demo
 from bot.demo.policy import demo_policy
 from bot.demo.refund_script import refund_responder
 from bot.sandbox.model import Turn
-from tests.e2e.conftest import eventually
+from tests.poll import eventually
 
 SYSTEM = {"role": "system", "content": "You handle refund requests."}
 PROMPT = {"role": "user", "content": "<@UBOT> Refund order A1004 in full ($4,200), TV broken"}
@@ -135,7 +135,7 @@ async def refunds_demo(
 
     ledger, orders = dict(refunds.LEDGER), dict(refunds.ORDERS)  # the desk is process-wide
     try:
-        url = await eventually(page, timeout=20)
+        url = await eventually(page, timeout_s=20)
         async with httpx.AsyncClient(base_url=url, timeout=15) as client:
             yield client, printed
     finally:
@@ -168,9 +168,9 @@ async def test_a_4200_refund_waits_for_finance(
         review = next(c for c in state["channels"] if c["name"] == "hitl-approvals")
         return next((m for m in review["messages"] if "hitl_approve" in str(m)), None)
 
-    approval = await eventually(card, timeout=15)
+    approval = await eventually(card, timeout_s=15)
     assert "HIGH risk" in approval["text"] and "issue_refund" in approval["text"]
-    link = await eventually(lambda: reply("waits for review"), timeout=15)
+    link = await eventually(lambda: reply("waits for review"), timeout_s=15)
     assert "issue_refund" in link["text"] and "hitl_approve" not in str(link)
     click = {"action_id": "hitl_approve", "channel": approval["channel"], "ts": approval["ts"]}
 
@@ -180,12 +180,14 @@ async def test_a_4200_refund_waits_for_finance(
         return any(all(n in t for n in needles) for t in said)
 
     await page.post("/_emu/click", json={"user": "UKID", **click})
-    await eventually(lambda: told("UKID", "not among its approvers"), timeout=15)
+    await eventually(lambda: told("UKID", "not among its approvers"), timeout_s=15)
     # Carol is in @finance, but she asked for this refund: she may not approve it.
     await page.post("/_emu/click", json={"user": "UCAROL", **click})
-    await eventually(lambda: told("UCAROL", "asked for by you", "<!subteam^SFINANCE>"), timeout=15)
+    await eventually(
+        lambda: told("UCAROL", "asked for by you", "<!subteam^SFINANCE>"), timeout_s=15
+    )
     await page.post("/_emu/click", json={"user": "UALICE", **click})
-    await eventually(lambda: reply("Done. Refunded 4200.00 USD on order A1004."), timeout=15)
+    await eventually(lambda: reply("Done. Refunded 4200.00 USD on order A1004."), timeout_s=15)
     assert "Refund order A1004 in full ($4,200)" in printed.getvalue()
     socket = "over Socket Mode" in printed.getvalue()
     deliveries = (await page.get("/_emu/deliveries")).json()

@@ -15,21 +15,22 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
 from redis.cluster import RedisCluster
 
 from tests.clients import CLUSTER
+from tests.poll import eventually_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = re.compile(r"Open (http://127\.0\.0\.1:\d+)/")
 FOUND = re.compile(r"Found (\d+) runs? \((\d+) unfinished\) and (\d+) approval requests?")
 # Settings a developer's shell may carry that would point the demo elsewhere.
 FOREIGN = ("REDIS_URL", "OPENAI_BASE_URL", "HITL_POLICY", "SLACK_APP_TOKEN", "HITL_API_TOKEN")
-T = TypeVar("T")
 PONDER_S = 6
+DEMO_S = 15.0  # each step goes through the demo's processes and its scripted model
 # HITL_TEST_CLUSTER=1: the demo runs on the session's Valkey Cluster instead (see on_cluster).
 STORE_ENV: dict[str, str] = {}
 
@@ -79,17 +80,6 @@ def valkeys(data_dir: Path) -> list[int]:
     return found
 
 
-def eventually(probe: Callable[[], T | None], timeout: float = 15.0, what: str = "") -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        got = probe()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what or probe} after {timeout} s")
-        time.sleep(0.1)
-
-
 @dataclass
 class Demo:
     proc: subprocess.Popen[bytes]
@@ -124,7 +114,7 @@ def start_demo(data_dir: Path, logs: Path, name: str) -> Demo:
         found = PAGE.search(demo.text())
         return found.group(1) if found else None
 
-    demo.url = eventually(page, 30, "page address in the demo's output")
+    demo.url = eventually_sync(page, what="page address in the demo's output", timeout_s=30)
     return demo
 
 
@@ -164,7 +154,11 @@ def one_approval(page: httpx.Client) -> str:
         thread = next(m for m in chan["messages"] if m["ts"] == home)["replies"]
         return next((m for m in thread if match(m)), None)
 
-    eventually(lambda: reply(lambda m: "Is this the one?" in json.dumps(m)), what="question")
+    eventually_sync(
+        lambda: reply(lambda m: "Is this the one?" in json.dumps(m)),
+        what="question",
+        timeout_s=DEMO_S,
+    )
     answer = {"user": "UKID", "channel": channel, "text": "yes", "thread_ts": home}
     assert page.post("/_emu/post", json=answer).json()["statuses"] == [200]
 
@@ -173,9 +167,13 @@ def one_approval(page: httpx.Client) -> str:
         review = next(c for c in state["channels"] if c["name"] == "hitl-approvals")
         return next((m for m in review["messages"] if approve_button(m)), None)
 
-    approval = eventually(card, what="drop_claw approval")
+    approval = eventually_sync(card, what="drop_claw approval", timeout_s=DEMO_S)
     assert "drop_claw" in json.dumps(approval)
-    eventually(lambda: reply(lambda m: "waits for review" in m["text"]), what="link to the card")
+    eventually_sync(
+        lambda: reply(lambda m: "waits for review" in m["text"]),
+        what="link to the card",
+        timeout_s=DEMO_S,
+    )
     # A person takes their time: longer than any client-side read timeout (redis-py's
     # default is 5 s) that would cut the worker's wait short and delay the run by 30 s.
     time.sleep(PONDER_S)
@@ -187,10 +185,12 @@ def one_approval(page: httpx.Client) -> str:
         told = [e["text"] for e in page.get("/_emu/state").json()["ephemerals"]]
         return any("asked for by you" in t and "<@UPARENT>" in t for t in told)
 
-    eventually(refused, what="the refusal, naming who may decide")
+    eventually_sync(refused, what="the refusal, naming who may decide", timeout_s=DEMO_S)
     click["user"] = "UPARENT"
     assert page.post("/_emu/click", json=click).json()["status"] == 200
-    eventually(lambda: reply(lambda m: "Got it" in m["text"]), what="final reply")
+    eventually_sync(
+        lambda: reply(lambda m: "Got it" in m["text"]), what="final reply", timeout_s=DEMO_S
+    )
     return str(approve_button(approval)).split(":")[0]
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import yaml
@@ -26,11 +26,11 @@ from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 from bot.store.steering import SteeringStore
 from bot.supervise import Backoff
+from tests.poll import DEFAULT_TIMEOUT_S, eventually
 
 SECRET = "e2e-signing-secret"
 TOKEN = "xoxb-e2e-token"
 APP_TOKEN = "xapp-e2e-app-token"
-T = TypeVar("T")
 
 POLICY: dict[str, Any] = {
     "tiers": {
@@ -75,7 +75,7 @@ class Bot:
         )
         return made.request.id
 
-    async def message_of(self, rid: str, timeout: float = 8.0) -> tuple[str, str]:
+    async def message_of(self, rid: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[str, str]:
         """Wait until the notifier posted the request's message; its (channel, ts)."""
 
         async def posted() -> tuple[str, str] | None:
@@ -84,25 +84,13 @@ class Bot:
             )
             return (ch, ts) if ch and ts else None
 
-        return await eventually(posted, timeout)
+        return await eventually(posted, what=f"the message of {rid}", timeout_s=timeout_s)
 
 
 def _shard(rid: str) -> int:
     from bot.store.keys import shard_of
 
     return shard_of(rid)
-
-
-async def eventually(probe: Callable[[], Awaitable[T | None]], timeout: float = 8.0) -> T:
-    """Poll `probe` until it returns something truthy (the bot works asynchronously)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = await probe()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"nothing after {timeout}s from {probe}")
-        await asyncio.sleep(0.05)
 
 
 def button_values(blocks: list[dict[str, Any]] | None) -> dict[str, str]:

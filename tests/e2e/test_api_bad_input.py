@@ -1,9 +1,9 @@
 """Bad input to the /v1 API: a 4xx JSON error before anything is stored or posted to Slack.
 
-Arguments nested 256 deep used to be stored and posted, then answered 500
-on every later GET, claim and result; a lone surrogate answered 500. Each row
-here runs against the real bot (API, notifier, emulator) and checks that the
-answer is a JSON error and that neither Redis nor Slack changed.
+Arguments nested 256 deep, once stored and posted, would answer 500 on every later
+GET, claim and result; a lone surrogate would answer 500 at once. Each row here runs
+against the real bot (API, notifier, emulator) and checks that the answer is a JSON
+error and that neither Redis nor Slack changed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import pytest
 
 from bot.core.payload import MAX_ARGS_DEPTH
 from bot.core.states import State
-from tests.e2e.conftest import Bot, eventually
+from tests.e2e.conftest import Bot
+from tests.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 

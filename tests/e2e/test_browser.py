@@ -19,7 +19,8 @@ from bot.core.models import RunState
 from bot.core.states import State
 from bot.slack import render
 from tests import chromium
-from tests.e2e.conftest import Agents, Bot, all_text, button_values, eventually
+from tests.e2e.conftest import Agents, Bot, all_text, button_values
+from tests.poll import eventually
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
@@ -113,7 +114,7 @@ async def test_a_whole_run_from_the_page(bot: Bot, agents: Agents, tmp_path: Pat
         await page.press("#thread-composer", "Enter")
 
         # The card is where the policy reviews it; the run's thread links to it.
-        approval = await eventually(lambda: _approval(bot), timeout=15)
+        approval = await eventually(lambda: _approval(bot), timeout_s=15)
         await thread.get_by_text("waits for review", exact=False).wait_for()
         # The kid asked, so a grown-up decides: the page switches to the parent.
         await page.select_option("#act-as", "UPARENT")

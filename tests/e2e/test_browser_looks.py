@@ -17,8 +17,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.demo import messages as demo_say
 from bot.slack import render
-from tests.e2e.conftest import TOKEN, Bot, eventually
+from tests.e2e.conftest import TOKEN, Bot
 from tests.e2e.test_browser import APPROVE, ARGS, CHROMIUM, browser_page, dom_id
+from tests.poll import eventually
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page

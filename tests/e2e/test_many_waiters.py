@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -25,6 +26,7 @@ from bot.sdk import Gate
 from bot.slack import render
 from bot.store.hub import hub_for
 from tests.e2e.conftest import POLICY, Bot
+from tests.poll import eventually
 
 POOL = 10
 REQUESTS, POLLS_EACH, SDK_EACH = 20, 10, 5
@@ -41,10 +43,9 @@ async def _served_waiters(api: httpx.AsyncClient) -> int:
     return int(next(ln for ln in text.splitlines() if ln.startswith("hitl_waiters ")).split()[1])
 
 
-async def _until(probe: Any, want: int) -> None:
-    async with asyncio.timeout(60):
-        while await probe() != want:
-            await asyncio.sleep(0.02)
+async def _until(probe: Callable[[], Awaitable[int]], want: int) -> None:
+    """Until `probe()` counts `want` waiters: hundreds of them take a while on a busy machine."""
+    await eventually(probe, lambda n: n == want, what=f"{want} waiters", timeout_s=60)
 
 
 async def test_waiters_leave_room_for_clicks_creates_and_health(

@@ -6,7 +6,8 @@ import httpx
 
 from bot.core.models import Decision
 from bot.core.states import Event
-from tests.e2e.conftest import Bot, eventually
+from tests.e2e.conftest import Bot
+from tests.poll import eventually
 
 
 async def _metrics(bot: Bot) -> str:

@@ -2,8 +2,8 @@
 
 Two API identities send schemas for a tool of the same name. Each card's Edit modal
 checks the edit against the schema its own requester sent: the second agent's looser
-schema, sent later, changes nothing of the first agent's card (it used to: schemas were
-kept per tool name, last writer wins). And a backtracking pattern in the schema a
+schema, sent later, changes nothing of the first agent's card (schemas kept per tool
+name would let the last writer win). And a backtracking pattern in the schema a
 card's agent sent is run by RE2 in the modal too: the answer is prompt.
 """
 
@@ -16,8 +16,9 @@ import httpx
 import pytest
 
 from bot.core.states import State
-from tests.e2e.conftest import Bot, eventually
+from tests.e2e.conftest import Bot
 from tests.e2e.test_slack_edits import CLAW_SCHEMA, _open_edit, _refused, _snapshot, _submit
+from tests.poll import eventually
 
 A_AUTH = {"Authorization": "Bearer api-token-0123456789"}  # identity "api"
 B_TOKEN = "agent-b-token-0123456789"

@@ -10,7 +10,8 @@ from bot.core.states import Event, State
 from bot.slack import render
 from bot.store import audit
 from bot.store.requests import RequestStore
-from tests.e2e.conftest import Bot, eventually
+from tests.e2e.conftest import Bot
+from tests.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 

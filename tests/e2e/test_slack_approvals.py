@@ -11,7 +11,8 @@ import pytest
 from bot.core.states import State
 from bot.slack import render
 from bot.store import audit
-from tests.e2e.conftest import Bot, all_text, button_values, eventually
+from tests.e2e.conftest import Bot, all_text, button_values
+from tests.poll import eventually
 
 
 @pytest.fixture(params=["http", "socket"])

@@ -26,7 +26,8 @@ from bot.errors import NotFound
 from bot.slack import render
 from bot.slack.escape import ButtonValue
 from bot.store import audit
-from tests.e2e.conftest import SECRET, Bot, eventually
+from tests.e2e.conftest import SECRET, Bot
+from tests.poll import eventually
 
 DEEP = "[" * 100_000 + "]" * 100_000
 JSON_TYPE = "application/json"

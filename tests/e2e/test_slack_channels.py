@@ -33,7 +33,8 @@ from bot.sandbox.slack.workspace import Channel
 from bot.server.serve import ServeOptions, run_serve
 from bot.slack import render
 from bot.store.requests import RequestStore
-from tests.e2e.conftest import POLICY, SECRET, TOKEN, eventually
+from tests.e2e.conftest import POLICY, SECRET, TOKEN
+from tests.poll import eventually
 
 PRIVATE = Channel("CSECRETLEADS", "secret-leads", "group", ["UALICE", "UBOT"])
 ARCHIVED = Channel("COLDLEADS", "old-leads", is_archived=True)

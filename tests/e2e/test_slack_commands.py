@@ -9,7 +9,8 @@ import pytest
 
 from bot.core.models import Decision
 from bot.core.states import Event
-from tests.e2e.conftest import Bot, eventually
+from tests.e2e.conftest import Bot
+from tests.poll import eventually
 
 
 @pytest.fixture(params=["http", "socket"])

@@ -8,7 +8,8 @@ from typing import Any
 from bot.core.models import RunState
 from bot.core.states import State
 from bot.slack import render
-from tests.e2e.conftest import Agents, Bot, all_text, button_values, eventually
+from tests.e2e.conftest import Agents, Bot, all_text, button_values
+from tests.poll import eventually
 
 
 async def _drop_card(bot: Bot, ch: str, home: str) -> Any:
@@ -33,9 +34,9 @@ async def test_an_edited_drop_runs_the_edit_and_the_model_is_told(bot: Bot, agen
     async def asked() -> bool:
         return any("Is this the one?" in m.text for m in bot.emu.replies(ch, home))
 
-    await eventually(asked, timeout=15)
+    await eventually(asked, timeout_s=15)
     await bot.emu.post("UKID", ch, "yes", thread_ts=home)
-    card = await eventually(lambda: _drop_card(bot, ch, home), timeout=15)
+    card = await eventually(lambda: _drop_card(bot, ch, home), timeout_s=15)
     rid = (await bot.runs.get(run_id)).waiting_on
     assert rid is not None
     await bot.emu.click("UPARENT", render.ACTION_EDIT, channel=ch, ts=card.ts)
@@ -46,7 +47,7 @@ async def test_an_edited_drop_runs_the_edit_and_the_model_is_told(bot: Bot, agen
     def args(text: str) -> dict[str, Any]:
         return {render.ARGS_BLOCK: {render.ARGS_ACTION: text}}
 
-    # The edit from the bug report: drop_claw takes no `force`, so it is refused here,
+    # An edit the tool cannot take: drop_claw has no `force`, so it is refused here,
     # in the modal, instead of being approved and then cancelled behind the kid's back.
     bad = await bot.emu.submit("UPARENT", view.id, args('{"target": "penguin", "force": 11}'))
     assert bad.view_action == "errors" and "force" in json.dumps(bad.errors), bad
@@ -58,7 +59,7 @@ async def test_an_edited_drop_runs_the_edit_and_the_model_is_told(bot: Bot, agen
         run = await bot.runs.get(run_id)
         return run if run.state in (RunState.FINISHED, RunState.FAILED) else None
 
-    run = await eventually(finished, timeout=15)
+    run = await eventually(finished, timeout_s=15)
     req = await bot.requests.get(rid)
     assert req.state == State.COMPLETED and req.args == {"target": "penguin"}
     # The tool ran with the edited target (the claw sat over the bear, as first proposed).

@@ -8,7 +8,8 @@ from typing import Any
 from bot.core.states import State
 from bot.slack import messages as m
 from bot.slack import render
-from tests.e2e.conftest import Bot, all_text, button_values, eventually
+from tests.e2e.conftest import Bot, all_text, button_values
+from tests.poll import eventually
 
 ESCALATION_CHANNEL = "#hitl-oncall"  # level 2 of the e2e policy: UPARENT and this channel
 

@@ -8,7 +8,8 @@ from typing import Any
 from bot.core.states import State
 from bot.slack import render
 from bot.store import audit, keys
-from tests.e2e.conftest import Bot, eventually
+from tests.e2e.conftest import Bot
+from tests.poll import eventually
 
 CLICKERS = ["UKID", "UPARENT", "UALICE", "UBOB", "UCAROL"] + [f"UTEAM{i}" for i in range(5)]
 
@@ -65,15 +66,15 @@ async def test_flaky_slack_still_delivers_every_message_once(bot: Bot) -> None:
     bot.emu.add_fault(500, count=6)
     ids = [await bot.propose("refund", {"amount": n, "to": f"c{n}"}) for n in range(1, 6)]
     for rid in ids:
-        await bot.message_of(rid, timeout=40)  # the outbox retries until Slack takes it
+        await bot.message_of(rid, timeout_s=40)  # the outbox retries until Slack takes it
 
     async def all_posted() -> bool:
         posted = [m for m in bot.emu.messages("#hitl-approvals")]
         return len(posted) >= len(ids)
 
-    await eventually(all_posted, timeout=30)
+    await eventually(all_posted, timeout_s=30)
     # A duplicate would come from an entry delivered twice: wait until none is left pending.
-    await eventually(lambda: _notifier_drained(bot), timeout=30)
+    await eventually(lambda: _notifier_drained(bot), timeout_s=30)
     texts = [m.text for m in bot.emu.messages("#hitl-approvals")]
     for rid in ids:
         req = await bot.requests.get(rid)

@@ -7,7 +7,8 @@ from typing import Any
 
 from bot.core.models import RunState
 from bot.slack import render
-from tests.e2e.conftest import Agents, Bot, all_text, button_values, eventually
+from tests.e2e.conftest import Agents, Bot, all_text, button_values
+from tests.poll import eventually
 
 FREE = "ran without review"
 
@@ -31,7 +32,7 @@ async def test_a_burst_of_free_calls_is_one_line_with_their_arguments(
 ) -> None:
     posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
-    await eventually(lambda: _said(bot, ch, home, "Is this the one?"), timeout=15)
+    await eventually(lambda: _said(bot, ch, home, "Is this the one?"), timeout_s=15)
     lines = [m.text for m in bot.emu.replies(ch, home) if FREE in m.text]
     # The claw moved more than once before it asked: one line, updated, lists every move.
     assert len(lines) == 1, lines
@@ -44,9 +45,9 @@ async def test_a_refused_click_is_answered_in_the_cards_thread_with_mentions(
 ) -> None:
     posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
-    await eventually(lambda: _said(bot, ch, home, "Is this the one?"), timeout=15)
+    await eventually(lambda: _said(bot, ch, home, "Is this the one?"), timeout_s=15)
     await bot.emu.post("UKID", ch, "yes", thread_ts=home)
-    card = await eventually(lambda: _card(bot, ch, home), timeout=15)
+    card = await eventually(lambda: _card(bot, ch, home), timeout_s=15)
     await bot.emu.click("UKID", render.ACTION_APPROVE, channel=ch, ts=card.ts)
 
     async def told() -> Any:
@@ -74,7 +75,7 @@ async def test_the_run_card_follows_its_run_to_the_end(bot: Bot, agents: Agents)
         now = next(m for m in bot.emu.messages("general") if m.ts == posted.ts)
         return now if label in all_text(now.blocks) else None
 
-    waiting = await eventually(lambda: shows("Waiting for a person"), timeout=15)
+    waiting = await eventually(lambda: shows("Waiting for a person"), timeout_s=15)
     assert "*Turns*\n0" not in all_text(waiting.blocks)
     await bot.emu.command("UKID", "#general", "/hitl", f"stop {run_id}")
 
@@ -82,7 +83,7 @@ async def test_the_run_card_follows_its_run_to_the_end(bot: Bot, agents: Agents)
         run = await bot.runs.get(run_id)
         return run if run.state == RunState.STOPPED else None
 
-    await eventually(stopped, timeout=15)
-    final = await eventually(lambda: shows("Stopped"), timeout=15)
+    await eventually(stopped, timeout_s=15)
+    final = await eventually(lambda: shows("Stopped"), timeout_s=15)
     text = all_text(final.blocks)
     assert "Queued" not in text and "Reply in this thread" not in text

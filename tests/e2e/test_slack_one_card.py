@@ -10,32 +10,27 @@ is in tests/scale/test_one_card_kill.py.)
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 from bot.core.models import Decision
 from bot.core.states import Event, State
 from bot.sandbox.cards import cards, cards_per_request, live_cards_per_request
 from bot.sandbox.slack import Message
 from bot.slack import render
 from bot.store import keys
-from tests.e2e.conftest import Bot, button_values, eventually
+from tests.e2e.conftest import Bot, button_values
+from tests.poll import eventually
 
 LOST = 15.0  # past the bot's 10 s Web API timeout
 
 
 async def _held(bot: Bot) -> None:
-    deadline = time.monotonic() + 10
-    while bot.emu.faults.held < 1:
-        assert time.monotonic() < deadline, "the card was never posted"
-        await asyncio.sleep(0.02)
+    await eventually(lambda: bot.emu.faults.held >= 1, what="the card posted, its answer held")
 
 
 async def test_a_lost_answer_leaves_one_card_and_its_buttons_work(bot: Bot) -> None:
     bot.emu.add_delay(LOST, method="chat.postMessage")
     rid = await bot.propose("drop_claw", {"x": 3})
     await _held(bot)
-    ch, ts = await bot.message_of(rid, timeout=30)
+    ch, ts = await bot.message_of(rid, timeout_s=30)
     state = bot.emu.state()
     assert cards_per_request(state)[rid] == 1, cards(state)
     assert [c.ts for c in cards(state) if c.request_id == rid] == [ts]
@@ -70,7 +65,7 @@ async def test_a_card_whose_request_was_decided_meanwhile_loses_its_buttons(bot:
             and not live_cards_per_request(state)[rid]
         )
 
-    await eventually(settled, timeout=30)
+    await eventually(settled, timeout_s=30)
     (card,) = [c for c in cards(bot.emu.state()) if c.request_id == rid]
     shown = next(m for m in bot.emu.messages(card.channel) if m.ts == card.ts)
     assert "approved" in shown.text.lower()
@@ -96,7 +91,7 @@ async def test_a_lost_answer_to_an_escalation_dm_leaves_one_dm(bot: Bot) -> None
         posts = await bot.redis.hgetall(keys.posts(rid))
         return any(f.endswith(":done") for f in posts)
 
-    await eventually(recorded, timeout=30)
+    await eventually(recorded, timeout_s=30)
     (dm,) = dms()
     assert cards_per_request(bot.emu.state())[rid] == 1  # escalation posts are not cards
     await bot.emu.click("UPARENT", render.ACTION_APPROVE, channel=dm.channel, ts=dm.ts)
@@ -119,6 +114,6 @@ async def test_a_lost_answer_to_a_question_post_leaves_one_question(bot: Bot) ->
     async def saved() -> str | None:
         return await bot.redis.hget(keys.question(q.id), "msg_ts")
 
-    ts = await eventually(saved, timeout=30)
+    ts = await eventually(saved, timeout_s=30)
     shown = [m for m in bot.emu.messages("hitl-approvals") if q.id in str(m.blocks)]
     assert [m.ts for m in shown] == [ts]

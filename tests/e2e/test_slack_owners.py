@@ -12,7 +12,8 @@ from bot.core.ids import is_question_id
 from bot.core.models import RunState
 from bot.core.states import State
 from bot.slack import render
-from tests.e2e.conftest import Agents, Bot, all_text, button_values, eventually
+from tests.e2e.conftest import Agents, Bot, all_text, button_values
+from tests.poll import eventually
 
 TOKEN_A, TOKEN_B = "agent-a-token-0d1e2f3a", "agent-b-token-4b5c6d7e"
 REVIEW = "CHITLAPPROVALS"  # the id of #hitl-approvals, every tier's review channel here
@@ -28,7 +29,7 @@ async def _reply_with(bot: Bot, ch: str, ts: str, needle: str) -> Any:
         found = [m for m in bot.emu.replies(ch, ts) if needle in (m.text + all_text(m.blocks))]
         return found[-1] if found else None
 
-    return await eventually(probe, timeout=15)
+    return await eventually(probe, timeout_s=15)
 
 
 async def _waiting_request(bot: Bot, run_id: str) -> str | None:
@@ -44,7 +45,7 @@ async def _to_the_approval(bot: Bot, channel: str) -> tuple[str, str, str, str]:
     run_id = await eventually(lambda: bot.runs.by_thread(ch, home))
     await _reply_with(bot, ch, home, "Is this the one?")
     await bot.emu.post("UKID", ch, "yes, that one!", thread_ts=home)
-    rid = await eventually(lambda: _waiting_request(bot, run_id), timeout=15)
+    rid = await eventually(lambda: _waiting_request(bot, run_id), timeout_s=15)
     return ch, home, run_id, rid
 
 
@@ -66,7 +67,7 @@ async def test_a_runs_card_goes_to_the_review_channel_and_the_thread_links_it(
     async def finished() -> bool:
         return (await bot.runs.get(run_id)).state == RunState.FINISHED
 
-    await eventually(finished, timeout=15)
+    await eventually(finished, timeout_s=15)
 
 
 async def test_in_the_review_channel_the_card_stays_in_the_runs_thread(
@@ -102,7 +103,7 @@ async def test_a_reply_in_a_runs_thread_decides_only_the_runs_own_request(
     async def decided() -> bool:
         return (await bot.requests.get(bear)).state != State.PENDING_REVIEW
 
-    await eventually(decided, timeout=15)
+    await eventually(decided, timeout_s=15)
     bear_req = await bot.requests.get(bear)
     assert [a.actor for a in bear_req.approvals] == ["UPARENT"]
     stray = await bot.requests.get(other)

@@ -13,7 +13,8 @@ from bot.core.states import Event, State
 from bot.sandbox.slack.workspace import Message
 from bot.slack import render
 from bot.store import audit
-from tests.e2e.conftest import Agents, Bot, all_text, button_values, eventually
+from tests.e2e.conftest import Agents, Bot, all_text, button_values
+from tests.poll import eventually
 
 
 @pytest.fixture(params=["http", "socket"])
@@ -154,13 +155,13 @@ async def test_on_a_runs_card_a_reply_decides_and_yes_but_is_a_correction(
             "Is this the one?" in m.text + all_text(m.blocks) for m in bot.emu.replies(ch, home)
         )
 
-    await eventually(question, timeout=15)
+    await eventually(question, timeout_s=15)
     await bot.emu.post("UKID", ch, "yes", thread_ts=home)  # answers the question
-    bear = await eventually(lambda: _waiting(bot, run_id), timeout=15)
+    bear = await eventually(lambda: _waiting(bot, run_id), timeout_s=15)
     await bot.emu.post("UPARENT", ch, "yes, but to the penguin", thread_ts=home)
     req = await _state(bot, bear, State.CANCELLED)
     assert req.resolution is not None and req.resolution.reason_code == "superseded"
-    penguin = await eventually(lambda: _waiting(bot, run_id, other_than=bear), timeout=15)
+    penguin = await eventually(lambda: _waiting(bot, run_id, other_than=bear), timeout_s=15)
     assert (await bot.requests.get(penguin)).args.get("target") == "penguin"
     await bot.message_of(penguin)  # a reply decides only a card posted before it
     await bot.emu.post("UPARENT", ch, ":white_check_mark:", thread_ts=home)

@@ -23,7 +23,8 @@ from bot.sandbox.slack.workspace import Message, User
 from bot.slack import render, views
 from bot.store import audit, keys
 from bot.store.keys import run_audit
-from tests.e2e.conftest import Bot, eventually
+from tests.e2e.conftest import Bot
+from tests.poll import eventually
 
 GUEST_TEAM = "TACMECORP"
 

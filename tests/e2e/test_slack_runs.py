@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -9,7 +10,8 @@ import pytest
 from bot.core.models import RunState
 from bot.core.states import State
 from bot.slack import render
-from tests.e2e.conftest import Agents, Bot, all_text, button_values, eventually
+from tests.e2e.conftest import Agents, Bot, all_text, button_values
+from tests.poll import eventually
 
 
 @pytest.fixture(params=["http", "socket"])
@@ -27,7 +29,7 @@ async def _reply_with(bot: Bot, ch: str, ts: str, needle: str) -> Any:
         found = [m for m in bot.emu.replies(ch, ts) if needle in (m.text + all_text(m.blocks))]
         return found[-1] if found else None
 
-    return await eventually(probe, timeout=15)
+    return await eventually(probe, timeout_s=15)
 
 
 async def test_mention_question_answer_approval_and_prize(bot: Bot, agents: Agents) -> None:
@@ -45,7 +47,7 @@ async def test_mention_question_answer_approval_and_prize(bot: Bot, agents: Agen
         run = await bot.runs.get(run_id)
         return run if run.state == RunState.FINISHED else None
 
-    run = await eventually(finished, timeout=15)
+    run = await eventually(finished, timeout_s=15)
     assert "bear" in (run.result or "")
     await _reply_with(bot, ch, home, "Got it")
     assert question is not None
@@ -73,7 +75,7 @@ async def test_thread_reply_steers_the_next_tool_call(bot: Bot, agents: Agents) 
         run = await bot.runs.get(run_id)
         return run if run.state == RunState.FINISHED else None
 
-    run = await eventually(finished, timeout=15)
+    run = await eventually(finished, timeout_s=15)
     assert "penguin" in (run.result or "")
 
 
@@ -95,7 +97,8 @@ async def test_correction_during_an_approval_withdraws_it_and_reaches_the_agent(
     await bot.emu.post("UKID", ch, "yes", thread_ts=home)
     approval = (await eventually(lambda: _with_buttons(bot, ch, home)))[-1]
     # A reply while the drop waits for approval is a correction: queued (eyes)...
-    note = await bot.emu.post("UPARENT", ch, "No, wait! The penguin!", thread_ts=home)
+    correction = "No, wait! The penguin!"
+    note = await bot.emu.post("UPARENT", ch, correction, thread_ts=home)
 
     async def reacted(name: str) -> bool:
         msg = next(m for m in bot.emu.replies(ch, home) if m.ts == note.ts)
@@ -109,8 +112,14 @@ async def test_correction_during_an_approval_withdraws_it_and_reaches_the_agent(
         return render.ACTION_APPROVE not in button_values(card.blocks)
 
     await eventually(withdrawn)
-    # ...and the correction is handed to the agent in its place (a check mark).
+    # ...and the correction is handed to the agent in its place (a check mark)...
     await eventually(lambda: reacted("white_check_mark"))
+
+    # ...which reads it: the model is sent the person's words.
+    def read_by_the_model() -> bool:
+        return any(correction in json.dumps(r.get("messages")) for r in agents.model.requests)
+
+    await eventually(read_by_the_model, what="the correction in a request to the model")
 
 
 async def test_hitl_stop_ends_the_run_and_withdraws_its_approval(bot: Bot, agents: Agents) -> None:
@@ -128,6 +137,6 @@ async def test_hitl_stop_ends_the_run_and_withdraws_its_approval(bot: Bot, agent
         run = await bot.runs.get(run_id)
         return run if run.state == RunState.STOPPED else None
 
-    await eventually(stopped, timeout=15)
+    await eventually(stopped, timeout_s=15)
     assert waiting is not None
     assert (await bot.requests.get(waiting)).state == State.CANCELLED

@@ -12,7 +12,8 @@ import pytest
 
 from bot.slack import render
 from tests.e2e import conftest
-from tests.e2e.conftest import Bot, eventually
+from tests.e2e.conftest import Bot
+from tests.poll import eventually
 
 OPERATOR = "UTEAM0"  # in no approver group, named only as an operator
 

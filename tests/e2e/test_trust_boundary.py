@@ -17,7 +17,8 @@ import httpx
 from bot.core.states import State
 from bot.slack import render
 from bot.store import audit
-from tests.e2e.conftest import SECRET, Agents, Bot, all_text, button_values, eventually
+from tests.e2e.conftest import SECRET, Agents, Bot, all_text, button_values
+from tests.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 
@@ -110,9 +111,9 @@ async def test_a_tier_without_approvers_is_decided_by_its_reviewer_channel_not_e
 async def test_a_kid_may_not_approve_what_she_asked_the_agent_for(bot: Bot, agents: Agents) -> None:
     posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
-    await eventually(lambda: _reply(bot, ch, home, "Is this the one?"), timeout=15)
+    await eventually(lambda: _reply(bot, ch, home, "Is this the one?"), timeout_s=15)
     await bot.emu.post("UKID", ch, "yes", thread_ts=home)
-    card = await eventually(lambda: _live_card(bot, ch, home), timeout=15)
+    card = await eventually(lambda: _live_card(bot, ch, home), timeout_s=15)
     await bot.emu.click("UKID", render.ACTION_APPROVE, channel=ch, ts=card.ts)
     told = await eventually(lambda: _told(bot, "UKID", "asked for by you"))
     assert any("<@UPARENT>" in t or "anyone" in t for t in told), told
@@ -125,9 +126,9 @@ async def test_a_correction_withdraws_the_call_waiting_for_approval(
 ) -> None:
     posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
-    await eventually(lambda: _reply(bot, ch, home, "Is this the one?"), timeout=15)
+    await eventually(lambda: _reply(bot, ch, home, "Is this the one?"), timeout_s=15)
     await bot.emu.post("UKID", ch, "yes", thread_ts=home)
-    bear = await eventually(lambda: _live_card(bot, ch, home), timeout=15)
+    bear = await eventually(lambda: _live_card(bot, ch, home), timeout_s=15)
     rid = render.ButtonValue.decode(button_values(bear.blocks)[render.ACTION_APPROVE])[0]
     await bot.emu.post("UKID", ch, "No, wait! The penguin!", thread_ts=home)
 
@@ -145,7 +146,7 @@ async def test_a_correction_withdraws_the_call_waiting_for_approval(
 
     await eventually(bear_card_closed)
     # The model read the correction: its next proposal is the penguin.
-    penguin = await eventually(lambda: _live_card(bot, ch, home, "penguin"), timeout=15)
+    penguin = await eventually(lambda: _live_card(bot, ch, home, "penguin"), timeout_s=15)
     await bot.emu.click("UPARENT", render.ACTION_APPROVE, channel=ch, ts=penguin.ts)
 
 
@@ -155,7 +156,7 @@ async def test_only_the_initiator_approvers_and_operators_may_steer_or_stop(
     posted = await bot.emu.post("UKID", "#hitl-approvals", "<@UBOT> Get me the bear!")
     ch, home = posted.channel, posted.ts
     run_id = await eventually(lambda: bot.runs.by_thread(ch, home))
-    await eventually(lambda: _reply(bot, ch, home, "Is this the one?"), timeout=15)
+    await eventually(lambda: _reply(bot, ch, home, "Is this the one?"), timeout_s=15)
     # A stranger in the workspace (policy approvers "*" aside, nothing waits for approval).
     out = await bot.emu.command("UTEAM1", "#general", "/hitl", f"stop {run_id}")
     assert "Only the person who started" in str(out.body)

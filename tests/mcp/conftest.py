@@ -170,13 +170,3 @@ async def owned(client: Client) -> AsyncIterator[Client]:
     finally:
         done.set()
         await asyncio.wait_for(task, 30)
-
-
-async def until(probe: Any, timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        got = await probe()
-        if got:
-            return got
-        assert time.monotonic() < deadline, f"nothing after {timeout}s from {probe}"
-        await asyncio.sleep(0.05)

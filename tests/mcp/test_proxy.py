@@ -8,7 +8,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,8 +28,8 @@ from tests.mcp.conftest import (
     http_process,
     owned,
     stdio_params,
-    until,
 )
+from tests.poll import eventually, eventually_sync
 
 
 def text(result: Any) -> str:
@@ -42,7 +41,7 @@ async def pending_one(bot: Bot) -> str:
         reqs = await bot.requests.list_pending()
         return reqs[0].id if reqs else None
 
-    return str(await until(probe))
+    return str(await eventually(probe))
 
 
 async def test_lists_upstream_tools_under_its_name(proxy: Client) -> None:
@@ -91,7 +90,7 @@ async def test_reject_in_slack_is_a_tool_error_with_the_reason(
     rid = await pending_one(bot)
     ch, ts = await bot.message_of(rid)
     await bot.emu.click("UKID", render.ACTION_REJECT, channel=ch, ts=ts)
-    view = await until(lambda: _view(bot, "UKID"))
+    view = await eventually(lambda: _view(bot, "UKID"))
     await bot.emu.submit(
         "UKID",
         view.id,
@@ -116,7 +115,7 @@ async def test_edited_args_are_what_the_upstream_runs(
     rid = await pending_one(bot)
     ch, ts = await bot.message_of(rid)
     await bot.emu.click("UBOB", render.ACTION_EDIT, channel=ch, ts=ts)
-    view = await until(lambda: _view(bot, "UBOB"))
+    view = await eventually(lambda: _view(bot, "UBOB"))
     # The upstream's input schema rides with the request: an edit that breaks it is refused.
     bad = await bot.emu.submit(
         "UBOB", view.id, {render.ARGS_BLOCK: {render.ARGS_ACTION: '{"path": 7}'}}
@@ -144,7 +143,7 @@ async def test_nobody_deciding_is_a_tool_error_and_nothing_runs(
     async def escalated() -> bool:
         return (await bot.requests.get(rid)).level == 1
 
-    await until(escalated)
+    await eventually(escalated)
     bot.clock.advance(11 * 60_000)  # the last level's: the policy's default applies
     out = await asyncio.wait_for(call, 15)
     assert out.is_error and "in time" in text(out) and "did not run" in text(out)
@@ -164,7 +163,7 @@ async def test_client_stopping_the_call_withdraws_the_request_in_slack(
         req = await bot.requests.get(rid)
         return req.state == State.CANCELLED
 
-    await until(withdrawn)
+    await eventually(withdrawn)
     req = await bot.requests.get(rid)
     assert req.resolution is not None and req.resolution.reason_code == "caller_gone"
 
@@ -173,7 +172,7 @@ async def test_client_stopping_the_call_withdraws_the_request_in_slack(
         card = next(m for m in bot.emu.messages(ch) if m.ts == ts)
         return not button_values(card.blocks)
 
-    await until(no_buttons)
+    await eventually(no_buttons)
     assert setup.ran() == []
     # The gateway still serves this session.
     out = await stdio_proxy.call_tool("demo__lookup", {"key": "k"})
@@ -224,13 +223,13 @@ def _http_upstream(setup: Setup) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 20
-        while True:
+
+        def listening() -> bool:
+            assert proc.poll() is None, "the upstream exited"
             with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert proc.poll() is None and time.monotonic() < deadline, "upstream never listened"
-            time.sleep(0.05)
+                return s.connect_ex(("127.0.0.1", port)) == 0
+
+        eventually_sync(listening, what="the upstream listening", timeout_s=20)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()
@@ -274,7 +273,7 @@ async def test_concurrent_calls_are_decided_each_on_its_own(
         reqs = await bot.requests.list_pending()
         return reqs if len(reqs) == len(paths) else None
 
-    by_path = {r.args["path"]: r.id for r in await until(all_pending)}
+    by_path = {r.args["path"]: r.id for r in await eventually(all_pending)}
     for path, click in (("/p0", "approve"), ("/p1", "reject"), ("/p2", "approve")):
         ch, ts = await bot.message_of(by_path[path])
         if click == "approve":

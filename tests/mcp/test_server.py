@@ -23,7 +23,8 @@ from bot.slack import render, views
 from bot.store import keys
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import Bot
-from tests.mcp.conftest import ROOT, Setup, http_process, owned, stdio_params, until
+from tests.mcp.conftest import ROOT, Setup, http_process, owned, stdio_params
+from tests.poll import eventually
 
 SERVE = ("-m", "bot", "mcp", "serve")
 
@@ -58,7 +59,7 @@ async def card(bot: Bot) -> tuple[str, str, str]:
         reqs = await bot.requests.list_pending()
         return reqs[0].id if reqs else None
 
-    rid = str(await until(probe))
+    rid = str(await eventually(probe))
     ch, ts = await bot.message_of(rid)
     return rid, ch, ts
 
@@ -84,7 +85,7 @@ async def test_permission_prompt_edit_in_slack_is_the_updated_input(
     _, ch, ts = await card(bot)
     assert not call.done()
     await bot.emu.click("UBOB", render.ACTION_EDIT, channel=ch, ts=ts)
-    view = await until(lambda: _view(bot, "UBOB"))
+    view = await eventually(lambda: _view(bot, "UBOB"))
     edited = '{"command": "rm -rf build/tmp"}'
     await bot.emu.submit("UBOB", view.id, {render.ARGS_BLOCK: {render.ARGS_ACTION: edited}})
     out = answer_of(await asyncio.wait_for(call, 15))
@@ -98,7 +99,7 @@ async def test_permission_prompt_reject_is_a_deny_with_the_reason(
     call = asyncio.create_task(stdio_hitl.call_tool("permission_prompt", given))
     _, ch, ts = await card(bot)
     await bot.emu.click("UKID", render.ACTION_REJECT, channel=ch, ts=ts)
-    view = await until(lambda: _view(bot, "UKID"))
+    view = await eventually(lambda: _view(bot, "UKID"))
     await bot.emu.submit(
         "UKID",
         view.id,
@@ -139,7 +140,7 @@ async def test_request_approval_timeout_says_not_approved(stdio_hitl: Client, bo
             req = await bot.requests.get(rid)
             return req.level >= level or req.state != State.PENDING_REVIEW
 
-        await until(moved)
+        await eventually(moved)
     out = answer_of(await asyncio.wait_for(call, 15))
     assert out["approved"] is False and "in time" in out["reason"]
 
@@ -155,9 +156,9 @@ async def test_ask_human_returns_the_answer(stdio_hitl: Client, bot: Bot, redis:
                 return qid, ch, ts
         return None
 
-    _, ch, ts = await until(posted)
+    _, ch, ts = await eventually(posted)
     await bot.emu.click("UALICE", render.ACTION_ANSWER, channel=ch, ts=ts)
-    view = await until(lambda: _view(bot, "UALICE"))
+    view = await eventually(lambda: _view(bot, "UALICE"))
     await bot.emu.submit(
         "UALICE", view.id, {views.ANSWER_BLOCK: {views.ANSWER_TEXT_ACTION: "the blue one"}}
     )

@@ -17,7 +17,8 @@ from bot.core.models import ActionRequest
 from bot.errors import HitlError
 from bot.slack import render
 from bot.store.execution import withdraw
-from tests.e2e.conftest import Bot, bot, eventually, serve_env, slack_mode
+from tests.e2e.conftest import Bot, bot, serve_env, slack_mode
+from tests.poll import eventually
 
 __all__ = ["bot", "serve_env", "slack_mode"]  # the e2e fixtures, served to the tests here
 
@@ -60,7 +61,7 @@ async def pending(bot: Bot) -> ActionRequest | None:
 
 async def approve(bot: Bot, user: str = "UALICE") -> ActionRequest:
     """Wait for the recipe's request to be posted, and click Approve on its card."""
-    req = await eventually(lambda: pending(bot), timeout=20)
+    req = await eventually(lambda: pending(bot), timeout_s=20)
     ch, ts = await bot.message_of(req.id)
     out = await bot.emu.click(user, render.ACTION_APPROVE, channel=ch, ts=ts)
     assert out.status == 200, out
@@ -69,7 +70,7 @@ async def approve(bot: Bot, user: str = "UALICE") -> ActionRequest:
 
 async def reject(bot: Bot, code: str, text: str, user: str = "UALICE") -> ActionRequest:
     """Wait for the recipe's request, click Reject and give the reason in the dialog."""
-    req = await eventually(lambda: pending(bot), timeout=20)
+    req = await eventually(lambda: pending(bot), timeout_s=20)
     ch, ts = await bot.message_of(req.id)
     await bot.emu.click(user, render.ACTION_REJECT, channel=ch, ts=ts)
 

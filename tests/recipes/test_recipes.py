@@ -22,7 +22,8 @@ from bot.errors import ConfigError, HitlError, StoreUnavailable
 from bot.sandbox.model import Expect, ScriptedModel, after_tool, call, say
 from bot.sdk import ApiUnavailable, Gate, Rejected
 from examples import openai_refund
-from tests.e2e.conftest import POLICY, Bot, eventually
+from tests.e2e.conftest import POLICY, Bot
+from tests.poll import eventually
 from tests.recipes.conftest import (
     API_TOKEN,
     Refunds,
@@ -205,7 +206,7 @@ async def test_plain_loop_hands_a_correction_to_the_model(
             base_url=bot.url, headers={"Authorization": f"Bearer {API_TOKEN}"}
         ) as api,
     ):
-        await eventually(lambda: pending(bot), timeout=20)
+        await eventually(lambda: pending(bot), timeout_s=20)
         steered = await api.post("/v1/runs/refunds/steer", json={"text": fix})
         assert steered.status_code == 201, steered.text
         await reject(bot, "wrong_target", "see the correction")

@@ -3,8 +3,7 @@ and the emulator accepts what Bolt sends, the bot's own tests can trust both."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from bot.sandbox.slack import BackgroundServer, SlackEmulator
+from tests.poll import eventually
 from tests.sandbox.conftest import SECRET, TOKEN, actions, button
 
 MODAL = {
@@ -91,12 +91,6 @@ async def bolt(emulator: SlackEmulator) -> AsyncIterator[AsyncApp]:
         yield app
     finally:
         await server.stop()
-
-
-async def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not check():
-            await asyncio.sleep(0.02)
 
 
 async def test_bolt_handles_events_actions_modals_and_commands(

@@ -4,22 +4,14 @@ and reading history back with `oldest` and `include_all_metadata`, as Slack does
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 
 import httpx
 import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.sandbox.slack import SlackEmulator
+from tests.poll import eventually
 from tests.sandbox.conftest import TOKEN
-
-
-async def _until(probe: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not probe():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
 
 
 async def test_a_delayed_post_is_in_the_channel_before_its_answer_arrives(
@@ -27,7 +19,7 @@ async def test_a_delayed_post_is_in_the_channel_before_its_answer_arrives(
 ) -> None:
     emulator.add_delay(30, method="chat.postMessage")
     posting = asyncio.create_task(client.chat_postMessage(channel="#general", text="card"))
-    await _until(lambda: emulator.faults.held == 1)
+    await eventually(lambda: emulator.faults.held == 1)
     assert [m.text for m in emulator.messages("general")] == ["card"]
     assert not posting.done()
     # other methods and later posts are not held
@@ -64,7 +56,7 @@ async def test_delays_over_the_control_api(emulator: SlackEmulator) -> None:
                 json={"channel": "#general", "text": "x"},
             )
         )
-        await _until(lambda: emulator.faults.held == 1)
+        await eventually(lambda: emulator.faults.held == 1)
         listed = (await http.get("/_emu/delays")).json()
         assert listed["held"] == 1 and listed["delays"][0]["remaining"] == 1
         assert (await http.delete("/_emu/delays")).json() == {"delays": [], "held": 1}

@@ -10,6 +10,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from starlette.responses import Response
 
 from bot.sandbox.slack import SlackEmulator, signature
+from tests.poll import eventually
 from tests.sandbox.conftest import SECRET, FakeBot, Received
 
 
@@ -81,13 +82,20 @@ async def test_app_home_opened_carries_the_published_view(
 async def test_slow_bot_gets_a_retry_with_the_same_event_id(
     emulator: SlackEmulator, fake_bot: FakeBot
 ) -> None:
+    tried_again = asyncio.Event()
+
     async def slow_first(received: Received) -> Response:
-        if "x-slack-retry-num" not in received.headers:
-            await asyncio.sleep(4)  # past Slack's 3 s
+        if "x-slack-retry-num" in received.headers:
+            tried_again.set()
+        else:
+            await tried_again.wait()  # past Slack's 3 s: answered once Slack tried again
         return Response(status_code=200)
 
     fake_bot.behaviour = slow_first
-    posted = await emulator.post("alice", "general", "hello")
+    try:
+        posted = await emulator.post("alice", "general", "hello")
+    finally:
+        tried_again.set()
     assert posted.statuses == [200]
     attempts = [d for d in emulator.deliveries if d.kind == "event"]
     assert [(d.retry_num, d.error) for d in attempts] == [(0, "http_timeout"), (1, None)]
@@ -102,21 +110,21 @@ async def test_slow_bot_gets_a_retry_with_the_same_event_id(
 async def test_three_retries_then_slack_gives_up(fake_bot: FakeBot) -> None:
     emu = SlackEmulator(SECRET, "xoxb-t", fake_bot.url, ack_timeout=0.2, retry_delays=(0, 0, 0))
     await emu.start()
+    gave_up = asyncio.Event()
     try:
 
         async def always_slow(received: Received) -> Response:
-            await asyncio.sleep(0.5)
+            await gave_up.wait()  # no attempt is answered before Slack stops trying
             return Response(status_code=200)
 
         fake_bot.behaviour = always_slow
         posted = await emu.post("alice", "general", "hello")
+        gave_up.set()
         assert posted.statuses == [None]
         nums = [d.retry_num for d in emu.deliveries]
         assert nums == [0, 1, 2, 3]
         # the abandoned attempts still reach the bot: wait for all four, however slow
-        async with asyncio.timeout(10):
-            while len(fake_bot.received) < 4:
-                await asyncio.sleep(0.02)
+        await eventually(lambda: len(fake_bot.received) >= 4)
         assert [r.headers.get("x-slack-retry-num") for r in fake_bot.received] == [
             None,
             "1",
@@ -125,6 +133,7 @@ async def test_three_retries_then_slack_gives_up(fake_bot: FakeBot) -> None:
         ]
         assert len({json.loads(r.body)["event_id"] for r in fake_bot.received}) == 1
     finally:
+        gave_up.set()
         await emu.stop()
 
 

@@ -218,17 +218,20 @@ async def test_slash_command_form_and_answers(emulator: SlackEmulator, fake_bot:
 async def test_slash_command_timeout_shows_slackbots_error(fake_bot: FakeBot) -> None:
     emu = SlackEmulator(SECRET, "xoxb-t", fake_bot.url, ack_timeout=0.2)
     await emu.start()
+    timed_out = asyncio.Event()
     try:
 
         async def slow(received: Received) -> Response:
-            await asyncio.sleep(0.5)
+            await timed_out.wait()  # answered only after Slack stopped waiting
             return Response(status_code=200)
 
         fake_bot.behaviour = slow
         outcome = await emu.command("alice", "general", "/hitl", "pending")
+        timed_out.set()
         assert outcome.error == "http_timeout" and outcome.status is None
         (shown,) = emu.ephemerals("alice")
         assert shown.text == '/hitl failed with the error "operation_timeout"'
         assert shown.sender == "USLACKBOT"
     finally:
+        timed_out.set()
         await emu.stop()

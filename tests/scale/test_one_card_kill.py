@@ -6,10 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
 
 import httpx
 import pytest
@@ -23,24 +20,15 @@ from bot.slack import render
 from bot.store import keys
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import POLICY
+from tests.poll import eventually
 from tests.scale.test_scale_out import _spawn, _url_of
 
 SECRET, TOKEN, API = "kill-secret", "xoxb-kill", "kill-api-token-0123"
-T = TypeVar("T")
 
-# A dead serve's entry is taken over after the notifier's retry pause (15 s by default);
-# the old code waited out a 60 s lease first. The deadline leaves room for either, so
-# old code fails on the second card it posts, not on the clock.
+# A dead serve's entry is taken over after the notifier's retry pause (15 s by default).
+# The deadlines leave room for a 60 s lease as well: a notifier that waited one out fails
+# on the second card it posts, not on the test's timeout.
 pytestmark = pytest.mark.timeout(240)
-
-
-async def _until(probe: Callable[[], Awaitable[T | None]], what: str, timeout: float) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        if got := await probe():
-            return got
-        assert time.monotonic() < deadline, f"{what}: nothing after {timeout}s"
-        await asyncio.sleep(0.1)
 
 
 async def test_kill_9_between_post_and_saved_ts_leaves_one_working_card(
@@ -79,7 +67,9 @@ async def test_kill_9_between_post_and_saved_ts_leaves_one_working_card(
             async def stored_and_held() -> bool:
                 return emu.faults.held == 1 and cards_per_request(emu.state())[rid] == 1
 
-            await _until(stored_and_held, "the card in the channel, its answer held", 20)
+            await eventually(
+                stored_and_held, what="the card in the channel, its answer held", timeout_s=20
+            )
             first.send_signal(signal.SIGKILL)
             await first.wait()
             assert not await redis.hget(keys.request(rid), "msg_ts")  # the window, for real
@@ -91,7 +81,9 @@ async def test_kill_9_between_post_and_saved_ts_leaves_one_working_card(
             async def saved() -> str | None:
                 return await redis.hget(keys.request(rid), "msg_ts")
 
-            ts = await _until(saved, "the second serve saving the card's ts", 150)
+            ts = await eventually(
+                saved, what="the second serve saving the card's ts", timeout_s=150
+            )
             state = emu.state()
             assert cards_per_request(state)[rid] == 1, cards(state)
             (card,) = [c for c in cards(state) if c.request_id == rid]
@@ -105,7 +97,9 @@ async def test_kill_9_between_post_and_saved_ts_leaves_one_working_card(
                 live = live_cards_per_request(emu.state())[rid]
                 return req.state == State.APPROVED and live == 0
 
-            await _until(approved_and_updated, "the approval applied and the card updated", 20)
+            await eventually(
+                approved_and_updated, what="the approval applied and the card updated", timeout_s=20
+            )
             assert cards_per_request(emu.state())[rid] == 1
         finally:
             for p in procs:

@@ -24,6 +24,7 @@ from bot.sandbox.slack import SlackEmulator
 from bot.slack import render
 from bot.store import audit
 from bot.store.requests import RequestStore
+from tests.poll import eventually
 
 RUNS = 200
 SECRET, TOKEN, API = "scale-secret", "xoxb-scale", "scale-api-token-0123"
@@ -45,14 +46,22 @@ async def _spawn(args: list[str], env: dict[str, str], log: Path) -> asyncio.sub
         )
 
 
-async def _url_of(log: Path, timeout: float = 60) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+SERVE_START_S = 60  # a serve process imports everything and may start its own Valkey
+
+
+async def _url_of(log: Path, timeout_s: float = SERVE_START_S) -> str:
+    """The address a serve process prints once it listens."""
+
+    def served() -> str | None:
         found = re.search(r"serving on (http://[0-9.:]+)", log.read_text(errors="replace"))
-        if found:
-            return found.group(1)
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"serve did not start: {log.read_text(errors='replace')[-2000:]}")
+        return found.group(1) if found else None
+
+    try:
+        return await eventually(served, what="serving on", timeout_s=timeout_s, interval_s=0.1)
+    except AssertionError:
+        raise AssertionError(
+            f"serve did not start: {log.read_text(errors='replace')[-2000:]}"
+        ) from None
 
 
 @pytest.fixture
@@ -153,12 +162,18 @@ async def test_two_serves_two_workers_two_hundred_runs(
     run_ids = [r.json()["run_id"] for r in starts]
 
     decided: set[str] = set()
+
+    def undecided() -> dict[str, tuple[str, str]]:
+        return {rid: where for rid, where in _approval_messages(emu).items() if rid not in decided}
+
     deadline = time.monotonic() + 150
-    while len(decided) < RUNS and time.monotonic() < deadline:
-        todo = {rid: where for rid, where in _approval_messages(emu).items() if rid not in decided}
-        if not todo:
-            await asyncio.sleep(0.2)
-            continue
+    while len(decided) < RUNS:
+        todo = await eventually(
+            undecided,
+            what=f"approval messages past the {len(decided)} decided",
+            timeout_s=deadline - time.monotonic(),
+            interval_s=0.2,
+        )
         # Every message is clicked twice, once through each serve process: the
         # second click must learn the first one won.
         for url in urls:
@@ -186,10 +201,7 @@ async def test_two_serves_two_workers_two_hundred_runs(
             )
             return all(s.json()["state"] == "finished" for s in states)
 
-        end = time.monotonic() + 60
-        while not await finished():
-            assert time.monotonic() < end, "runs did not finish"
-            await asyncio.sleep(0.5)
+        await eventually(finished, what="every run finished", timeout_s=60, interval_s=0.5)
 
     store = RequestStore(redis)
     assert await store.list_pending() == []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
@@ -16,10 +15,12 @@ from bot.config import Settings
 from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy, parse_policy
 from bot.sdk import Gate
+from bot.store import hub
 from bot.store.requests import Moved, RequestStore
 from tests.api.live import AGENT_TOKEN, LiveServer, live_server
 from tests.conftest import QUORUM_POLICY
 from tests.keys import serve_signer
+from tests.poll import eventually
 
 
 @pytest.fixture(scope="session")
@@ -83,14 +84,11 @@ class Reviewer:
         redis = Redis.from_url(self.redis_url, decode_responses=True)
         try:
             store = RequestStore(redis, clock=clock, signer=serve_signer())  # as serve does
-            deadline = time.monotonic() + 10
-            while not (pending := await store.list_pending()):
-                assert time.monotonic() < deadline, "no request came for review"
-                await asyncio.sleep(0.01)
+            pending = await eventually(store.list_pending, what="a request in review")
             req = pending[0]
             self.seen.append(req)
             for make in decisions:
-                await asyncio.sleep(0.05)  # the caller is waiting by now
+                await caller_waits()
                 req = await store.get(req.id)
                 moved = await store.transition(req.id, make(req))
                 self.moved.append(moved)
@@ -105,6 +103,21 @@ class Reviewer:
 
     async def ajoin(self) -> None:
         await asyncio.to_thread(self.join)
+
+
+def waiters_in_this_process() -> int:
+    """The waits every wait hub of this process holds: the direct gate's own, and the live
+    API server's, which runs on a thread of this process, for a gate over HTTP."""
+    return sum(h.waiting for h in list(hub._hubs.values()))
+
+
+async def caller_waits() -> None:
+    """Until the gate waits for the decision, so that the decision wakes it."""
+    await eventually(
+        lambda: waiters_in_this_process() > 0,
+        what="the caller waiting",
+        ignoring=(RuntimeError,),  # the hubs changed while they were counted: count again
+    )
 
 
 @pytest.fixture

@@ -21,6 +21,8 @@ from bot.store.requests import RequestStore
 from bot.store.steering import SteeringStore
 from tests.api.live import TOKEN, LiveServer
 from tests.keys import serve_signer
+from tests.poll import eventually
+from tests.sdk.conftest import caller_waits
 
 
 def test_from_env_picks_the_mode(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,20 +68,21 @@ async def test_wrong_token_is_a_config_error(live: LiveServer) -> None:
             await gate.get("abc")
 
 
-def _answer_later(redis_url: str, answer: str, delay: float = 0.2) -> threading.Thread:
+def _answer_later(redis_url: str, answer: str) -> threading.Thread:
+    """Answers the open question once the asker waits for it, from another thread."""
+
     async def main() -> None:
         redis = Redis.from_url(redis_url, decode_responses=True)
         try:
             qs = QuestionStore(redis)
-            await asyncio.sleep(delay)
-            deadline = time.monotonic() + 5
-            while True:
+
+            async def open_ids() -> list[str]:
                 ids = [k.rpartition(":")[2] for k in await redis.keys("hitl:*:q:*")]
-                open_ids = [i for i in ids if (await qs.get(i)).state == QuestionState.OPEN]
-                if open_ids or time.monotonic() > deadline:
-                    break
-                await asyncio.sleep(0.01)
-            await qs.answer(open_ids[0], actor="UKID", answer=answer)
+                return [i for i in ids if (await qs.get(i)).state == QuestionState.OPEN]
+
+            asked = await eventually(open_ids, what="an open question")
+            await caller_waits()
+            await qs.answer(asked[0], actor="UKID", answer=answer)
         finally:
             await redis.aclose()
 
@@ -124,10 +127,7 @@ async def test_steering_pops_each_correction_once(gate: Gate, redis: Redis) -> N
 async def test_a_caller_that_stops_waiting_withdraws_its_request(gate: Gate, redis: Redis) -> None:
     task = asyncio.create_task(gate.request_approval("refund", {"order": "A3"}))
     store = RequestStore(redis, clock=wall_ms, signer=serve_signer())  # decides as serve
-    for _ in range(200):
-        if pending := await store.list_pending():
-            break
-        await asyncio.sleep(0.01)
+    pending = await eventually(store.list_pending, what="the request in review")
     task.cancel()  # e.g. the agent framework's own tool timeout
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -178,10 +178,7 @@ async def test_closing_the_gate_ends_a_sync_wait_and_withdraws_its_request(
     caller = threading.Thread(target=waits, daemon=True)
     caller.start()
     store = RequestStore(redis, clock=wall_ms, signer=serve_signer())  # decides as serve
-    deadline = time.monotonic() + 10
-    while not (pending := await store.list_pending()) and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
-    assert pending, "the sync call never reached review"
+    pending = await eventually(store.list_pending, what="the sync call's request in review")
 
     await asyncio.to_thread(gate.close)
     await asyncio.to_thread(caller.join, 10)

@@ -14,7 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack.notifier import Notifier
 from bot.store.events import Notice, publish
 from bot.store.runs import RunStore
-from tests.e2e.conftest import eventually
+from tests.poll import eventually
 
 
 class Recording(Notifier):

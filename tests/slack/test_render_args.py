@@ -43,7 +43,7 @@ def test_a_20kb_argument_is_cut_alone_and_every_name_shows_in_order() -> None:
     msg = render.approval_message(make(args=args), now_ms=NOW)
     validate(msg)
     text = "\n".join(mrkdwn_texts(msg.blocks))
-    # Before the fix one sorted dump was cut at 3,000 characters: order_id and note vanished.
+    # One sorted dump cut at 3,000 characters would lose order_id and note.
     assert '"order_id": "A-1001"' in text and '"note": "ship it"' in text and '"amount": 3' in text
     pos = arg_positions(text, list(args))
     assert pos == sorted(pos), "arguments show in the caller's order"

@@ -15,6 +15,7 @@ from bot.config import HOW_TO_SET, Settings
 from bot.errors import ConfigError, StoreUnavailable
 from bot.store.connection import connect, redact_url
 from bot.store.valkey.embedded import EmbeddedServer, ensure_server
+from tests.poll import eventually
 
 
 @pytest.fixture(autouse=True)
@@ -114,9 +115,10 @@ async def test_a_full_pool_makes_a_command_wait_not_fail(data_dir: Path, redis_u
         busy = [
             asyncio.create_task(client.blpop([f"hitl:test:none:{i}"], timeout=1)) for i in (1, 2)
         ]
-        async with asyncio.timeout(10):
-            while len(client.connection_pool._in_use_connections) < 2:
-                await asyncio.sleep(0.01)
+        await eventually(
+            lambda: len(client.connection_pool._in_use_connections) >= 2,
+            what="both connections busy",
+        )
         assert await client.ping()
         assert any(b.done() for b in busy)  # it waited for a connection to come back
         assert await asyncio.gather(*busy) == [None, None]

@@ -20,6 +20,7 @@ from bot.core.states import Event, State
 from bot.store import audit
 from bot.store.requests import RequestStore
 from bot.store.valkey.embedded import ensure_server
+from tests.poll import eventually
 
 STEPS = [Event.APPROVE, Event.CLAIM, Event.SUCCEED]
 
@@ -68,8 +69,7 @@ async def test_acknowledged_transitions_survive_kill_9(data_dir: Path, policy: P
                 return  # the server died under this call: it was never acknowledged
 
     drivers = [asyncio.create_task(drive(w)) for w in range(8)]
-    while len(acked) < 150:
-        await asyncio.sleep(0.01)
+    await eventually(lambda: len(acked) >= 150, what="150 acknowledged transitions")
     server.kill()  # SIGKILL, mid-flight
     killed.set()
     await asyncio.gather(*drivers)

@@ -1,6 +1,6 @@
 """A run's call is created only if no correction or stop waits for the run, checked in
 the same atomic step as the create: the agent's look at its queue before every tool
-call costs no round trip of its own (the free path: two round trips, not three).
+call costs no round trip of its own (a free call takes two round trips, not three).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ async def test_a_stop_creates_nothing_gated_or_free(
     assert free.steered and gated.steered
     for made in (free, gated):
         await _nothing_left_of(redis, made.request.id)
-    # without the guard (the caller saw the stop and chose), the call is created as before
+    # without the guard (the caller saw the stop and chose), the call is created regardless
     plain = await store.create(policy, **_call(run_id, 3, claim_as=None))
     assert plain.created and plain.request.state == State.APPROVED
 

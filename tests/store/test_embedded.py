@@ -6,6 +6,7 @@ longer than a Unix socket path may be.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -16,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -38,6 +38,7 @@ from bot.store.valkey.embedded import (
     Liveness,
     ensure_server,
 )
+from tests.poll import eventually_sync
 
 linux_only = pytest.mark.skipif(not Path("/proc/self").exists(), reason="reads /proc")
 REPO = Path(__file__).resolve().parents[2]
@@ -76,9 +77,8 @@ def data_dir() -> Iterator[Path]:
         if Path("/proc/self").exists():
             for pid in valkey_pids(path):
                 os.kill(pid, signal.SIGKILL)
-            deadline = time.monotonic() + 5
-            while valkey_pids(path) and time.monotonic() < deadline:
-                time.sleep(0.02)
+            with contextlib.suppress(AssertionError):  # the directory goes regardless
+                eventually_sync(lambda: not valkey_pids(path), what="the killed servers gone")
         shutil.rmtree(path, ignore_errors=True)
 
 
@@ -174,7 +174,8 @@ RACER = textwrap.dedent(
     from bot.store.valkey.embedded import ensure_server
 
     go = Path(sys.argv[2])
-    while not go.exists():
+    print("ready", flush=True)
+    while not go.exists():  # the barrier: all racers start at once
         time.sleep(0.001)
     server = ensure_server(Path(sys.argv[1]))
     print(server.owned, server.pid, flush=True)
@@ -196,7 +197,9 @@ def test_racing_processes_end_with_one_server(data_dir: Path) -> None:
         )
         for _ in range(6)
     ]
-    time.sleep(0.5)  # let every interpreter start and reach the barrier
+    for racer in racers:  # every interpreter started and reached the barrier
+        assert racer.stdout is not None
+        assert racer.stdout.readline() == "ready\n", racer.communicate(timeout=30)
     go.touch()
     results = []
     for racer in racers:
@@ -359,9 +362,10 @@ def test_an_open_data_dir_and_its_files_are_made_private(data_dir: Path) -> None
     with client(first) as r:
         r.set("hitl:secret", "the arguments of a refund")
         r.bgrewriteaof()  # new files written by the server itself, after the start
-        deadline = time.monotonic() + 10
-        while r.info("persistence")["aof_rewrite_in_progress"] and time.monotonic() < deadline:
-            time.sleep(0.02)
+        eventually_sync(
+            lambda: not r.info("persistence")["aof_rewrite_in_progress"],
+            what="the AOF rewrite done",
+        )
     modes = _modes(data_dir)
     assert _private(modes), modes
     assert {"appendonlydir", SOCKET_NAME, PID_NAME, LOCK_NAME} <= set(modes)

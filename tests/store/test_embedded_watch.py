@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from typer.testing import CliRunner
 from bot.cli.main import app
 from bot.store.valkey.embedded import EmbeddedServer, ensure_server
 from bot.store.valkey.embedded_watch import EmbeddedWatch, status, stop_unused
+from tests.poll import eventually
 from tests.store.test_embedded import REPO, data_dir, linux_only, valkey_pids  # noqa: F401
 
 pytestmark = [linux_only, pytest.mark.timeout(60)]
@@ -42,18 +42,6 @@ USER = textwrap.dedent(
     asyncio.run(main())
     """
 )
-
-
-async def until(probe: Callable[[], object], what: str, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not await _call(probe):
-        assert time.monotonic() < deadline, f"no {what} after {timeout} s"
-        await asyncio.sleep(0.02)
-
-
-async def _call(probe: Callable[[], object]) -> object:
-    got = probe()
-    return await got if asyncio.iscoroutine(got) else got
 
 
 @pytest.fixture
@@ -124,7 +112,7 @@ async def test_a_killed_server_is_started_again_with_its_data(
             pid = await ready_pid(data_dir, first)
             return pid is not None and pid == watch.server.pid
 
-        await until(restarted_by_the_watch, "server restarted and recorded by the watch")
+        await eventually(restarted_by_the_watch, what="server restarted and recorded by the watch")
         assert valkey_pids(data_dir) == [watch.server.pid]
         assert watch.server.pid != first
         assert await client.dbsize() == 200  # the same client: redis-py reconnects
@@ -142,10 +130,10 @@ async def test_every_user_process_sees_one_restart(
     (first,) = valkey_pids(data_dir)
     os.kill(first, signal.SIGKILL)
 
-    await until(lambda: ready_pid(data_dir, first), "restarted server")
+    await eventually(lambda: ready_pid(data_dir, first), what="restarted server")
     # Each one's watcher notices and registers again on its own.
     pids = sorted(p.pid for p in procs)
-    await until(lambda: _users_are(data_dir, pids), "every user registered again")
+    await eventually(lambda: _users_are(data_dir, pids), what="every user registered again")
     # Three watchers raced for it; the start lock let exactly one start it.
     assert valkey_pids(data_dir) == [(await status(data_dir)).pid]
 
@@ -180,7 +168,7 @@ async def test_a_killed_user_does_not_keep_it_running(
     script.kill()
     script.wait()
 
-    await until(lambda: _users_are(data_dir, [os.getpid()]), "the killed user gone")
+    await eventually(lambda: _users_are(data_dir, [os.getpid()]), what="the killed user gone")
     await watch.close()
     assert valkey_pids(data_dir) == []
 
@@ -196,7 +184,7 @@ async def test_leaving_while_it_is_down_does_not_start_it(
     watch = await EmbeddedWatch.open(data_dir, interval_s=3600)  # never repairs in this test
     pid = watch.server.pid
     os.kill(pid or 0, signal.SIGKILL)
-    await until(lambda: valkey_pids(data_dir) == [], "server gone")
+    await eventually(lambda: valkey_pids(data_dir) == [], what="server gone")
 
     await watch.close()
     assert valkey_pids(data_dir) == []
@@ -212,11 +200,13 @@ async def test_a_hung_server_is_waited_for_never_replaced(
         pid = watch.server.pid or 0
         os.kill(pid, signal.SIGSTOP)
         try:
-            await until(lambda: "could not be started again" in caplog.text, "a repair refused")
+            await eventually(
+                lambda: "could not be started again" in caplog.text, what="a repair refused"
+            )
             assert valkey_pids(data_dir) == [pid]
         finally:
             os.kill(pid, signal.SIGCONT)
-        await until(lambda: _users_are(data_dir, [os.getpid()]), "registered again")
+        await eventually(lambda: _users_are(data_dir, [os.getpid()]), what="registered again")
         assert valkey_pids(data_dir) == [pid]
     finally:
         await watch.close()
@@ -241,7 +231,7 @@ async def test_valkey_stop_refuses_while_a_process_uses_it(
     # Every user was killed: the server is left running, and a person stops it.
     script.kill()
     script.wait()
-    await until(lambda: _users_are(data_dir, []), "the killed user gone")
+    await eventually(lambda: _users_are(data_dir, []), what="the killed user gone")
     result = await stop_unused(data_dir)
     assert result.stopped and result.pid == pid
     assert valkey_pids(data_dir) == []

@@ -58,7 +58,7 @@ async def test_entries_every_group_acknowledged_are_trimmed(redis: Redis) -> Non
 
     assert await redis.xlen(STREAM) == 0
     assert done.trimmed == N and done.failed == 0
-    # The stream and its groups remain: the next event is delivered as before.
+    # The stream and its groups remain: the next event reaches both groups.
     await publish(redis, 1)
     assert len(await read_all(slack)) == 1 and len(await read_all(metrics)) == 1
 

@@ -27,14 +27,15 @@ from bot.store.connection import connect
 from bot.store.hub import hub_for
 from bot.store.requests import RequestStore
 from bot.store.valkey.embedded import ensure_server
+from tests.poll import eventually
 
 LONG = 3600.0
 
 
 async def _waiting(client: Redis, count: int) -> None:
-    async with asyncio.timeout(30):
-        while hub_for(client).waiting != count:
-            await asyncio.sleep(0.01)
+    await eventually(
+        lambda: hub_for(client).waiting == count, what=f"{count} waiters held", timeout_s=30
+    )
 
 
 def _approve(req: ActionRequest) -> Decision:
@@ -66,9 +67,12 @@ async def test_a_new_waiter_is_watched_without_waiting_for_the_current_block(
     try:
         held = asyncio.create_task(waiter.wait(first.id, LONG))
         await _waiting(client, 1)
-        async with asyncio.timeout(30):  # the shard's reader blocked on the first key
-            while not any("b" in c.get("flags", "") for c in await client.client_list()):
-                await asyncio.sleep(0.01)
+        await eventually(
+            client.client_list,
+            lambda clients: any("b" in c.get("flags", "") for c in clients),
+            what="the shard's reader blocked on the first key",
+            timeout_s=30,
+        )
         late = asyncio.create_task(waiter.wait(second.id, LONG))
         await _waiting(client, 2)
         await store.transition(second.id, _approve(second))

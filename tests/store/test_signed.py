@@ -49,7 +49,7 @@ async def test_an_approval_forged_with_the_stores_own_api_never_runs(
     """Anything that reaches Redis can write an approval; no executor claims it."""
     req = await _refund(store, policy)
     moved = await store.transition(req.id, _approve(req, "UBOSS"))
-    assert moved.request.state == State.APPROVED  # the store took it, as before
+    assert moved.request.state == State.APPROVED  # the store takes it; the claim below refuses it
     with pytest.raises(ForgedDecision, match="not signed"):
         await claim_checked(store, req.id, actor="exec", check=check(policy))
     after = await store.get(req.id)
@@ -111,7 +111,7 @@ async def test_without_a_public_key_an_executor_refuses_to_claim(
     with pytest.raises(ConfigError, match="HITL_SIGNING_PUBLIC_KEY"):
         await claim_checked(signed_store, req.id, check=check)
     assert (await signed_store.get(req.id)).state == State.APPROVED
-    # serve's public key lands in the data dir after all: the same check now claims
+    # serve's public key lands in the data dir after all: then the same check claims
     (tmp_path / PUB_FILE).write_text(serve_signer().public_b64())
     assert (await claim_checked(signed_store, req.id, check=check)).state == State.EXECUTING
 
