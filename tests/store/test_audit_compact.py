@@ -1,6 +1,6 @@
 """Audit entries are stored without the empty values a reader puts back and without a
-first entry's all-zero `prev`; they verify, read and export exactly as the fuller entries
-of earlier releases did, and lists holding both forms verify whole."""
+first entry's all-zero `prev`; they verify, read and export exactly as entries stored
+whole (every value, the zero `prev`) do, and a list holding both forms verifies whole."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ from bot.store import audit, keys
 from bot.store.requests import RequestStore
 from bot.store.scripts import CREATE, TRANSITION_SCRIPTS
 
-# The helper as earlier releases ran it: every value stored, empty or not, and the zero
-# prev of a first entry. The oracle the new form is compared against.
-OLD_AUDIT = """local function audit(A, h, e)
+# The audit helper storing entries whole: every value, empty or not, and the zero prev
+# of a first entry. The oracle the compact form is compared against.
+WHOLE_AUDIT = """local function audit(A, h, e)
   local seq = tonumber(h.audit_seq or '0') + 1
   e.seq = seq
   e.prev = (h.audit_head ~= nil and h.audit_head ~= '') and h.audit_head or string.rep('0', 40)
@@ -38,16 +38,18 @@ end
 HELPER = re.compile(r"local function audit\(A, h, e\)\n.*?\nend\n", re.DOTALL)
 
 
-def older(script: str) -> str:
+def storing_whole(script: str) -> str:
     assert len(HELPER.findall(script)) == 1
-    return HELPER.sub(lambda _: OLD_AUDIT, script)
+    return HELPER.sub(lambda _: WHOLE_AUDIT, script)
 
 
-def old_release(redis: Redis, store: RequestStore, clock: FakeClock) -> RequestStore:
-    """A store writing audit entries as the previous release did, its ids shared."""
+def whole_form(redis: Redis, store: RequestStore, clock: FakeClock) -> RequestStore:
+    """A store writing audit entries whole, its ids shared with `store`."""
     old = RequestStore(redis, clock=clock, ids=store.ids)
-    old._create = redis.register_script(older(CREATE))
-    old._scripts = {name: redis.register_script(older(s)) for name, s in TRANSITION_SCRIPTS.items()}
+    old._create = redis.register_script(storing_whole(CREATE))
+    old._scripts = {
+        name: redis.register_script(storing_whole(s)) for name, s in TRANSITION_SCRIPTS.items()
+    }
     return old
 
 
@@ -150,12 +152,12 @@ def comparable(e: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("flow", FLOWS, ids=[f.__name__ for f in FLOWS])
-async def test_entries_are_stored_shorter_and_export_as_an_earlier_release_exported_them(
+async def test_entries_are_stored_shorter_and_export_as_entries_stored_whole_do(
     store: RequestStore, policy: Policy, clock: FakeClock, redis: Redis, flow: Flow
 ) -> None:
     # Each run on a clock of its own, both starting at the same instant.
     old_clock = FakeClock()
-    old = old_release(redis, store, old_clock)
+    old = whole_form(redis, store, old_clock)
     before = await flow(old, policy, old_clock)
     after = await flow(store, policy, clock)
     old_lines, new_lines = await audit.lines(redis, before), await audit.lines(redis, after)
@@ -194,10 +196,10 @@ async def test_a_new_request_stores_one_entry_without_empty_values_or_prev(
     assert await audit.verify_request(redis, rid) is None
 
 
-async def test_a_list_begun_by_an_earlier_release_and_continued_now_verifies_whole(
+async def test_a_list_begun_whole_and_continued_compact_verifies_whole(
     store: RequestStore, policy: Policy, clock: FakeClock, redis: Redis
 ) -> None:
-    rid = await pending(old_release(redis, store, clock), policy, clock)
+    rid = await pending(whole_form(redis, store, clock), policy, clock)
     (first,) = await audit.lines(redis, rid)
     assert '"prev":"' + GENESIS in first and '"reason_code":""' in first
     req = await store.get(rid)
