@@ -23,13 +23,13 @@ from pydantic import (
 )
 
 from bot import messages as msg
-from bot.core.models import RiskTier, Run
+from bot.core.models import DETAIL_MAX, RiskTier, Run
 from bot.core.payload import MAX_ARGS_DEPTH
 from bot.core.plainjson import lone_surrogate, too_deep
 from bot.core.schema import schema_problem
 from bot.errors import PayloadError
 
-MAX_TEXT = 3000  # Slack's section text limit, and `Decision.text`'s
+MAX_TEXT = DETAIL_MAX  # a reason or a report: what one Slack section shows
 
 # Run ids come from our workers ("run-...") or from outside agents (uuids, "thread:42").
 RUN_ID = r"^[A-Za-z0-9_.:-]+$"

@@ -30,7 +30,7 @@ import httpx
 
 from bot.clock import wall_ms
 from bot.config import Settings
-from bot.core.models import ActionRequest, RiskTier
+from bot.core.models import ActionRequest, RiskTier, clip
 from bot.core.payload import canonical_args
 from bot.core.policy import Policy
 from bot.core.states import State
@@ -297,7 +297,7 @@ class Gate(Asking):
 
         `executing`: this gate claimed the request and has not reported yet (saves a read).
         """
-        clipped = None if detail is None else detail[:3000]
+        clipped = None if detail is None else clip(detail)
         return await (await self.backend()).report(
             request_id, ok=ok, detail=clipped, compensated=compensated, executing=executing
         )
@@ -312,7 +312,7 @@ class Gate(Asking):
     ) -> None:
         """`report` by the gate that claimed the request and has not reported yet, when
         the caller needs nothing back: in direct mode the request is not read back."""
-        clipped = None if detail is None else detail[:3000]
+        clipped = None if detail is None else clip(detail)
         await (await self.backend()).report_executed(
             request_id, ok=ok, detail=clipped, compensated=compensated
         )
