@@ -23,7 +23,6 @@ from bot.slack.escalations import EscalationPosts
 from bot.slack.groups import channel_id
 from bot.slack.once import OncePoster, Posted, Tag
 from bot.slack.runlines import RunLines, card_elsewhere
-from bot.store.cards import Intent
 from bot.store.events import NOTIFIER_GROUP, Notice
 from bot.store.failures import StoreError, is_missing_group
 from bot.store.lease import Lease
@@ -204,7 +203,7 @@ class Notifier:
                 channel, ts = found
                 await self._save_card(req.id, Posted(*found, adopted=True), run_thread, None)
             else:  # never posted; and with the request decided, never will be
-                await self.rt.cards.drop_intent(self._intent("request", req.id))
+                await self.rt.cards.drop_intent(self.rt.cards.request_intent(req.id))
         if not ts and (req.state == State.PENDING_REVIEW or n.event == "create"):
             if req.state != State.PENDING_REVIEW:  # approved by policy: no buttons to post
                 if run is not None:
@@ -213,7 +212,7 @@ class Notifier:
             msg = render.approval_message(req, now_ms=self.rt.clock())
             card = await self.once.post(
                 Tag("request", req.id, "card"),
-                self._intent("request", req.id),
+                self.rt.cards.request_intent(req.id),
                 channel=where,
                 thread_ts=run_thread,
                 text=msg.text,
@@ -273,7 +272,7 @@ class Notifier:
         await self.lines.said_other(q.run_id)
         post = await self.once.post(
             Tag("question", q.id, "question"),
-            self._intent("question", q.id),
+            self.rt.cards.question_intent(q.id),
             channel=channel or q.channel or DEFAULT_CHANNEL,
             thread_ts=thread,
             text=msg.text,
@@ -303,13 +302,6 @@ class Notifier:
         ended = n.state in {s.value for s in RUN_FINAL}  # this event, not the run's latest
         if ended and run.channel and run.thread_ts:
             await self._say(run.channel, run.thread_ts, render.run_header(run).text)
-
-    def _intent(self, kind: str, item_id: str) -> Intent:
-        """When the first attempt to post the item's own card started."""
-        cards = self.rt.cards
-        return (
-            cards.request_intent(item_id) if kind == "request" else cards.question_intent(item_id)
-        )
 
     async def _say(self, channel: str, thread_ts: str, text: str) -> None:
         await self.lines.said_other(await self.runs.by_thread(channel, thread_ts))
