@@ -14,9 +14,6 @@ from bot.signing import Signer, public_keys, trusted_keys
 from bot.store.claims import ClaimCheck
 from bot.store.connection import connect
 from bot.store.hub import close_hub
-from bot.store.questions import QuestionStore
-from bot.store.requests import RequestStore
-from bot.store.steering import SteeringStore
 from bot.store.stores import StoreSet
 from bot.store.valkey.embedded import EmbeddedServer
 from bot.store.valkey.embedded_watch import EmbeddedWatch
@@ -34,18 +31,8 @@ class Runtime(StoreSet):
         policy: Policy,
         clock: Clock = wall_ms,
         signer: Signer | None = None,
-        requests: RequestStore | None = None,
-        questions: QuestionStore | None = None,
-        steering: SteeringStore | None = None,
     ) -> None:
-        super().__init__(
-            redis,
-            clock=clock,
-            signer=signer,
-            requests=requests,
-            questions=questions,
-            steering=steering,
-        )
+        super().__init__(redis, clock=clock, signer=signer)
         self.settings = settings
         self.server = server
         self.policy = policy

@@ -39,16 +39,13 @@ class StoreSet:
         *,
         clock: Clock = wall_ms,
         signer: Signer | None = None,
-        requests: RequestStore | None = None,
-        questions: QuestionStore | None = None,
-        steering: SteeringStore | None = None,
     ) -> None:
         """`signer`: serve's key (serve alone passes it): the request store seals decisions."""
         self._redis = redis
         self.clock = clock
-        self.requests = requests or RequestStore(redis, clock=clock, signer=signer)
-        self.questions = questions or QuestionStore(redis, clock=clock)
-        self.steering = steering or SteeringStore(redis, clock=clock)
+        self.requests = RequestStore(redis, clock=clock, signer=signer)
+        self.questions = QuestionStore(redis, clock=clock)
+        self.steering = SteeringStore(redis, clock=clock)
         self.runs = RunStore(redis, clock=clock)
         self.run_audit = RunAudit(redis)
         self.owners = RunOwners(redis)
