@@ -18,7 +18,7 @@ from bot.agent.errors import ModelError
 from bot.agent.gate import ToolGate, question_id, request_id
 from bot.agent.llm import ChatClient, ToolCall, tool_calls_of
 from bot.agent.loader import Agent
-from bot.clock import Clock
+from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.core.models import RUN_FINAL, Run, RunState
 from bot.core.policy import Policy
@@ -50,16 +50,18 @@ class Stores:
 
     store: StoreSet
     policy: Policy
+    clock: Clock = wall_ms  # the run's own: the stores keep theirs
     trusted: PublicKeys | None = None  # serve's public key: claims of anything else are refused
 
     @classmethod
     def on(cls, store: StoreSet, policy: Policy, trusted: PublicKeys | None = None) -> Self:
         """`trusted`: None takes serve's public key from the environment, as the worker does."""
-        return cls(store, policy, trusted if trusted is not None else public_keys(Settings()))
+        keys = trusted if trusted is not None else public_keys(Settings())
+        return cls(store, policy, store.clock, keys)
 
     @classmethod
     def of(cls, rt: Runtime) -> Self:
-        return cls(rt, rt.policy, rt.claims.keys)
+        return cls(rt, rt.policy, rt.clock, rt.claims.keys)
 
     @property
     def runs(self) -> RunStore:
@@ -80,10 +82,6 @@ class Stores:
     @property
     def run_audit(self) -> RunAudit:
         return self.store.run_audit
-
-    @property
-    def clock(self) -> Clock:
-        return self.store.clock
 
 
 class RunLoop:
