@@ -12,8 +12,8 @@ from bot.core.durations import format_duration, parse_duration
 from bot.core.models import RunState
 from bot.core.policy import Policy
 from bot.demo.policy import DEMO_POLICY
-from bot.slack.runlines import LINK
 from bot.store import keys
+from bot.store.cards import LINK
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 from tests.test_cli import cli

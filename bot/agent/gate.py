@@ -13,8 +13,7 @@ and the store's claim makes sure the tool runs at most once.
 from __future__ import annotations
 
 import contextlib
-import json
-from typing import Any, cast
+from typing import Any
 
 from bot.agent import messages as msg
 from bot.agent.errors import InvalidArguments, LostClaim
@@ -39,13 +38,12 @@ from bot.core.proposal import exempt
 from bot.core.states import Event, State, SystemReason
 from bot.errors import HitlError, NotFound, PayloadError
 from bot.signing import PublicKeys
-from bot.store import keys
 from bot.store.claims import ClaimCheck
 from bot.store.corrections import SUPERSEDED
-from bot.store.events import publish
 from bot.store.questions import QuestionStore
 from bot.store.requests import Created, RequestStore
-from bot.store.runs import RUN_TTL_S, RunStore
+from bot.store.run_audit import RunAudit
+from bot.store.runs import RunStore
 from bot.store.steering import SteeringStore
 
 WAIT_SLACK_S = 0.25  # past a deadline, give the sweeper a moment before firing it ourselves
@@ -70,6 +68,7 @@ class ToolGate(Running):
         requests: RequestStore,
         questions: QuestionStore,
         steering: SteeringStore,
+        run_audit: RunAudit,
         policy: Policy,
         runs: RunStore | None = None,
         clock: Clock = wall_ms,
@@ -84,9 +83,9 @@ class ToolGate(Running):
         self.claims = ClaimCheck(trusted, policy)  # no keys: every claim is refused
         self.questions = questions
         self.steering = steering
+        self.run_audit = run_audit
         self.policy = policy
         self.runs = runs  # None: the caller is not a RunStore run (the SDK); nothing to track
-        self.redis = requests.redis
         self.clock = clock
         self.requester = requester
         # the person who started the run: they count as requester, so they may not
@@ -178,8 +177,7 @@ class ToolGate(Running):
 
     async def _resume(self, call: ToolCall, tools: ToolRegistry, run_id: str) -> Outcome | None:
         """What this call already got before the run moved workers, if anything."""
-        for raw in cast(list[str], await self.redis.lrange(keys.run_audit(run_id), 0, -1)):
-            entry = json.loads(raw)
+        for entry in await self.run_audit.entries(run_id):
             if entry.get("kind") == "user_steering" and entry.get("call_id") == call.id:
                 template = msg.HARD_STOP if entry.get("hard_stop") else msg.STEERED
                 return Outcome(
@@ -237,25 +235,10 @@ class ToolGate(Running):
             "source": s.source,
         }
         await self.audit(run_id, entry)
-        await publish(
-            self.redis,
-            run_id,
-            {
-                "kind": "steer",
-                "id": s.id,
-                "event": "consumed",
-                "state": "consumed",
-                "version": 0,
-                "run_id": run_id,
-                "source": s.source or "",
-            },
-        )
+        await self.steering.consumed(run_id, s)
 
     async def audit(self, run_id: str, entry: dict[str, Any]) -> None:
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.rpush(keys.run_audit(run_id), json.dumps(entry, ensure_ascii=False))
-        pipe.expire(keys.run_audit(run_id), RUN_TTL_S)
-        await pipe.execute()
+        await self.run_audit.append(run_id, entry)
 
     # 2. Approval
 
@@ -328,7 +311,7 @@ class ToolGate(Running):
         except NotFound:
             # ask() takes no id; a store whose id factory yields the derived id gives the
             # same effect, and the existence check above keeps it from asking twice.
-            fixed = QuestionStore(self.redis, clock=self.clock, ids=lambda: qid[1:])
+            fixed = self.questions.with_ids(lambda: qid[1:])
             q = await fixed.ask(
                 question,
                 timeout_ms=self.ask_timeout_ms,
@@ -351,17 +334,7 @@ class ToolGate(Running):
                 q = await self.questions.wait(q.id, max(0, left_ms) / 1000 + WAIT_SLACK_S)
             await self._running(run_id)
         if q.state == QuestionState.ANSWERED:
-            await publish(
-                self.redis,
-                q.id,
-                {
-                    "kind": "question",
-                    "id": q.id,
-                    "event": "delivered",
-                    "state": "answered",
-                    "version": 0,
-                },
-            )
+            await self.questions.delivered(q.id)
             text = msg.ANSWERED.format(actor=q.answered_by or "The person", answer=q.answer or "")
             return Outcome(text, "answered")
         if q.state == QuestionState.CANCELLED:

@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
-from redis.asyncio import Redis
-
 from bot.agent import messages as msg
 from bot.agent.errors import ModelError
 from bot.agent.gate import ToolGate, question_id, request_id
@@ -25,12 +23,13 @@ from bot.config import Settings
 from bot.core.models import RUN_FINAL, Run, RunState
 from bot.core.policy import Policy
 from bot.signing import PublicKeys, public_keys
-from bot.store import keys
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
+from bot.store.run_audit import RunAudit
 from bot.store.runs import RunStore
 from bot.store.runtime import Runtime
 from bot.store.steering import SteeringStore
+from bot.store.stores import StoreSet
 
 Message = dict[str, Any]
 STEP_RESULT_MAX = 200  # characters of each earlier tool result kept in a summary
@@ -47,50 +46,42 @@ class LoopConfig:
 
 @dataclass(frozen=True)
 class Stores:
-    """What a run needs from Redis, and the policy its tool calls are judged by."""
+    """The stores a run works through, and the policy its tool calls are judged by."""
 
-    runs: RunStore
-    requests: RequestStore
-    questions: QuestionStore
-    steering: SteeringStore
+    store: StoreSet
     policy: Policy
-    clock: Clock = wall_ms
+    clock: Clock = wall_ms  # the run's own: the stores keep theirs
     trusted: PublicKeys | None = None  # serve's public key: claims of anything else are refused
 
     @classmethod
-    def on(
-        cls,
-        redis: Redis,
-        policy: Policy,
-        clock: Clock = wall_ms,
-        trusted: PublicKeys | None = None,
-    ) -> Self:
+    def on(cls, store: StoreSet, policy: Policy, trusted: PublicKeys | None = None) -> Self:
         """`trusted`: None takes serve's public key from the environment, as the worker does."""
-        return cls(
-            RunStore(redis, clock=clock),
-            RequestStore(redis, clock=clock),
-            QuestionStore(redis, clock=clock),
-            SteeringStore(redis, clock=clock),
-            policy,
-            clock,
-            trusted if trusted is not None else public_keys(Settings()),
-        )
+        keys = trusted if trusted is not None else public_keys(Settings())
+        return cls(store, policy, store.clock, keys)
 
     @classmethod
     def of(cls, rt: Runtime) -> Self:
-        return cls(
-            RunStore(rt.redis, clock=rt.clock),
-            rt.requests,
-            rt.questions,
-            rt.steering,
-            rt.policy,
-            rt.clock,
-            rt.claims.keys,
-        )
+        return cls(rt, rt.policy, rt.clock, rt.claims.keys)
 
     @property
-    def redis(self) -> Redis:
-        return self.requests.redis
+    def runs(self) -> RunStore:
+        return self.store.runs
+
+    @property
+    def requests(self) -> RequestStore:
+        return self.store.requests
+
+    @property
+    def questions(self) -> QuestionStore:
+        return self.store.questions
+
+    @property
+    def steering(self) -> SteeringStore:
+        return self.store.steering
+
+    @property
+    def run_audit(self) -> RunAudit:
+        return self.store.run_audit
 
 
 class RunLoop:
@@ -101,7 +92,6 @@ class RunLoop:
         self.llm = llm
         self.stores = stores
         self.runs = stores.runs
-        self.redis = stores.redis
         self.clock = stores.clock
         self.policy = agent.merged_policy(stores.policy)
         self.config = config or LoopConfig()
@@ -124,6 +114,7 @@ class RunLoop:
             requests=self.stores.requests,
             questions=self.stores.questions,
             steering=self.stores.steering,
+            run_audit=self.stores.run_audit,
             policy=self.policy,
             runs=self.runs,
             clock=self.clock,
@@ -208,10 +199,8 @@ class RunLoop:
         """
         used = {c.id for m in messages for c in tool_calls_of(m)}
         for i, c in enumerate(reply.get("tool_calls") or ()):
-            pipe = self.redis.pipeline(transaction=False)
-            pipe.exists(keys.request(request_id(run_id, c["id"], owner)))
-            pipe.exists(keys.question(question_id(run_id, c["id"])))
-            if c["id"] in used or any(await pipe.execute()):
+            rid, qid = request_id(run_id, c["id"], owner), question_id(run_id, c["id"])
+            if c["id"] in used or await self.runs.calls_filed(rid, qid):
                 c["id"] = f"{c['id']}-t{turn}.{i}"
             used.add(c["id"])
 

@@ -29,21 +29,19 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from redis.exceptions import RedisError, ResponseError
-
 from bot.agent import messages as msg
 from bot.agent.errors import AgentNotFound, LostClaim
 from bot.agent.llm import ChatClient
 from bot.agent.loader import AgentCatalog
 from bot.agent.loop import LoopConfig, RunLoop, Stores
-from bot.agent.run_queue import GROUP, Row, RunQueue
 from bot.config import Settings
 from bot.core.durations import parse_duration
 from bot.core.models import RUN_FINAL, Run, RunState
 from bot.errors import ConfigError, HitlError, NotFound
 from bot.logs import setup as setup_logging
 from bot.messages import plural
-from bot.store import tools
+from bot.store.failures import StoreError, is_missing_group
+from bot.store.run_queue import GROUP, Row
 from bot.store.runtime import open_runtime
 from bot.supervise import Supervisor
 
@@ -94,7 +92,6 @@ class Worker:
         tasks: Supervisor | None = None,
     ) -> None:
         self.stores = stores
-        self.redis = stores.redis
         self.runs = stores.runs
         self.llm = llm
         self.agents = agents
@@ -102,7 +99,7 @@ class Worker:
         self.loop_config = loop_config or LoopConfig()
         self.tasks = tasks or Supervisor()
         self.jobs: dict[str, _Job] = {}  # by stream entry id
-        self.queue = RunQueue(self.redis, group=self.config.group, consumer=self.config.consumer)
+        self.queue = stores.store.run_queue(group=self.config.group, consumer=self.config.consumer)
 
     @property
     def consumer(self) -> str:
@@ -140,8 +137,8 @@ class Worker:
                 entries = await self._reclaim(free)
                 if len(entries) < free:
                     entries += await self._read(free - len(entries))
-            except ResponseError as exc:
-                if "NOGROUP" not in str(exc):
+            except StoreError as exc:
+                if not is_missing_group(exc):
                     raise
                 await self.ensure_group()  # the stream was deleted under us
                 continue
@@ -218,7 +215,7 @@ class Worker:
         except LostClaim as exc:
             log.warning("run %s: %s; leaving it to its new owner", run_id, exc)
             return
-        except (RedisError, OSError) as exc:
+        except (StoreError, OSError) as exc:
             # Left unacknowledged: this or another worker resumes it after min_idle_ms.
             log.warning("run %s: store unavailable (%s); it will be resumed", run_id, exc)
             return
@@ -253,7 +250,7 @@ class Worker:
                 self.stores.policy.check_schema(name, dict(schema))
         except ConfigError as exc:
             return await self.runs.update(run_id, state=RunState.FAILED, error=str(exc))
-        await tools.record_all(self.redis, agent.requester, schemas)
+        await self.stores.store.tools.record_all(agent.requester, schemas)
         loop = RunLoop(agent, self.llm, self.stores, self.loop_config)
         return await loop.run(run_id)
 
@@ -286,7 +283,7 @@ class Worker:
             await asyncio.wait(
                 [j.task for j in jobs.values()], timeout=self.config.shutdown_grace_s
             )
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(StoreError, OSError):
             mine = await self.queue.owned(list(jobs)) if jobs else []
             if mine:
                 # Marked long idle, the entries go to the next worker's XAUTOCLAIM at once.

@@ -37,7 +37,6 @@ from bot.api.limits import DEFAULT_LIMIT, BodyLimit
 from bot.api.ownership import Ownership
 from bot.api.schemas import Health
 from bot.health import Down
-from bot.store.metrics import render as render_metrics
 from bot.store.runs import RunStore
 from bot.store.runtime import Runtime
 from bot.supervise import Supervisor
@@ -76,7 +75,7 @@ def create_app(
         redoc_url=None,
     )
     errors.install(app)
-    run_store = runs or RunStore(rt.redis, clock=rt.clock)
+    run_store = runs or rt.runs
 
     v1 = APIRouter(
         prefix="/v1",
@@ -106,7 +105,7 @@ def create_app(
     async def healthz() -> JSONResponse:
         down: list[Down] = []
         try:
-            await asyncio.wait_for(rt.redis.ping(), HEALTH_TIMEOUT_S)
+            await asyncio.wait_for(rt.ping(), HEALTH_TIMEOUT_S)
         except Exception as exc:  # any failure to answer is "not healthy", never a 500
             # The error's text is for the log only: it can name hosts, paths and keys, and
             # /healthz answers anyone who asks.
@@ -126,7 +125,7 @@ def create_app(
     @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     async def metrics() -> PlainTextResponse:
         """Prometheus text format: counters are cluster-wide, see bot/store/metrics.py."""
-        text = await render_metrics(rt.redis)
+        text = await rt.metrics_text()
         if tasks is not None:
             text += tasks.metrics()
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")

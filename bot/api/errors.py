@@ -32,29 +32,17 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from redis.exceptions import AskError, ClusterError, SlotNotCoveredError, TryAgainError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.exceptions import HTTPException
 
 from bot.api import messages as msg
 from bot.api.longpoll import ClientGone, client_gone
 from bot.errors import WIRE, AlreadyResolved, HitlError, InvalidTransition
+from bot.store.failures import STORE_DOWN
 
 log = logging.getLogger(__name__)
 
 STATUS: dict[type[HitlError], tuple[int, str]] = WIRE
 RETRY_AFTER_S = 1  # a lost connection comes back, a cluster fails over, in seconds
-# Passing store trouble: a lost connection, or on a cluster a slot without a primary
-# yet (failover), moving, or still redirecting once the client's retries ran out.
-STORE_DOWN: tuple[type[Exception], ...] = (
-    RedisConnectionError,
-    RedisTimeoutError,
-    ClusterError,
-    TryAgainError,
-    AskError,
-    SlotNotCoveredError,
-)
 
 
 class ErrorBody(BaseModel):

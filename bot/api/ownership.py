@@ -10,14 +10,10 @@ work in its name rather than overseeing it.
 
 from __future__ import annotations
 
-from typing import cast
-
 from bot import messages as bot_msg
 from bot.api import messages as msg
 from bot.core.models import ActionRequest, Question
 from bot.errors import Forbidden, NotFound
-from bot.store import keys
-from bot.store.owners import RunOwners
 from bot.store.runtime import Runtime
 
 
@@ -25,7 +21,7 @@ class Ownership:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.operators = rt.settings.api_operators()
-        self.runs = RunOwners(rt.redis)
+        self.runs = rt.owners
 
     def _sees(self, identity: str, owner: str, *, operators: bool) -> bool:
         return identity == owner or (operators and identity in self.operators)
@@ -45,13 +41,11 @@ class Ownership:
         request the worker filed for the identity's run is the worker's to run, and
         a claim over the API would race it, so that is refused (403, since its owner
         may know it is there)."""
-        got = cast(
-            list[str | None], await self.rt.redis.hmget(keys.request(rid), ["owner", "requester"])
-        )
-        owner = got[0] or got[1]  # a missing owner is the requester (bot/store/codec.py)
+        fields = await self.runs.request_owner(rid)
+        owner = fields[0] or fields[1]  # a missing owner is the requester (bot/store/codec.py)
         if owner is None or not self._sees(identity, owner, operators=operators):
             raise NotFound(bot_msg.UNKNOWN_REQUEST.format(id=rid))
-        if not operators and got[0]:  # an owner apart from the requester: a run's worker
+        if not operators and fields[0]:  # an owner apart from the requester: a run's worker
             raise Forbidden(msg.WORKERS_CALL.format(id=rid))
 
     async def question(self, qid: str, identity: str) -> Question:
@@ -61,8 +55,8 @@ class Ownership:
         return q
 
     async def own_question(self, qid: str, identity: str) -> None:
-        owner = await self.rt.redis.hget(keys.question(qid), "owner")
-        if owner is None or not self._sees(identity, str(owner), operators=True):
+        owner = await self.runs.question_owner(qid)
+        if owner is None or not self._sees(identity, owner, operators=True):
             raise NotFound(bot_msg.UNKNOWN_QUESTION.format(id=qid))
 
     async def use_run(self, run_id: str, identity: str) -> None:

@@ -108,9 +108,7 @@ def audit_verify(
                 kept = heads.read_heads(text, trusted)
             except heads.BadHeadsFile as exc:
                 return len(ids), [f"heads file {heads_file}: {exc}"]
-            found += [
-                f"request {f.request_id}: {f.why}" for f in await heads.check_heads(rt.redis, kept)
-            ]
+            found += [f"request {f.request_id}: {f.why}" for f in await rt.check_heads(kept)]
         return len(ids), found
 
     count, findings = run_cli(work)

@@ -30,7 +30,6 @@ from bot.logs import setup as setup_logging
 from bot.mcp.cli import mcp_app
 from bot.messages import when
 from bot.server import eventloop as loops
-from bot.store import audit
 from bot.store.runtime import Runtime
 
 # Plain click help: typer's rich help prints flags as "--help <bool>" (typer 0.29).
@@ -117,8 +116,8 @@ def show(
 
     async def work(rt: Runtime) -> tuple[ActionRequest, list[str], str, str]:
         req = await rt.requests.get(request_id)
-        broken = await audit.verify_request(rt.redis, request_id)
-        lines = await audit.lines(rt.redis, request_id)
+        broken = await rt.verify_request(request_id)
+        lines = await rt.audit_lines(request_id)
         chain = "intact" if broken is None else f"BROKEN at entry {broken.seq}"
         return req, lines, chain, _signatures(rt, request_id, lines)
 

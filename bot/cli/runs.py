@@ -7,18 +7,14 @@ run's audit), and the link to its Slack thread that the bot recorded.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from rich.table import Table
 
 from bot import messages as msg
 from bot.core.models import ActionRequest, Run
 from bot.errors import NotFound
-from bot.slack.runlines import LINK
-from bot.store import keys
-from bot.store.runs import RunStore
 from bot.store.runtime import Runtime
 
 
@@ -40,27 +36,13 @@ class RunView:
 
 
 async def list_runs(rt: Runtime, limit: int) -> list[Run]:
-    """The newest `limit` runs. A SCAN over the run hashes: fine for an operator's look,
-    not for a hot path (runs have no index of their own)."""
-    runs = RunStore(rt.redis)
-    found: list[Run] = []
-    async for raw in rt.redis.scan_iter(match=f"{keys.PREFIX}{{run:*}}", count=500):
-        key = raw.decode() if isinstance(raw, bytes) else str(raw)
-        if not key.endswith("}"):
-            continue  # the run's transcript, audit and steering lists
-        run_id = key[len(keys.PREFIX) + len("{run:") : -1]
-        try:
-            found.append(await runs.get(run_id))
-        except NotFound:
-            continue  # expired between the SCAN and the read
-    found.sort(key=lambda r: (r.created_at, r.id), reverse=True)
-    return found[:limit]
+    """The newest `limit` runs (`RunStore.list`: a SCAN, fine for an operator's look)."""
+    return (await rt.runs.list())[:limit]
 
 
 async def run_view(rt: Runtime, run_id: str) -> RunView:
-    run = await RunStore(rt.redis).get(run_id)
-    link = await rt.redis.hget(keys.run(run_id), LINK)
-    view = RunView(run, str(link) if link else None)
+    run = await rt.runs.get(run_id)
+    view = RunView(run, await rt.cards.thread_link(run_id))
     for rid in await rt.requests.ids_between(run.created_at):
         try:
             req = await rt.requests.get(rid)
@@ -68,9 +50,8 @@ async def run_view(rt: Runtime, run_id: str) -> RunView:
             continue
         if req.run_id == run_id:
             view.requests.append(req)
-    lines = cast(list[str], await rt.redis.lrange(keys.run_audit(run_id), 0, -1))
-    view.steering = [json.loads(line) for line in lines]
-    view.queued = int(await rt.redis.llen(keys.steering(run_id)))
+    view.steering = await rt.run_audit.entries(run_id)
+    view.queued = await rt.steering.pending(run_id)
     return view
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from bot.clock import Clock
 from bot.store import keys
+from bot.store.due import DueTimers
 from bot.store.questions import QuestionStore
 from bot.store.requests import Moved, RequestStore
 
@@ -39,7 +40,7 @@ class Sweeper:
     ) -> None:
         self.requests = requests
         self.questions = questions
-        self.redis = requests.redis
+        self.timers = DueTimers.beside(requests)
         self.clock = clock
         self.batch = batch
         self.on_fired = on_fired
@@ -53,9 +54,7 @@ class Sweeper:
     async def _shard(self, shard: int, stats: SweepStats) -> None:
         left = 0  # timers kept for serve's sweeper (defaults, without the key): read past them
         while True:
-            due: list[str] = await self.redis.zrangebyscore(  # type: ignore[assignment]
-                keys.due(shard), "-inf", self.clock(), start=left, num=self.batch
-            )
+            due = await self.timers.due(shard, self.clock(), start=left, count=self.batch)
             if not due:
                 return
             left += await self._fire(shard, due, stats)
@@ -93,8 +92,7 @@ class Sweeper:
             stats.fired += 1
             if self.on_fired is not None:
                 await self.on_fired(moved)
-        if stale:
-            await self.redis.zrem(keys.due(shard), *stale)
+        await self.timers.drop(shard, stale)
         return left
 
     async def run(self, stop: asyncio.Event, interval_s: float = 0.25) -> None:

@@ -19,7 +19,6 @@ from bot.demo import messages as say
 from bot.logs import JsonFormatter
 from bot.sandbox.slack import SlackEmulator
 from bot.server.serve import ServeOptions, run_serve
-from bot.store import keys
 from bot.store.runtime import Runtime
 from bot.supervise import Supervisor
 
@@ -36,19 +35,10 @@ class Found:
 
 
 async def count_store(rt: Runtime) -> Found:
-    """How many runs and requests the store holds (runs have no index: SCAN)."""
-    run_keys = [
-        k
-        async for k in rt.redis.scan_iter(match=f"{keys.PREFIX}{{run:*}}", count=1000)
-        if str(k).endswith("}")  # the run hash itself, not its transcript or audit
-    ]
-    pipe = rt.redis.pipeline(transaction=False)
-    for k in run_keys:
-        pipe.hget(k, "state")
-    states = await pipe.execute()
-    final = {s.value for s in RUN_FINAL}
-    unfinished = sum(1 for s in states if s and s not in final)
-    return Found(len(run_keys), unfinished, len(await rt.requests.ids_between()))
+    """How many runs and requests the store holds (RunStore.list: a SCAN)."""
+    runs = await rt.runs.list()
+    unfinished = sum(1 for r in runs if r.state not in RUN_FINAL)
+    return Found(len(runs), unfinished, len(await rt.requests.ids_between()))
 
 
 @contextlib.contextmanager

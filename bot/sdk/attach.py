@@ -14,7 +14,6 @@ import logging
 from bot.config import Settings
 from bot.errors import StoreUnavailable
 from bot.sdk import messages as msg
-from bot.store.events import notifier_read_within
 from bot.store.runtime import Runtime
 from bot.store.valkey.embedded_dir import SOCKET_NAME, Liveness, ping_socket
 
@@ -36,7 +35,7 @@ def require_store(settings: Settings) -> None:
 
 async def warn_if_no_bot(rt: Runtime, where: str) -> bool:
     """Log one warning when no Slack notifier has read this store's events lately."""
-    if await notifier_read_within(rt.redis, LIVE_BOT_IDLE_S * 1000):
+    if await rt.notifier_read_within(LIVE_BOT_IDLE_S * 1000):
         return True
     log.warning(msg.NO_LIVE_BOT, where, LIVE_BOT_IDLE_S)
     return False

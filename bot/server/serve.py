@@ -30,10 +30,8 @@ from bot.slack.notifier import Notifier
 from bot.slack.principals import resolve_at_start
 from bot.slack.socket_mode import SocketModeLink
 from bot.store.events import NOTIFIER_GROUP
-from bot.store.events_trim import INTERVAL_S, EventTrimmer
+from bot.store.events_trim import INTERVAL_S
 from bot.store.metrics import GROUP as METRICS_GROUP
-from bot.store.metrics import MetricsCollector
-from bot.store.runs import RunStore
 from bot.store.runtime import open_runtime
 from bot.supervise import Backoff, Supervisor
 
@@ -80,10 +78,10 @@ async def run_serve(
     check_settings(settings)
     # The key only serve holds: its store seals every person's decision and every default.
     async with open_runtime(settings, clock=clock, signer=load_signer(settings)) as rt:
-        runs = RunStore(rt.redis, clock=clock)
+        runs = rt.runs
         client = web_client(settings)
         if settings.slack_bot_token is not None:
-            await resolve_at_start(rt.redis, client, rt.policy)
+            await resolve_at_start(rt.slack, client, rt.policy)
         token = settings.slack_app_token
         app_token = token.get_secret_value() if token else None
         # Socket Mode: no signing secret is used anywhere and /slack/events is not mounted.
@@ -110,8 +108,8 @@ async def run_serve(
             rt, runs, client, consumer=consumer, retry_idle_ms=options.notifier_retry_ms
         )
         sweeper = Sweeper(rt.requests, rt.questions, clock=clock)
-        collector = MetricsCollector(rt.redis, consumer=consumer)
-        trimmer = EventTrimmer(rt.redis, expected=(NOTIFIER_GROUP, METRICS_GROUP))
+        collector = rt.metrics_collector(consumer=consumer)
+        trimmer = rt.events_trimmer((NOTIFIER_GROUP, METRICS_GROUP))
         trim_every = options.events_trim_interval_s
         running = [
             tasks.start("notifier", lambda: notifier.run(stop), stop),

@@ -13,7 +13,6 @@ from bot.slack.approvals import Approvals
 from bot.slack.commands import Commands
 from bot.slack.replies import ReplyDecisions
 from bot.slack.threads import Threads
-from bot.store import keys
 from bot.store.runs import RunStore
 from bot.store.runtime import Runtime
 
@@ -43,12 +42,10 @@ def build_app(
         body: dict[str, Any], next: Callable[[], Awaitable[None]]
     ) -> BoltResponse | None:
         # Slack retries an event it thinks we missed (X-Slack-Retry-Num) with the
-        # same event_id; Bolt does not deduplicate, so Redis does.
+        # same event_id; Bolt does not deduplicate, so the store does.
         event_id = body.get("event_id")
-        if event_id:
-            first = await rt.redis.set(f"{keys.SEEN_EVENTS}{event_id}", "1", nx=True, ex=SEEN_TTL_S)
-            if not first:
-                return BoltResponse(status=200, body="")
+        if event_id and not await rt.slack.first_sight(event_id, SEEN_TTL_S):
+            return BoltResponse(status=200, body="")
         await next()
         return None
 

@@ -36,7 +36,6 @@ from bot.slack import lines, render, views
 from bot.slack import messages as smsg
 from bot.slack.groups import groups_of, needs_lookup
 from bot.slack.permissions import actor_team, is_foreign, may_see
-from bot.store import tools
 from bot.store.codec import from_hash
 from bot.store.runtime import Runtime
 
@@ -83,7 +82,7 @@ class Approvals:
         if not foreign and any(f'"{c}' in approvers + levels for c in "SCG#"):
             candidates = from_hash(h).eligible()
             if needs_lookup(candidates):
-                groups = await groups_of(self.rt.redis, client, user, candidates)
+                groups = await groups_of(self.rt.slack, client, user, candidates)
         d = decision.model_copy(
             update={
                 "actor": user,
@@ -217,7 +216,7 @@ class Approvals:
             return
         # The schema of this request's own requester: another agent's, for a tool of the
         # same name, never decides what a person may change here.
-        schema = await tools.schema_of(self.rt.redis, req.requester, req.tool)
+        schema = await self.rt.tools.schema_of(req.requester, req.tool)
         found = problems(schema, new_args, current=req.args)
         if found:
             log.info("edit of %s refused in the modal: %s", rid, found)

@@ -13,7 +13,6 @@ from bot.errors import HitlError
 from bot.slack import messages as msg
 from bot.slack import render, views
 from bot.slack.permissions import audit_refusal, is_operator, may_decide, may_direct, may_read
-from bot.store import audit
 from bot.store.corrections import correct
 from bot.store.runs import RunStore, stop_run
 from bot.store.runtime import Runtime
@@ -65,7 +64,7 @@ class Commands:
             if not await may_read(self.rt, client, user, req):
                 log.info("refused", extra={"what": "audit", "actor": user, "request_id": rest})
                 return render.Rendered(text=msg.MAY_NOT_READ.format(id=rest), blocks=[])
-            return render.audit_text(await audit.entries(self.rt.redis, rest))
+            return render.audit_text(await self.rt.audit_entries(rest))
         run_id, _, text = rest.partition(" ")
         if verb in ("steer", "stop") and run_id and (verb == "stop" or text.strip()):
             run = await self.runs.get(run_id)

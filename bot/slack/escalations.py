@@ -1,6 +1,6 @@
 """Escalation posts: the DMs and channel posts that tell the next level about a request.
 
-Each post is recorded under its slot (`keys.posts`) as soon as Slack took it, posted once
+Each post is recorded under its slot (bot/store/cards.py) as soon as Slack took it, posted once
 even across a crash (`once.py`), and brought up to the request's state by every later
 notice, so none keeps stale buttons or an old level.
 """
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import cast
 
 import httpx
 from slack_sdk.errors import SlackApiError
@@ -19,15 +18,14 @@ from bot.core.models import ActionRequest
 from bot.core.states import State
 from bot.slack import render
 from bot.slack.once import OncePoster, Tag
-from bot.store import keys
-from bot.store.runtime import Runtime
+from bot.store.stores import StoreSet
 
 log = logging.getLogger(__name__)
 
 
 class EscalationPosts:
     def __init__(
-        self, rt: Runtime, client: AsyncWebClient, once: OncePoster, pager: httpx.AsyncClient
+        self, rt: StoreSet, client: AsyncWebClient, once: OncePoster, pager: httpx.AsyncClient
     ) -> None:
         self.rt = rt
         self.client = client
@@ -42,8 +40,8 @@ class EscalationPosts:
         Each message is recorded as soon as Slack took it, so a retry of this notice
         (a later post or the page failed) posts only what is still missing.
         """
-        key = keys.posts(req.id)
-        done = cast(dict[str, str], await self.rt.redis.hgetall(key))
+        cards = self.rt.cards
+        done = await cards.posts(req.id)
         if f"{req.level}:done" in done or req.state != State.PENDING_REVIEW:
             return set()  # a retry after it all went out, or decided before we got here
         level = req.assignees
@@ -59,21 +57,18 @@ class EscalationPosts:
                 where = dm["channel"]["id"]
             post = await self.once.post(
                 Tag("request", req.id, slot),
-                (key, f"{slot}:posting"),
+                cards.post_intent(req.id, slot),
                 channel=where,
                 text=msg.text,
                 blocks=msg.blocks,
                 unfurl_links=False,
             )
-            pipe = self.rt.redis.pipeline(transaction=True)
-            pipe.hset(key, slot, f"{post.channel} {post.ts}")
-            pipe.hdel(key, f"{slot}:posting")
-            await pipe.execute()
+            await cards.save_post(req.id, slot, post.channel, post.ts)
             if not post.adopted:  # an adopted one is brought up to date with the others
                 posted.add(slot)
         if level.pager_url:
             await self.page(level.pager_url, req)
-        await self.rt.redis.hset(key, f"{req.level}:done", "1")
+        await cards.level_done(req.id, req.level)
         return posted
 
     async def refresh(self, req: ActionRequest, skip: set[str]) -> None:
@@ -99,8 +94,7 @@ class EscalationPosts:
     async def _adopt(self, req: ActionRequest) -> dict[str, str]:
         """The escalation posts of `req`, with any that an attempt which died mid-post
         left behind (and that `escalate` will not retry: the request moved on) found."""
-        key = keys.posts(req.id)
-        posts = cast(dict[str, str], await self.rt.redis.hgetall(key))
+        posts = await self.rt.cards.posts(req.id)
         for field, started in list(posts.items()):
             slot = field.removesuffix(":posting")
             if slot == field or slot in posts:
@@ -109,12 +103,9 @@ class EscalationPosts:
             found = await self.once.find(
                 Tag("request", req.id, slot), where, None, intent_ms=int(started)
             )
-            pipe = self.rt.redis.pipeline(transaction=True)
             if found is not None:
                 posts[slot] = f"{found[0]} {found[1]}"
-                pipe.hset(key, slot, posts[slot])
-            pipe.hdel(key, field)
-            await pipe.execute()
+            await self.rt.cards.settle_post(req.id, slot, found)
         return posts
 
     async def page(self, url: str, req: ActionRequest) -> None:

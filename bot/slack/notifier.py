@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import cast
 
 import httpx
-from redis.exceptions import RedisError, ResponseError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -24,13 +22,12 @@ from bot.slack import lines, render
 from bot.slack.escalations import EscalationPosts
 from bot.slack.groups import channel_id
 from bot.slack.once import OncePoster, Posted, Tag
-from bot.slack.replies import remember_card
 from bot.slack.runlines import RunLines, card_elsewhere
-from bot.store import keys
-from bot.store.events import NOTIFIER_GROUP, EventBus, Notice
+from bot.store.events import NOTIFIER_GROUP, Notice
+from bot.store.failures import StoreError, is_missing_group
 from bot.store.lease import Lease
 from bot.store.runs import RunStore
-from bot.store.runtime import Runtime
+from bot.store.stores import StoreSet
 
 log = logging.getLogger(__name__)
 
@@ -39,13 +36,12 @@ DEFAULT_CHANNEL = "#hitl-approvals"
 # the lease alive while it works, so a dead notifier's entries are free again within
 # LEASE_S rather than after the longest a delivery could ever take.
 LEASE_S = 10
-POSTING = "msg_posting"  # when the first attempt to post an item's message started
 
 
 class Notifier:
     def __init__(
         self,
-        rt: Runtime,
+        rt: StoreSet,
         runs: RunStore,
         client: AsyncWebClient,
         *,
@@ -58,14 +54,14 @@ class Notifier:
         self.client = client
         self.consumer = consumer
         self.retry_idle_ms = retry_idle_ms
-        self.bus = EventBus(rt.redis, NOTIFIER_GROUP)
+        self.bus = rt.bus(NOTIFIER_GROUP)
         self.pager = pager or httpx.AsyncClient(timeout=10)
         self.delivered = 0
         self.failures = 0
         self._lanes = asyncio.Semaphore(8)
-        self.once = OncePoster(rt.redis, client)
+        self.once = OncePoster(rt, client)
         self.escalations = EscalationPosts(rt, client, self.once, self.pager)
-        self.lines = RunLines(rt.redis, client)
+        self.lines = RunLines(rt.cards, client)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until `stop` is set. A Redis error raises: run it under a Supervisor
@@ -76,8 +72,8 @@ class Notifier:
             try:
                 batch = await self.bus.reclaim(self.consumer, min_idle_ms=self.retry_idle_ms)
                 batch += await self.bus.read(self.consumer, block_ms=200 if batch else 1000)
-            except ResponseError as exc:
-                if "NOGROUP" not in str(exc):
+            except StoreError as exc:
+                if not is_missing_group(exc):
                     raise
                 # The group vanished (a flushed or replaced Redis): make it again.
                 await self.bus.ensure_group()
@@ -105,8 +101,7 @@ class Notifier:
         await asyncio.gather(*(in_order(items) for items in groups.values()))
 
     async def deliver(self, n: Notice) -> bool:
-        key = f"{keys.PREFIX}slack:lease:{n.entry_id}:{n.stream}"
-        lease = Lease(self.rt.redis, key, self.consumer, LEASE_S)
+        lease = self.rt.notice_lease(n, self.consumer, LEASE_S)
         if not await lease.take():
             return False
         async with lease.kept():
@@ -131,7 +126,7 @@ class Notifier:
                 await self.bus.ack(n)
                 return True
             return await self._retry_later(n, lease, exc)
-        except (httpx.HTTPError, OSError, RedisError) as exc:
+        except (httpx.HTTPError, OSError, StoreError) as exc:
             return await self._retry_later(n, lease, exc)
         await self.bus.ack(n)
         self.delivered += 1
@@ -174,7 +169,7 @@ class Notifier:
         where = req.channel or _first_channel(req) or DEFAULT_CHANNEL
         if run is None or not run.channel or not run.thread_ts:
             return where, None
-        if await channel_id(self.rt.redis, self.client, where) == run.channel:
+        if await channel_id(self.rt.slack, self.client, where) == run.channel:
             return run.channel, run.thread_ts
         return where, None
 
@@ -194,21 +189,21 @@ class Notifier:
 
     async def _request(self, n: Notice) -> None:
         req = await self.rt.requests.get(n.id)
-        refs = await self._hmget(keys.request(req.id), "msg_channel", "msg_ts", POSTING)
-        channel, ts = refs[0], refs[1]
+        ref = await self.rt.cards.request_card(req.id)
+        channel, ts, intent = ref.channel, ref.ts, ref.extra
         run = await self._run_of(req.run_id)
         where, run_thread = await self._placement(req, run)
-        if not ts and refs[2] is not None and req.state != State.PENDING_REVIEW:
+        if not ts and intent is not None and req.state != State.PENDING_REVIEW:
             # An attempt died mid-post and the request moved on since: its card, if Slack
             # took it, still shows buttons. Find it so the update below takes them away.
             found = await self.once.find(
-                Tag("request", req.id, "card"), where, run_thread, intent_ms=int(refs[2])
+                Tag("request", req.id, "card"), where, run_thread, intent_ms=int(intent)
             )
             if found is not None:
                 channel, ts = found
                 await self._save_card(req.id, Posted(*found, adopted=True), run_thread, None)
             else:  # never posted; and with the request decided, never will be
-                await self.rt.redis.hdel(keys.request(req.id), POSTING)
+                await self.rt.cards.drop_intent(self.rt.cards.request_intent(req.id))
         if not ts and (req.state == State.PENDING_REVIEW or n.event == "create"):
             if req.state != State.PENDING_REVIEW:  # approved by policy: no buttons to post
                 if run is not None:
@@ -217,7 +212,7 @@ class Notifier:
             msg = render.approval_message(req, now_ms=self.rt.clock())
             card = await self.once.post(
                 Tag("request", req.id, "card"),
-                (keys.request(req.id), POSTING),
+                self.rt.cards.request_intent(req.id),
                 channel=where,
                 thread_ts=run_thread,
                 text=msg.text,
@@ -240,9 +235,7 @@ class Notifier:
         if channel and ts:
             msg = render.approval_message(req, now_ms=self.rt.clock())
             await self.client.chat_update(channel=channel, ts=ts, text=msg.text, blocks=msg.blocks)
-            await self.rt.redis.hset(
-                keys.request(req.id), "msg_view", render.blocks_hash(msg.blocks)
-            )
+            await self.rt.cards.set_request_view(req.id, render.blocks_hash(msg.blocks))
         # Every escalation DM and channel post shows the request too: none keeps stale
         # buttons or an old level once something happened. Before the thread line, so a
         # failure here retries the whole notice without saying the line twice.
@@ -256,33 +249,30 @@ class Notifier:
         self, rid: str, card: Posted, run_thread: str | None, view: str | None
     ) -> None:
         # the thread a reply to this card lands in: the run's, or the card's own
-        await remember_card(self.rt.redis, card.channel, run_thread or card.ts, rid)
-        pipe = self.rt.redis.pipeline(transaction=True)
-        pipe.hset(keys.request(rid), mapping={"msg_channel": card.channel, "msg_ts": card.ts})
-        if view is not None:
-            pipe.hset(keys.request(rid), "msg_view", view)
-        pipe.hdel(keys.request(rid), POSTING)
-        await pipe.execute()
+        await self.rt.threads.add_card(card.channel, run_thread or card.ts, rid)
+        await self.rt.cards.save_request_card(rid, card.channel, card.ts, view)
 
     # -- questions, runs, reactions ------------------------------------------------
 
     async def _question(self, n: Notice) -> None:
         q = await self.rt.questions.get(n.id)
-        h = await self._hmget(keys.question(q.id), "msg_channel", "msg_ts", "answer_source")
+        h = await self.rt.cards.question_card(q.id)
         if n.event == "delivered":
-            await self._react(h[2] or "", "white_check_mark")
+            await self._react(h.extra or "", "white_check_mark")
             return
         run = await self._run_of(q.run_id)
         channel, thread = (run.channel, run.thread_ts) if run else (None, None)
         mention = [run.requester] if run else []
         msg = render.question_message(q, mention, now_ms=self.rt.clock())
-        if h[0] and h[1]:
-            await self.client.chat_update(channel=h[0], ts=h[1], text=msg.text, blocks=msg.blocks)
+        if h.channel and h.ts:
+            await self.client.chat_update(
+                channel=h.channel, ts=h.ts, text=msg.text, blocks=msg.blocks
+            )
             return
         await self.lines.said_other(q.run_id)
         post = await self.once.post(
             Tag("question", q.id, "question"),
-            (keys.question(q.id), POSTING),
+            self.rt.cards.question_intent(q.id),
             channel=channel or q.channel or DEFAULT_CHANNEL,
             thread_ts=thread,
             text=msg.text,
@@ -292,10 +282,7 @@ class Notifier:
             await self.client.chat_update(
                 channel=post.channel, ts=post.ts, text=msg.text, blocks=msg.blocks
             )
-        pipe = self.rt.redis.pipeline(transaction=True)
-        pipe.hset(keys.question(q.id), mapping={"msg_channel": post.channel, "msg_ts": post.ts})
-        pipe.hdel(keys.question(q.id), POSTING)
-        await pipe.execute()
+        await self.rt.cards.save_question_card(q.id, post.channel, post.ts)
 
     async def _run(self, n: Notice) -> None:
         run = await self.runs.get(n.id)
@@ -315,9 +302,6 @@ class Notifier:
         ended = n.state in {s.value for s in RUN_FINAL}  # this event, not the run's latest
         if ended and run.channel and run.thread_ts:
             await self._say(run.channel, run.thread_ts, render.run_header(run).text)
-
-    async def _hmget(self, key: str, *fields: str) -> list[str | None]:
-        return cast(list[str | None], await self.rt.redis.hmget(key, list(fields)))
 
     async def _say(self, channel: str, thread_ts: str, text: str) -> None:
         await self.lines.said_other(await self.runs.by_thread(channel, thread_ts))

@@ -21,12 +21,13 @@ import logging
 from dataclasses import dataclass
 from typing import Any, cast
 
-from redis.asyncio import Redis
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.clock import Clock, wall_ms
 from bot.slack.groups import channel_id
+from bot.store.cards import Intent
+from bot.store.stores import StoreSet
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +70,11 @@ class Posted:
 
 
 class OncePoster:
-    def __init__(self, redis: Redis, client: AsyncWebClient, clock: Clock = wall_ms) -> None:
+    def __init__(self, store: StoreSet, client: AsyncWebClient, clock: Clock = wall_ms) -> None:
         # The wall clock, not the injectable one: the intent is compared with Slack's
         # timestamps, which are real time (a test's fake clock may be hours ahead).
-        self.redis = redis
+        self.cards = store.cards
+        self.cache = store.slack
         self.client = client
         self.clock = clock
         self._bot_id: str | None = None
@@ -80,7 +82,7 @@ class OncePoster:
     async def post(
         self,
         tag: Tag,
-        intent: tuple[str, str],
+        intent: Intent,
         *,
         channel: str,
         thread_ts: str | None = None,
@@ -88,17 +90,16 @@ class OncePoster:
     ) -> Posted:
         """Post `message` tagged with `tag`, or adopt the copy an earlier attempt posted.
 
-        `intent` is the (hash, field) that holds when the first attempt started; the
-        caller clears it once it saved the ts."""
-        key, field = intent
-        started = await self.redis.hget(key, field)
+        `intent` holds when the first attempt started (bot/store/cards.py); the caller
+        clears it once it saved the ts."""
+        started = await self.cards.intent_started(intent)
         if started is not None:
-            found = await self.find(tag, channel, thread_ts, intent_ms=int(started))
+            found = await self.find(tag, channel, thread_ts, intent_ms=started)
             if found is not None:
                 log.info("adopted the %s message of %s %s posted before a restart", *_t(tag))
                 return Posted(found[0], found[1], adopted=True)
         else:
-            await self.redis.hsetnx(key, field, self.clock())
+            await self.cards.mark_intent(intent, self.clock())
         resp = await self.client.chat_postMessage(
             channel=channel, thread_ts=thread_ts, metadata=tag.metadata(), **message
         )
@@ -162,7 +163,7 @@ class OncePoster:
     async def _conversation(self, ref: str) -> str | None:
         """The conversation id the history methods need: `#name` and user ids resolved."""
         if ref.startswith("#"):
-            return await channel_id(self.redis, self.client, ref)
+            return await channel_id(self.cache, self.client, ref)
         if ref[:1] in ("U", "W"):  # a user: chat.postMessage posts to the DM with them
             resp = await self.client.conversations_open(users=ref)
             return str(resp["channel"]["id"])

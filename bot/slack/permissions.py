@@ -16,7 +16,6 @@ member of a group or channel, never as "*".
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -26,10 +25,7 @@ from bot.core.ids import is_question_id
 from bot.core.models import ActionRequest, Run
 from bot.errors import HitlError
 from bot.slack.groups import groups_of
-from bot.store import keys
 from bot.store.runtime import Runtime
-
-RUN_AUDIT_TTL_S = 30 * 86_400
 
 
 def is_foreign(user_team: object, context: Mapping[str, Any]) -> bool:
@@ -62,7 +58,7 @@ async def _among(
         return False
     if "*" in principals:
         return True
-    return bool(await groups_of(rt.redis, client, user, principals))
+    return bool(await groups_of(rt.slack, client, user, principals))
 
 
 async def is_operator(
@@ -115,7 +111,4 @@ async def may_see(
 async def audit_refusal(rt: Runtime, run_id: str, *, user: str, what: str) -> None:
     """Write a refused stop or steer into the run's audit, beside the accepted ones."""
     entry = {"at": rt.clock(), "kind": "refused", "what": what, "actor": user, "run_id": run_id}
-    pipe = rt.redis.pipeline(transaction=True)
-    pipe.rpush(keys.run_audit(run_id), json.dumps(entry))
-    pipe.expire(keys.run_audit(run_id), RUN_AUDIT_TTL_S)
-    await pipe.execute()
+    await rt.run_audit.append(run_id, entry)

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
-from redis.asyncio import Redis
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -31,6 +30,7 @@ from bot.core.policy import TIER_ORDER, Policy
 from bot.errors import ConfigError
 from bot.slack import messages as smsg
 from bot.slack.groups import is_channel, listed_channels, pin_channel
+from bot.store.slack_cache import SlackCache
 
 log = logging.getLogger(__name__)
 # What a Slack that cannot be reached raises through the Web API client.
@@ -117,14 +117,14 @@ async def check_channels(client: AsyncWebClient, policy: Policy) -> ChannelCheck
     return out
 
 
-async def pin_all(redis: Redis, check: ChannelCheck) -> None:
+async def pin_all(cache: SlackCache, check: ChannelCheck) -> None:
     """Decisions use these ids from now on: a `#name` means the channel it meant at start."""
     for name, cid in check.ids.items():
         if name.startswith("#"):
-            await pin_channel(redis, name, cid)
+            await pin_channel(cache, name, cid)
 
 
-async def resolve_at_start(redis: Redis, client: AsyncWebClient, policy: Policy) -> None:
+async def resolve_at_start(cache: SlackCache, client: AsyncWebClient, policy: Policy) -> None:
     """`serve`'s check: refuse an unknown or archived channel (ConfigError), warn loudly of
     a public channel approving a high or critical tier, and pin every name to its id.
 
@@ -140,4 +140,4 @@ async def resolve_at_start(redis: Redis, client: AsyncWebClient, policy: Policy)
         raise ConfigError("\n".join(checked.problems))
     for warning in checked.warnings:
         log.warning(warning)
-    await pin_all(redis, checked)
+    await pin_all(cache, checked)

@@ -19,9 +19,7 @@ asks this module nothing then), so a "yes" meant for the question decides no car
 from __future__ import annotations
 
 import logging
-from typing import cast
 
-from redis.asyncio import Redis
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.ids import is_question_id
@@ -31,20 +29,10 @@ from bot.core.states import State
 from bot.errors import HitlError
 from bot.slack import messages as smsg
 from bot.slack.approvals import Approvals, refusal_text, tell
-from bot.store import keys
 from bot.store.codec import from_hash
 from bot.store.runtime import Runtime
 
-CARDS_TTL_S = 30 * 86_400
 log = logging.getLogger(__name__)
-
-
-async def remember_card(redis: Redis, channel: str, thread_ts: str, rid: str) -> None:
-    key = keys.thread_cards(channel, thread_ts)
-    pipe = redis.pipeline(transaction=True)
-    pipe.sadd(key, rid)
-    pipe.expire(key, CARDS_TTL_S)
-    await pipe.execute()
 
 
 def ts_order(ts: str) -> tuple[int, int]:
@@ -80,7 +68,7 @@ class ReplyDecisions:
         """The pending requests a reply in this thread may decide. In a run's thread
         (`run_owner` given), only the run's own: a request another identity filed under
         the run is decided on its card, never by what the run's people say to the run."""
-        ids = set(cast(set[str], await self.rt.redis.smembers(keys.thread_cards(channel, thread))))
+        ids = await self.rt.threads.cards(channel, thread)
         if waiting_on and not is_question_id(waiting_on):
             ids.add(waiting_on)
         pending = []

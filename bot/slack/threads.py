@@ -17,7 +17,6 @@ from bot.slack import render, views
 from bot.slack.approvals import open_view, refusal_text, tell
 from bot.slack.permissions import actor_team, audit_refusal, is_foreign, may_direct
 from bot.slack.replies import ReplyDecisions
-from bot.store import keys
 from bot.store.corrections import correct
 from bot.store.runs import RunStore
 from bot.store.runtime import Runtime
@@ -116,9 +115,7 @@ class Threads:
             await self.rt.questions.answer(qid, actor=user, answer=text)
         except HitlError:
             return False  # answered a moment ago: the reply is a correction instead
-        await self.rt.redis.hset(
-            keys.question(qid), "answer_source", f"{event['channel']}:{event['ts']}"
-        )
+        await self.rt.cards.set_answer_source(qid, event["channel"], event["ts"])
         return True
 
     async def _refuse(
@@ -142,7 +139,7 @@ class Threads:
         channel, thread, user = event["channel"], event["thread_ts"], event.get("user", "")
         if run is not None:
             text = smsg.REPLY_RUN_ENDED.format(run_id=run.id, state=run.state.value)
-        elif not await self.rt.redis.exists(keys.thread_cards(channel, thread)):
+        elif not await self.rt.threads.has_cards(channel, thread):
             return  # a thread the bot never posted in: people talking among themselves
         elif await self.replies.pending_in(channel, thread, None):
             text = smsg.REPLY_NOT_A_DECISION

@@ -182,7 +182,46 @@ def thread(channel: str, thread_ts: str) -> str:
 
 
 RUN_QUEUE = f"{PREFIX}runs"  # stream of runs to start; workers share one consumer group
-SEEN_EVENTS = f"{PREFIX}slack:seen:"  # + event_id: Slack retries acted on once
+RUN_KEYS = f"{PREFIX}{{run:*"  # SCAN pattern over every run's keys (run_id_of picks the hashes)
+
+
+def run_id_of(key: str) -> str | None:
+    """The run id of a run's own hash key (`run()`); None for its lists and other keys."""
+    head = f"{PREFIX}{{run:"
+    if not key.startswith(head) or not key.endswith("}"):
+        return None
+    return key[len(head) : -1]
+
+
+def seen_event(event_id: str) -> str:
+    """Set once per Slack event id: a retried event is acted on once."""
+    return f"{PREFIX}slack:seen:{event_id}"
+
+
+def notice_lease(entry_id: str, stream: str) -> str:
+    """The lease one notifier holds while it delivers a stream entry (bot/store/lease.py)."""
+    return f"{PREFIX}slack:lease:{entry_id}:{stream}"
+
+
+def slack_group(group: str) -> str:
+    """A Slack user group's members (JSON list), cached briefly."""
+    return f"{PREFIX}slack:group:{group}"
+
+
+def slack_channel_members(ref: str) -> str:
+    """A channel's members (JSON list), cached briefly."""
+    return f"{PREFIX}slack:channel:{ref}"
+
+
+def slack_channel_pin(name: str) -> str:
+    """The id a `#name` was pinned to (no expiry: a later channel of that name never
+    takes its place)."""
+    return f"{PREFIX}slack:channel-pin:{name.removeprefix('#')}"
+
+
+def slack_channel_id(name: str) -> str:
+    """A `#name` looked up and not found (""), cached briefly: never pinned."""
+    return f"{PREFIX}slack:channel-id:{name.removeprefix('#')}"
 
 
 DUE_REQUEST = "req"  # a due member's kind: a request's deadline

@@ -1,4 +1,4 @@
-"""Who a run id belongs to: whoever used it first.
+"""Who a run id belongs to: whoever used it first; and whose a request or question is.
 
 A run started with `POST /v1/runs` (or from Slack) is its starter's from birth
 (`RunStore.start`). An outside agent's run id is only a name it picks, so the
@@ -8,6 +8,8 @@ identities racing for a new id cannot both win.
 """
 
 from __future__ import annotations
+
+from typing import cast
 
 from redis.asyncio import Redis
 
@@ -52,3 +54,15 @@ class RunOwners:
         if owner is None:
             return "" if await self.redis.exists(keys.run(run_id)) else None
         return owner.decode() if isinstance(owner, bytes) else str(owner)
+
+    async def request_owner(self, rid: str) -> tuple[str | None, str | None]:
+        """A request's (owner, requester) fields alone, without loading the request; both
+        None for an unknown id. A missing owner is the requester (bot/store/codec.py)."""
+        got = cast(
+            list[str | None], await self.redis.hmget(keys.request(rid), ["owner", "requester"])
+        )
+        return got[0], got[1]
+
+    async def question_owner(self, qid: str) -> str | None:
+        owner = await self.redis.hget(keys.question(qid), "owner")
+        return None if owner is None else str(owner)

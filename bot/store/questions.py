@@ -13,7 +13,7 @@ from bot.core.models import Question, QuestionState
 from bot.errors import AlreadyResolved, Expired, NotFound
 from bot.store import keys
 from bot.store.codec import reply
-from bot.store.events import MAXLEN
+from bot.store.events import MAXLEN, publish
 from bot.store.scripts import QUESTION
 from bot.store.waiting import wait_until
 
@@ -73,6 +73,15 @@ class QuestionStore:
         )
         await pipe.execute()
         return q
+
+    def with_ids(self, ids: IdFactory) -> QuestionStore:
+        """The same store, minting question ids with `ids` (an agent derives its own)."""
+        return QuestionStore(self.redis, clock=self.clock, ids=ids)
+
+    async def delivered(self, qid: str) -> None:
+        """Announce that the asker read the answer (Slack ticks the reply off)."""
+        fields = {"kind": "question", "id": qid, "event": "delivered", "state": "answered"}
+        await publish(self.redis, qid, {**fields, "version": 0})
 
     async def get(self, qid: str) -> Question:
         h = cast(dict[str, str], await self.redis.hgetall(keys.question(qid)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 from typing import Any, cast
 
@@ -81,6 +82,14 @@ class RunStore:
         )
         return run
 
+    async def calls_filed(self, request_id: str, question_id: str) -> bool:
+        """Is a request or a question already filed under these ids (derived from a tool
+        call id, which some model servers reuse from turn to turn)?"""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.exists(keys.request(request_id))
+        pipe.exists(keys.question(question_id))
+        return any(await pipe.execute())
+
     async def get(self, run_id: str) -> Run:
         h = cast(dict[str, str], await self.redis.hgetall(keys.run(run_id)))
         if not h:
@@ -130,6 +139,24 @@ class RunStore:
     async def transcript(self, run_id: str) -> list[dict[str, Any]]:
         raw = cast(list[str], await self.redis.lrange(keys.transcript(run_id), 0, -1))
         return [json.loads(x) for x in raw]
+
+    async def list(self, *, batch: int = 500) -> builtins.list[Run]:
+        """Every run the store holds, newest first. A SCAN over the run hashes: fine for
+        an operator's look, not for a hot path (runs have no index of their own)."""
+        ids = [
+            run_id
+            async for raw in self.redis.scan_iter(match=keys.RUN_KEYS, count=batch)
+            if (run_id := keys.run_id_of(raw.decode() if isinstance(raw, bytes) else str(raw)))
+        ]
+        found: list[Run] = []
+        for i in range(0, len(ids), batch):
+            pipe = self.redis.pipeline(transaction=False)
+            for run_id in ids[i : i + batch]:
+                pipe.hgetall(keys.run(run_id))
+            # no id: expired between the SCAN and the read
+            found += [_from_hash(h) for h in await pipe.execute() if h.get("id")]
+        found.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+        return found
 
 
 async def stop_run(

@@ -1,10 +1,9 @@
-"""One process's wiring: settings, the Redis connection, the policy and the stores."""
+"""One process's wiring: settings, the policy, and the stores over one connection."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
 
@@ -15,31 +14,32 @@ from bot.signing import Signer, public_keys, trusted_keys
 from bot.store.claims import ClaimCheck
 from bot.store.connection import connect
 from bot.store.hub import close_hub
-from bot.store.questions import QuestionStore
-from bot.store.requests import RequestStore
-from bot.store.steering import SteeringStore
+from bot.store.stores import StoreSet
 from bot.store.valkey.embedded import EmbeddedServer
 from bot.store.valkey.embedded_watch import EmbeddedWatch
 
 
-@dataclass
-class Runtime:
-    settings: Settings
-    redis: Redis
-    server: EmbeddedServer | None
-    policy: Policy
-    requests: RequestStore
-    questions: QuestionStore
-    steering: SteeringStore
-    clock: Clock
-    signer: Signer | None = None  # serve's key, which its `requests` store seals with
-    # What this process's claims check approvals against (bot/store/claims.py)
-    claims: ClaimCheck = field(init=False)
+class Runtime(StoreSet):
+    """The stores (`StoreSet`), and what this process runs them with."""
 
-    def __post_init__(self) -> None:
-        settings = self.settings
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        redis: Redis,
+        server: EmbeddedServer | None,
+        policy: Policy,
+        clock: Clock = wall_ms,
+        signer: Signer | None = None,
+    ) -> None:
+        super().__init__(redis, clock=clock, signer=signer)
+        self.settings = settings
+        self.server = server
+        self.policy = policy
+        self.signer = signer  # serve's key, which its `requests` store seals with
+        # What this process's claims check approvals against (bot/store/claims.py)
         self.claims = ClaimCheck(
-            trusted_keys(settings, self.signer), self.policy, lambda: public_keys(settings)
+            trusted_keys(settings, signer), policy, lambda: public_keys(settings)
         )
 
 
@@ -78,9 +78,6 @@ async def open_runtime(
             redis=redis,
             server=watch.server if watch is not None else server,
             policy=policy,
-            requests=RequestStore(redis, clock=clock, signer=signer),
-            questions=QuestionStore(redis, clock=clock),
-            steering=SteeringStore(redis, clock=clock),
             clock=clock,
             signer=signer,
         )

@@ -74,5 +74,21 @@ class SteeringStore:
         s = None if raw is None else Steering.model_validate_json(cast(str, raw))
         return s, stop == "1"
 
+    async def consumed(self, run_id: str, s: Steering) -> None:
+        """Announce that the run's agent read the correction (Slack ticks it off)."""
+        await publish(
+            self.redis,
+            run_id,
+            {
+                "kind": "steer",
+                "id": s.id,
+                "event": "consumed",
+                "state": "consumed",
+                "version": 0,
+                "run_id": run_id,
+                "source": s.source or "",
+            },
+        )
+
     async def pending(self, run_id: str) -> int:
         return int(await self.redis.llen(keys.steering(run_id)))

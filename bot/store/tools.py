@@ -122,3 +122,16 @@ class SchemaCache:
             self._seen.clear()
         self._seen[key] = (policy, compiled(schema))
         return self._seen[key][1]
+
+
+class ToolSchemas:
+    """The functions above on one connection, for the layers that hold no client."""
+
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+
+    async def record_all(self, requester: str, schemas: Mapping[str, Mapping[str, Any]]) -> None:
+        await record_all(self.redis, requester, schemas)
+
+    async def schema_of(self, requester: str, tool: str) -> dict[str, Any] | None:
+        return await schema_of(self.redis, requester, tool)

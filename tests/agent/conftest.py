@@ -19,6 +19,7 @@ from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event
 from bot.sandbox.model import Responder, ScriptedModel, Turn
 from bot.store.requests import RequestStore
+from bot.store.stores import StoreSet
 from tests.keys import serve_signer
 from tests.poll import DEFAULT_TIMEOUT_S, eventually
 
@@ -48,6 +49,11 @@ class AheadClock:
 @dataclass(frozen=True)
 class Stores(AgentStores):
     """The agent's stores, plus what a test does as the people in the loop."""
+
+    @property
+    def redis(self) -> Redis:
+        """The test's own look at the store's Redis (the code under test holds no client)."""
+        return self.requests.redis
 
     def loop(
         self,
@@ -85,7 +91,7 @@ class Stores(AgentStores):
 
 @pytest.fixture
 def stores(redis: Redis) -> Stores:
-    return Stores.on(redis, AGENT_POLICY)  # the wall clock: deadlines here are real
+    return Stores.on(StoreSet(redis), AGENT_POLICY)  # the wall clock: deadlines here are real
 
 
 ModelFactory = Callable[[Responder | Iterable[Turn]], Awaitable[ScriptedModel]]

@@ -37,6 +37,7 @@ def workers_gate(stores: Stores, agent: Agent | None = None) -> ToolGate:
         requests=stores.requests,
         questions=stores.questions,
         steering=stores.steering,
+        run_audit=stores.run_audit,
         policy=stores.policy if agent is None else agent.merged_policy(stores.policy),
         runs=stores.runs,
         trusted=stores.trusted,

@@ -22,10 +22,7 @@ from bot.api import create_app
 from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.policy import Policy
-from bot.store.questions import QuestionStore
-from bot.store.requests import RequestStore
 from bot.store.runtime import Runtime
-from bot.store.steering import SteeringStore
 from tests.keys import serve_signer
 from tests.poll import eventually_sync
 
@@ -54,11 +51,8 @@ def make_runtime(
         redis=redis,
         server=None,
         policy=policy,
-        requests=RequestStore(redis, signer=serve_signer()),
-        questions=QuestionStore(redis),
-        steering=SteeringStore(redis),
         clock=wall_ms,
-        signer=serve_signer(),
+        signer=serve_signer(),  # serve's key: its request store seals every decision
     )
 
 

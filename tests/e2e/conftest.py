@@ -25,6 +25,7 @@ from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 from bot.store.steering import SteeringStore
+from bot.store.stores import StoreSet
 from bot.supervise import Backoff
 from tests.poll import DEFAULT_TIMEOUT_S, eventually
 
@@ -206,7 +207,7 @@ async def agents(bot: Bot) -> AsyncIterator[Agents]:
     stop = asyncio.Event()
     async with ChatClient(base, "scripted") as llm:
         worker = Worker(
-            Stores.on(bot.redis, parse_policy(POLICY), bot.clock),
+            Stores.on(StoreSet(bot.redis, clock=bot.clock), parse_policy(POLICY)),
             llm=llm,
             agents=AgentCatalog(),
             config=WorkerConfig(min_idle_ms=2000),

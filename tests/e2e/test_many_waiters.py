@@ -24,7 +24,6 @@ from bot.core.policy import parse_policy
 from bot.core.states import State
 from bot.sdk import Gate
 from bot.slack import render
-from bot.store.hub import hub_for
 from tests.e2e.conftest import POLICY, Bot
 from tests.poll import eventually
 
@@ -81,10 +80,10 @@ async def test_waiters_leave_room_for_clicks_creates_and_health(
             for _ in range(SDK_EACH)
         ]
         await _until(lambda: _served_waiters(api), REQUESTS * POLLS_EACH)
-        direct = hub_for((await gate.backend()).rt.redis)  # type: ignore[attr-defined]
+        direct = (await gate.backend()).rt  # type: ignore[attr-defined]
 
         async def sdk_waiters() -> int:
-            return direct.waiting
+            return int(direct.waits())
 
         await _until(sdk_waiters, REQUESTS * SDK_EACH)
 

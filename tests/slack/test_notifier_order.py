@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from types import SimpleNamespace
-from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -14,12 +12,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack.notifier import Notifier
 from bot.store.events import Notice, publish
 from bot.store.runs import RunStore
+from bot.store.stores import StoreSet
 from tests.poll import eventually
 
 
 class Recording(Notifier):
     def __init__(self, redis: Redis) -> None:
-        rt: Any = SimpleNamespace(redis=redis)
+        rt = StoreSet(redis)
         super().__init__(rt, RunStore(redis), AsyncWebClient(token="x"), consumer="t")
         self.seen: list[str] = []
 
@@ -55,7 +54,7 @@ async def test_a_redis_error_while_handling_is_retried_from_the_stream_not_fatal
     # reclaim and acknowledgement, as it does in the running bot.
     class FlakyOnce(Notifier):
         def __init__(self) -> None:
-            rt: Any = SimpleNamespace(redis=redis)
+            rt = StoreSet(redis)
             client = AsyncWebClient(token="x")
             super().__init__(rt, RunStore(redis), client, consumer="t", retry_idle_ms=1)
             self.tries = 0

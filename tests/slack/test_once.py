@@ -12,6 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.clock import wall_ms
 from bot.sandbox.slack import SlackEmulator
 from bot.slack.once import EVENT_TYPE, OncePoster, Tag
+from bot.store.stores import StoreSet
 
 TOKEN = "xoxb-once"
 CARD = Tag("request", "r1", "card")
@@ -26,7 +27,7 @@ async def emu() -> AsyncIterator[SlackEmulator]:
 
 def poster(redis: Redis, emu: SlackEmulator) -> OncePoster:
     client = AsyncWebClient(token=TOKEN, base_url=emu.api_url, retry_handlers=[])
-    return OncePoster(redis, client)
+    return OncePoster(StoreSet(redis), client)
 
 
 async def test_a_first_post_is_tagged_and_leaves_its_intent(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -15,10 +14,11 @@ from bot.core.policy import Policy
 from bot.slack.notifier import Notifier
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
+from bot.store.stores import StoreSet
 
 
 def _notifier(redis: Redis, handler: Any) -> Notifier:
-    rt: Any = SimpleNamespace(redis=redis)
+    rt = StoreSet(redis)
     pager = httpx.AsyncClient(transport=httpx.MockTransport(handler))
     return Notifier(rt, RunStore(redis), AsyncWebClient(token="x"), consumer="t", pager=pager)
 

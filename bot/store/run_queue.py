@@ -5,6 +5,8 @@ run is final, then it is acknowledged and deleted. An owner refreshes its entrie
 (XCLAIM to itself, idle time reset) while its runs wait on people; entries nobody
 refreshed for `min_idle_ms` belong to a dead worker and are taken over (XAUTOCLAIM).
 The worker (`bot.agent.worker`) decides what to do with them; this is the Redis side.
+A read refused for a vanished group raises StoreError (`failures.is_missing_group`):
+the caller makes the group again with `ensure_group`.
 """
 
 from __future__ import annotations

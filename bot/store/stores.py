@@ -1,0 +1,106 @@
+"""Every store over one connection: what the layers above hold instead of a client.
+
+`StoreSet` is the door to Redis. Each part is a named store with named methods (key
+names in `keys.py`, scripts beside their store); what runs in the background (the
+event bus, the run queue, leases, metrics, trimming) is made here too, so nothing
+outside `bot.store` ever holds the client.
+"""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis
+
+from bot.clock import Clock, wall_ms
+from bot.core.chain import Break
+from bot.core.models import AuditEntry
+from bot.signing import Signer
+from bot.store import audit, heads, keys, metrics
+from bot.store.cards import Cards
+from bot.store.events import EventBus, Notice, notifier_read_within
+from bot.store.events_trim import EventTrimmer
+from bot.store.hub import hub_for
+from bot.store.lease import Lease
+from bot.store.owners import RunOwners
+from bot.store.questions import QuestionStore
+from bot.store.requests import RequestStore
+from bot.store.run_audit import RunAudit
+from bot.store.run_queue import RunQueue
+from bot.store.runs import RunStore
+from bot.store.slack_cache import SlackCache
+from bot.store.steering import SteeringStore
+from bot.store.threads import ThreadIndex
+from bot.store.tools import ToolSchemas
+
+
+class StoreSet:
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        clock: Clock = wall_ms,
+        signer: Signer | None = None,
+    ) -> None:
+        """`signer`: serve's key (serve alone passes it): the request store seals decisions."""
+        self._redis = redis
+        self.clock = clock
+        self.requests = RequestStore(redis, clock=clock, signer=signer)
+        self.questions = QuestionStore(redis, clock=clock)
+        self.steering = SteeringStore(redis, clock=clock)
+        self.runs = RunStore(redis, clock=clock)
+        self.run_audit = RunAudit(redis)
+        self.owners = RunOwners(redis)
+        self.tools = ToolSchemas(redis)
+        self.cards = Cards(redis)
+        self.threads = ThreadIndex(redis)
+        self.slack = SlackCache(redis)
+
+    async def ping(self) -> None:
+        """Raise unless the store answers."""
+        await self._redis.ping()
+
+    async def notifier_read_within(self, idle_ms: int) -> bool:
+        """Whether a Slack notifier read this store's events in the last `idle_ms`."""
+        return await notifier_read_within(self._redis, idle_ms)
+
+    def waits(self) -> int:
+        """How many waits (long polls, SDK waits) this process holds on the store now."""
+        return hub_for(self._redis).waiting
+
+    # -- what the background tasks read and hold ---------------------------------
+
+    def bus(self, group: str) -> EventBus:
+        """The events streams, read through consumer group `group`."""
+        return EventBus(self._redis, group)
+
+    def run_queue(self, *, group: str, consumer: str) -> RunQueue:
+        return RunQueue(self._redis, group=group, consumer=consumer)
+
+    def notice_lease(self, n: Notice, holder: str, seconds: int) -> Lease:
+        """The lease on delivering one stream entry: one deliverer at a time."""
+        return Lease(self._redis, keys.notice_lease(n.entry_id, n.stream), holder, seconds)
+
+    def metrics_collector(self, *, consumer: str) -> metrics.MetricsCollector:
+        return metrics.MetricsCollector(self._redis, consumer=consumer)
+
+    def events_trimmer(self, expected: tuple[str, ...]) -> EventTrimmer:
+        return EventTrimmer(self._redis, expected=expected)
+
+    async def metrics_text(self) -> str:
+        """The Prometheus exposition of the store's counters and gauges."""
+        return await metrics.render(self._redis)
+
+    # -- a request's hash-chained audit ----------------------------------------------
+
+    async def audit_lines(self, rid: str) -> list[str]:
+        return await audit.lines(self._redis, rid)
+
+    async def audit_entries(self, rid: str) -> list[AuditEntry]:
+        return await audit.entries(self._redis, rid)
+
+    async def verify_request(self, rid: str) -> Break | None:
+        """Where the request's chain breaks, if it does."""
+        return await audit.verify_request(self._redis, rid)
+
+    async def check_heads(self, kept: list[tuple[str, str, int]]) -> list[heads.HeadFinding]:
+        """How the chains differ from the signed heads exported earlier."""
+        return await heads.check_heads(self._redis, kept)
