@@ -18,8 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # What a user installs: the runtime dependencies and the extras that are features.
 USER_EXTRAS = ("recipes", "mcp", "uvloop")
 # Test tools whose floors the lowest run also takes: the ones that generate the inputs
-# of property and fuzz tests, whose older releases generate differently.
-PINNED_TEST_TOOLS = ("hypothesis", "schemathesis")
+# of property and fuzz tests (older releases generate differently), and the layer
+# contract's checker (its floor is the first release with the contracts we state).
+PINNED_TEST_TOOLS = ("hypothesis", "schemathesis", "import-linter")
 
 
 def lower_bounds() -> dict[str, Version]:
