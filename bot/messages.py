@@ -23,6 +23,12 @@ def plural(n: int, one: str, many: str | None = None) -> str:
     return one if n == 1 else (many if many is not None else one + "s")
 
 
+# What an agent's model reads instead of a tool's result when a person spoke first: the
+# worker, the SDK, the HTTP API and MCP all say the same.
+CALL_STEERED = "Cancelled. The person says: {text}"
+CALL_HARD_STOP = "Cancelled. The person stopped the run: {text}"
+CALL_RUN_STOPPED = "Cancelled: the run was stopped by a person. Do nothing more."
+
 ALREADY_RESOLVED = "Already {how} by {by} ({at}); nothing changed."
 EXPIRED = "This request expired ({at}); the policy default decides now: {default}."
 STALE_PAYLOAD = (
@@ -40,6 +46,7 @@ EDIT_NOT_ALLOWED = "The policy does not allow editing {tool} before approval."
 EDIT_NEEDS_ARGS = "Edit and approve needs the new arguments."
 NOT_ALLOWED = "Cannot {event} a request that is {state}."
 UNKNOWN_REQUEST = "No request with id {id}."
+UNKNOWN_RUN = "No run with id {id}."
 TERMS_DAMAGED = (
     "The review terms of request {id} are missing from the store or differ from those it "
     "was created under, so who may approve it is unknown: nothing was changed. An operator "

@@ -6,8 +6,10 @@ next (retry, guess) as plainly as a person would be told.
 
 from __future__ import annotations
 
-STEERED = "Cancelled. The person says: {text}"
-HARD_STOP = "Cancelled. The person stopped the run: {text}"
+from bot.messages import CALL_HARD_STOP, CALL_RUN_STOPPED, CALL_STEERED
+
+STEERED = CALL_STEERED
+HARD_STOP = CALL_HARD_STOP
 INVALID_ARGS = (
     "Error: the arguments for {tool} are invalid ({problems}). Nothing was run and nobody "
     "was asked. Fix the arguments and call {tool} again."
@@ -26,7 +28,7 @@ AUTO_REJECTED = (
     "Nobody answered in time, the default was to reject: the call did not run. "
     "Do not retry it as it is."
 )
-STOPPED = "Cancelled: the run was stopped by a person. Do nothing more."
+STOPPED = CALL_RUN_STOPPED
 WITHDRAWN = "Cancelled by {actor} before it ran (reason: {reason}){text}. The call did not run."
 CLAIM_EXPIRED = (
     "The approval lapsed before the call could start, so it did not run. Propose it again "

@@ -5,13 +5,14 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from bot.api.auth import caller
-from bot.api.errors import documented
+from bot.api.errors import documented, steered_response
 from bot.api.fastjson import FastJsonRoute
 from bot.api.longpoll import hold
 from bot.api.ownership import Ownership
 from bot.api.schemas import ApprovalIn, CancelIn, ItemPath, ResultIn, Wait
 from bot.core.models import ActionRequest
 from bot.store import execution
+from bot.store.guarded import SteeredFirst, create_unless_steered
 from bot.store.runtime import Runtime
 
 
@@ -28,7 +29,10 @@ async def create_approval(
     identity = caller(request, body.requester)
     if body.run_id:  # first: nothing is filed under another identity's run
         await owners.use_run(body.run_id, identity)
-    made = await rt.requests.create(
+    made = await create_unless_steered(
+        rt.requests,
+        rt.steering,
+        rt.run_audit,
         rt.policy,
         tool=body.tool,
         args=body.args,
@@ -40,6 +44,8 @@ async def create_approval(
         risk=body.risk,
         args_schema=body.args_schema,
     )
+    if isinstance(made, SteeredFirst):
+        return steered_response(made)
     where = {"Location": f"/v1/approvals/{made.request.id}"}
     return _sent(made.request, 201 if made.created else 200, where)
 

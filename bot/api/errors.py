@@ -15,6 +15,9 @@ Status codes:
                                                     cluster slot failing over; Retry-After)
     StoreDamaged           500 store_damaged       (part of a record is gone, e.g. the
                                                     review terms a request names)
+    a correction first     409 steered             (+ text, actor: nothing was filed; the
+                                                    agent's model reads `detail`)
+    the run was stopped    409 run_stopped         (+ text, actor of a hard-stop note)
     anything else          500 internal            (never a traceback in the body)
 
 The `error` codes are a contract: `bot.sdk.http` turns them back into the same
@@ -38,6 +41,7 @@ from bot.api import messages as msg
 from bot.api.longpoll import ClientGone, client_gone
 from bot.errors import WIRE, AlreadyResolved, HitlError, InvalidTransition
 from bot.store.failures import STORE_DOWN
+from bot.store.guarded import SteeredFirst
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +60,8 @@ class ErrorBody(BaseModel):
     at: int | None = None
     how: str | None = None
     errors: list[dict[str, Any]] | None = None  # validation problems, one per field
+    text: str | None = None  # steered, run_stopped: the person's own words
+    actor: str | None = None  # steered, run_stopped: who wrote them
 
 
 def error_response(
@@ -63,6 +69,18 @@ def error_response(
 ) -> JSONResponse:
     body = ErrorBody(error=error, detail=detail, **extra)
     return JSONResponse(body.model_dump(exclude_none=True), status_code=status, headers=headers)
+
+
+def steered_response(first: SteeredFirst) -> JSONResponse:
+    """A call a person's correction or stop came before: nothing was filed."""
+    s = first.correction
+    return error_response(
+        409,
+        "run_stopped" if first.stopped else "steered",
+        first.says,
+        text=s.text if s else None,
+        actor=s.actor if s else None,
+    )
 
 
 def status_of(exc: HitlError) -> tuple[int, str]:

@@ -6,6 +6,8 @@ layers share.
 
 from __future__ import annotations
 
+from bot import messages as bot_msg
+
 API_DISABLED = (
     "The HTTP API is off because HITL_API_TOKEN is not set; fix: export HITL_API_TOKEN=... "
     "({how}) and restart the server. The API never runs without a token."
@@ -19,7 +21,7 @@ STORE_DOWN = "Redis/Valkey does not answer ({error}); retry once the store is ba
 INTERNAL = "Internal error ({kind}); the server log has the details."
 INVALID_BODY = "The request is invalid: {problems}"
 RUN_FINISHED = "Run {run_id} is {state}; nothing will read a correction any more."
-UNKNOWN_RUN = "No run with id {id}."
+UNKNOWN_RUN = bot_msg.UNKNOWN_RUN
 WORKERS_CALL = (
     "Request {id} was filed by the worker for your run: the worker claims and reports it. "
     "Fix: stop or steer the run instead."

@@ -21,8 +21,9 @@ from bot.api.schemas import RunIn, RunOut, RunPath, SteerIn
 from bot.core.models import RUN_FINAL, Steering
 from bot.core.proposal import check_channel, review_channels
 from bot.errors import InvalidTransition, NotFound
-from bot.store.corrections import correct
-from bot.store.runs import RunStore, stop_run
+from bot.store.corrections import correct, stop_run
+from bot.store.guarded import consumed
+from bot.store.runs import RunStore
 from bot.store.runtime import Runtime
 
 
@@ -70,7 +71,7 @@ def router(rt: Runtime, owners: Ownership, runs: RunStore) -> APIRouter:
     async def stop(run_id: RunPath, request: Request) -> RunOut:
         actor = caller(request)
         await known(run_id, actor)
-        run = await stop_run(runs, rt.requests, rt.questions, run_id, actor=actor)
+        run = await stop_run(runs, rt.requests, rt.questions, rt.steering, run_id, actor=actor)
         return RunOut.of(run)
 
     @r.post(
@@ -109,6 +110,9 @@ def router(rt: Runtime, owners: Ownership, runs: RunStore) -> APIRouter:
         # anything, and another identity's corrections are never handed out.
         await owners.use_run(run_id, caller(request))
         got = await rt.steering.pop(run_id)
-        return Response(status_code=204) if got is None else got
+        if got is None:
+            return Response(status_code=204)
+        await consumed(rt.steering, rt.run_audit, run_id, got, tool="")
+        return got
 
     return r

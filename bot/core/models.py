@@ -259,3 +259,6 @@ class Run(BaseModel):
     result: str | None = None
     error: str | None = None
     stop_requested: bool = False
+    # An agent of its own (SDK, HTTP, MCP, Claude Code) gating its calls under this run
+    # id: no worker runs it, so a stop ends it at once.
+    outside: bool = False

@@ -9,7 +9,16 @@ async def transfer(account: str, amount: int) -> str: ...
 """
 
 from bot.sdk.decorator import require_approval
-from bot.sdk.errors import ApiError, ApiUnavailable, Cancelled, Rejected, TimedOut, Unanswered
+from bot.sdk.errors import (
+    ApiError,
+    ApiUnavailable,
+    Cancelled,
+    Rejected,
+    RunStopped,
+    Steered,
+    TimedOut,
+    Unanswered,
+)
 from bot.sdk.gate import Gate
 
 __all__ = [
@@ -18,6 +27,8 @@ __all__ = [
     "Cancelled",
     "Gate",
     "Rejected",
+    "RunStopped",
+    "Steered",
     "TimedOut",
     "Unanswered",
     "require_approval",

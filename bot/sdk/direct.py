@@ -12,9 +12,13 @@ from typing import Unpack
 from bot.config import Settings
 from bot.core.models import ActionRequest, Question, Steering
 from bot.core.policy import Policy
+from bot.errors import NotFound
+from bot.messages import UNKNOWN_RUN
 from bot.sdk.attach import require_store, warn_if_no_bot
 from bot.sdk.backend import NewRequest
+from bot.sdk.errors import steered
 from bot.store import execution
+from bot.store.guarded import SteeredFirst, consumed, create_unless_steered
 from bot.store.runtime import Runtime, open_runtime
 
 
@@ -25,6 +29,7 @@ class DirectBackend:
         self.rt = rt
         self.actor = actor  # who the audit names for claims and reports
         self._stack = stack
+        self._runs: set[str] = set()  # run ids this backend has taken for its actor
 
     @classmethod
     async def open(
@@ -50,13 +55,23 @@ class DirectBackend:
         return await self._create(fields, claim=True)
 
     async def _create(self, fields: NewRequest, *, claim: bool) -> tuple[ActionRequest, bool]:
-        made = await self.rt.requests.create(
+        run_id = fields["run_id"]
+        if run_id is not None and run_id not in self._runs:
+            # The run id is this identity's from its first use, as over HTTP: another
+            # process under another name cannot file under it (bot/store/owners.py).
+            if await self.rt.owners.claim(run_id, self.actor) != self.actor:
+                raise NotFound(UNKNOWN_RUN.format(id=run_id))
+            self._runs.add(run_id)
+        made = await create_unless_steered(
+            self.rt.requests,
+            self.rt.steering,
+            self.rt.run_audit,
             self.rt.policy,
             tool=fields["tool"],
             args=fields["args"],
             requester=fields["requester"] or self.actor,
             on_behalf_of=fields["on_behalf_of"],
-            run_id=fields["run_id"],
+            run_id=run_id,
             channel=fields["channel"],
             idempotency_key=fields["idempotency_key"],
             risk=fields["risk"],
@@ -64,6 +79,14 @@ class DirectBackend:
             claim_as=self.actor if claim else None,
             owner=self.actor,  # the identity this process runs as, as a token would be
         )
+        if isinstance(made, SteeredFirst):
+            s = made.correction
+            raise steered(
+                made.says,
+                stopped=made.stopped,
+                text=s.text if s else None,
+                actor=s.actor if s else None,
+            )
         return made.request, made.claimed
 
     async def get(self, rid: str) -> ActionRequest:
@@ -120,7 +143,10 @@ class DirectBackend:
         return await execution.wait_question(self.rt.questions, qid, timeout_s)
 
     async def pop_steering(self, run_id: str) -> Steering | None:
-        return await self.rt.steering.pop(run_id)
+        got = await self.rt.steering.pop(run_id)
+        if got is not None:
+            await consumed(self.rt.steering, self.rt.run_audit, run_id, got, tool="")
+        return got
 
     async def aclose(self) -> None:
         if self._stack is not None:

@@ -4,7 +4,10 @@
     ├── Rejected                   the call will not run: a person said no (reason_code, text)
     │   ├── TimedOut               nobody decided in time: auto_rejected, the deadline
     │   │                          passed with no sweeper, or the caller's own timeout
-    │   └── Cancelled              withdrawn: the run was stopped, or an operator cancelled it
+    │   ├── Steered                a person's correction came first: `text` is what they
+    │   │                          said, `actor` who; str() is what the model should read
+    │   └── Cancelled              withdrawn: an operator cancelled it
+    │       └── RunStopped         a person stopped the run: no call of it runs any more
     ├── Unanswered                 a question got no answer (expired or cancelled)
     ├── ApiError                   the HTTP API answered with an error the SDK has no class for
     └── StoreUnavailable           (bot.errors)
@@ -50,6 +53,31 @@ class TimedOut(Rejected):
 
 class Cancelled(Rejected):
     """The request was withdrawn before it ran (a stopped run, an operator)."""
+
+
+class Steered(Rejected):
+    """A person's correction came before the call (queued before it, or while it waited,
+    which withdrew it): the call did not run. Hand `str(exc)` to the model as the tool's
+    result, as the worker does; `text` and `actor` are the person's words and id."""
+
+
+class RunStopped(Cancelled):
+    """A person stopped the run: this call did not run, and none of the run's will."""
+
+
+def steered(
+    says: str,
+    *,
+    stopped: bool,
+    text: str | None,
+    actor: str | None,
+    request: ActionRequest | None = None,
+) -> Rejected:
+    """What a call a person spoke before raises, in both modes: `says` is the sentence the
+    model reads (bot.messages CALL_*)."""
+    cls = RunStopped if stopped else Steered
+    code = "run_stopped" if stopped else "steered"
+    return cls(says, request=request, reason_code=code, text=text, actor=actor)
 
 
 class Unanswered(HitlError):

@@ -28,19 +28,20 @@ from typing import Any, TypedDict, Unpack
 
 import httpx
 
+from bot import messages as bot_msg
 from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.models import ActionRequest, RiskTier, clip
 from bot.core.payload import canonical_args
 from bot.core.policy import Policy
-from bot.core.states import State
+from bot.core.states import Event, State, SystemReason
 from bot.core.wire import ApprovalIn, checked
 from bot.errors import ConfigError, InvalidTransition
 from bot.sdk import messages as msg
 from bot.sdk.asking import Asking
 from bot.sdk.backend import Backend, NewRequest
 from bot.sdk.bridge import LoopThread
-from bot.sdk.errors import TimedOut
+from bot.sdk.errors import TimedOut, steered
 from bot.sdk.outcome import outcome
 
 DEFAULT_REQUESTER = "sdk"
@@ -221,7 +222,31 @@ class Gate(Asking):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(b.cancel(req.id, reason="caller_gone"), 5)
             raise
+        await self._spoken(b, req)
         return outcome(req)
+
+    async def _spoken(self, b: Backend, req: ActionRequest) -> None:
+        """Raise what a person said, if their correction or their stop withdrew `req`."""
+        res = req.resolution
+        if req.state != State.CANCELLED or res is None or res.event != Event.CANCEL:
+            return
+        if res.reason_code == SystemReason.SUPERSEDED and req.run_id:
+            s = await b.pop_steering(req.run_id)
+            if s is None:  # another call of the run read the words first
+                says = msg.SUPERSEDED_NO_TEXT.format(tool=req.tool)
+                raise steered(says, stopped=False, text=None, actor=res.actor, request=req)
+            template = bot_msg.CALL_HARD_STOP if s.hard_stop else bot_msg.CALL_STEERED
+            raise steered(
+                template.format(text=s.text),
+                stopped=s.hard_stop,
+                text=s.text,
+                actor=s.actor,
+                request=req,
+            )
+        if res.reason_code == SystemReason.RUN_STOPPED:
+            raise steered(
+                bot_msg.CALL_RUN_STOPPED, stopped=True, text=None, actor=res.actor, request=req
+            )
 
     async def _withdraw(
         self, b: Backend, req: ActionRequest, reason: str, why: str

@@ -23,7 +23,7 @@ from bot.errors import (
 )
 from bot.sdk import messages as msg
 from bot.sdk.backend import NewRequest
-from bot.sdk.errors import ApiError, ApiUnavailable
+from bot.sdk.errors import ApiError, ApiUnavailable, steered
 
 # The API's `error` codes (bot.api.errors) -> the class direct mode raises.
 # The API's `error` codes -> the class direct mode raises (bot.errors.WIRE, inverted),
@@ -54,6 +54,14 @@ def error_from(status: int, body: dict[str, Any]) -> HitlError:
         )
     if code in TRANSITIONS:
         return TRANSITIONS[code](detail, state=state, event=event)
+    if code in ("steered", "run_stopped"):  # a person spoke before the call: not filed
+        text, actor = body.get("text"), body.get("actor")
+        return steered(
+            detail,
+            stopped=code == "run_stopped",
+            text=None if text is None else str(text),
+            actor=None if actor is None else str(actor),
+        )
     if code in SIMPLE:
         return SIMPLE[code](detail)
     if code == "unauthorized":

@@ -51,3 +51,8 @@ NO_LIVE_BOT = (
 )
 # A free call created already claimed whose caller went away before running it.
 NOT_RUN = "not run: the caller went away before running it; nothing to undo"
+# A call a correction withdrew while it waited, whose words another call of the run took.
+SUPERSEDED_NO_TEXT = (
+    "Cancelled. A person's correction withdrew {tool} while it waited; it did not run. "
+    "Ask for their words in the run's thread before you go on."
+)

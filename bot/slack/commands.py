@@ -13,8 +13,8 @@ from bot.errors import HitlError
 from bot.slack import messages as msg
 from bot.slack import render, views
 from bot.slack.permissions import audit_refusal, is_operator, may_decide, may_direct, may_read
-from bot.store.corrections import correct
-from bot.store.runs import RunStore, stop_run
+from bot.store.corrections import correct, stop_run
+from bot.store.runs import RunStore
 from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,9 @@ class Commands:
             )
             return render.Rendered(text=msg.STEER_QUEUED.format(run_id=run_id), blocks=[])
         if verb == "stop" and run_id:
-            await stop_run(self.runs, self.rt.requests, self.rt.questions, run_id, actor=user)
+            await stop_run(
+                self.runs, self.rt.requests, self.rt.questions, self.rt.steering, run_id, actor=user
+            )
             return render.Rendered(text=msg.STOP_DONE.format(run_id=run_id), blocks=[])
         if verb == "run" and run_id and text.strip():
             run = await self.runs.start(

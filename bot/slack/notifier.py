@@ -227,6 +227,10 @@ class Notifier:
             await self._save_card(req.id, card, run_thread, render.blocks_hash(msg.blocks))
             if run is not None and run.channel and run.thread_ts and run_thread is None:
                 await self._link(run, req, card, adopted=card.adopted)
+            elif run is not None and run.outside and not run.thread_ts:
+                # An outside agent's run has no header post: its first card's thread is
+                # its home, where its later cards go and replies steer it.
+                await self.runs.set_home(run.id, card.channel, card.ts)
             return
         posted: set[str] = set()
         if n.event == "timeout" and n.state == State.PENDING_REVIEW.value:

@@ -1,7 +1,10 @@
 """Who may steer, stop and read what, beyond who may decide (that is the machine's).
 
 - A run may be steered or stopped by the person who started it, by the people who may
-  decide the request it waits on, and by the policy's `operators`.
+  decide the request it waits on, and by the policy's `operators`. An outside agent's
+  run (SDK, HTTP, MCP, Claude Code) was started by no person: the people who may decide
+  a call it waits on or has in its home thread, and the person a call was asked for,
+  take the starter's place.
 - A request's audit trail may be read by its requester (and whom it was asked for),
   by the people who may decide it, and by the operators.
 
@@ -80,6 +83,29 @@ async def may_direct(
         except HitlError:
             return False
         return await _among(rt, client, user, req.eligible(), foreign=foreign)
+    if run.outside:
+        return await _directs_outside(rt, client, user, run, foreign=foreign)
+    return False
+
+
+async def _directs_outside(
+    rt: Runtime, client: AsyncWebClient, user: str, run: Run, *, foreign: bool
+) -> bool:
+    """An outside agent's run names no person who started it and may wait on several
+    calls at once: those who may decide a call it waits on or has in its home thread, and
+    whom one of those calls was asked for, may steer it."""
+    rids = set(await rt.steering.waiting(run.id))
+    if run.channel and run.thread_ts:
+        rids |= await rt.threads.cards(run.channel, run.thread_ts)
+    for rid in sorted(rids):
+        try:
+            req = await rt.requests.get(rid)
+        except HitlError:
+            continue
+        if req.on_behalf_of == user and not foreign:
+            return True
+        if await _among(rt, client, user, req.eligible(), foreign=foreign):
+            return True
     return False
 
 

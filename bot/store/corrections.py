@@ -1,10 +1,13 @@
-"""A person's correction to a run: queue it, and withdraw the call it contradicts.
+"""What a person says to a run: a correction (queue it, withdraw the calls it
+contradicts), or the hard stop.
 
 A correction that arrives while the run waits on an approval must not leave that
 card live: somebody could still approve the call the person just said was wrong.
-So the pending request is withdrawn (reason code `superseded`, audited, its card
-updated through the outbox) and the agent, woken by the withdrawal, reads the
-correction instead, exactly as it would at its next tool call.
+So each request the run waits on is withdrawn (reason code `superseded`, audited,
+its card updated through the outbox) and the agent, woken by the withdrawal, reads
+the correction instead, exactly as it would at its next tool call. That holds for a
+worker's run (`Run.waiting_on`) and for an outside agent's (the run's waiting set,
+which CREATE fills), whichever of them waits.
 """
 
 from __future__ import annotations
@@ -12,15 +15,17 @@ from __future__ import annotations
 import contextlib
 
 from bot.core.ids import is_question_id
-from bot.core.models import Steering
-from bot.core.states import State, SystemReason
+from bot.core.models import RUN_FINAL, Decision, Run, RunState, Steering
+from bot.core.states import Event, State, SystemReason
 from bot.errors import HitlError
 from bot.store import execution
+from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 from bot.store.steering import SteeringStore
 
 SUPERSEDED = SystemReason.SUPERSEDED.value  # the withdrawn call's reason code
+RUN_STOPPED = SystemReason.RUN_STOPPED.value
 
 
 async def correct(
@@ -33,14 +38,66 @@ async def correct(
     actor: str,
     source: str | None = None,
 ) -> Steering:
-    """Queue `text` for the run; if it waits on an approval, withdraw that request."""
+    """Queue `text` for the run; withdraw every request it waits on."""
     queued = await steering.push(run_id, text, actor=actor, source=source)
-    if runs is None:
-        return queued
-    with contextlib.suppress(HitlError):  # not one of our runs, or nothing pending
-        waiting = (await runs.get(run_id)).waiting_on or ""
-        if waiting and not is_question_id(waiting):
-            req = await requests.get(waiting)
-            if req.state == State.PENDING_REVIEW:
-                await execution.withdraw(requests, req.id, actor=actor, reason=SUPERSEDED)
+    await withdraw_waiting(steering, requests, runs, run_id, actor=actor, reason=SUPERSEDED)
     return queued
+
+
+async def withdraw_waiting(
+    steering: SteeringStore,
+    requests: RequestStore,
+    runs: RunStore | None,
+    run_id: str,
+    *,
+    actor: str,
+    reason: str,
+) -> list[str]:
+    """Withdraw the run's requests still in review; the ids withdrawn. Those that left
+    review are dropped from the waiting set on the way."""
+    waiting = await steering.waiting(run_id)
+    if runs is not None:
+        with contextlib.suppress(HitlError):  # not a run with a record
+            on = (await runs.get(run_id)).waiting_on or ""
+            if on and not is_question_id(on) and on not in waiting:
+                waiting.append(on)
+    gone, done = [], []
+    for rid in waiting:
+        try:
+            req = await requests.get(rid)
+            if req.state == State.PENDING_REVIEW:
+                await execution.withdraw(requests, rid, actor=actor, reason=reason)
+                gone.append(rid)
+        except HitlError:  # decided in the meantime, or expired: that stands
+            pass
+        done.append(rid)
+    await steering.forget_waiting(run_id, done)
+    return gone
+
+
+async def stop_run(
+    runs: RunStore,
+    requests: RequestStore,
+    questions: QuestionStore,
+    steering: SteeringStore,
+    run_id: str,
+    *,
+    actor: str,
+) -> Run:
+    """The hard stop: flag the run and withdraw whatever it waits on, waking its agent.
+
+    A worker's run ends when its worker sees the flag; an outside agent's run has no
+    worker to say so, so it is stopped at once (its next call is refused as stopped)."""
+    run = await runs.update(run_id, stop_requested=True)
+    if run.waiting_on and is_question_id(run.waiting_on):
+        with contextlib.suppress(HitlError):  # answered already: the flag does the rest
+            await questions.cancel(run.waiting_on)
+    elif run.waiting_on:
+        with contextlib.suppress(HitlError):  # decided already: the flag does the rest
+            await requests.transition(
+                run.waiting_on, Decision(event=Event.CANCEL, actor=actor, reason_code=RUN_STOPPED)
+            )
+    await withdraw_waiting(steering, requests, None, run_id, actor=actor, reason=RUN_STOPPED)
+    if run.state == RunState.QUEUED or (run.outside and run.state not in RUN_FINAL):
+        run = await runs.update(run_id, state=RunState.STOPPED)
+    return run

@@ -171,6 +171,12 @@ def run_owner(run_id: str) -> str:
     return f"{PREFIX}{{run:{run_id}}}:owner"
 
 
+def run_waiting(run_id: str) -> str:
+    """Set of the run's requests filed while it waited on a person (CREATE adds a pending
+    one): a correction or a stop withdraws those still pending, whichever agent waits."""
+    return f"{PREFIX}{{run:{run_id}}}:waiting"
+
+
 def thread_cards(channel: str, thread_ts: str) -> str:
     """Set of request ids whose approval card sits in (or heads) this Slack thread."""
     return f"{PREFIX}thread:{channel}:{thread_ts}:cards"

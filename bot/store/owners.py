@@ -13,35 +13,45 @@ from typing import cast
 
 from redis.asyncio import Redis
 
+from bot.clock import Clock, wall_ms
+from bot.core.models import RunState
 from bot.store import keys
 
 OWNER_TTL_S = 30 * 86_400  # as long as a run's record is kept (bot/store/runs.py)
 
-# KEYS: the run's record, its owner key.  ARGV: the identity using it, ttl seconds.
-# Reply: the run's owner ('' for a run whose record names none).
-CLAIM = """
+# KEYS: the run's record, its owner key.  ARGV: the identity using it, ttl seconds, the
+# run id, now. Reply: the run's owner ('' for a run whose record names none). An id nobody
+# used gets a run record too (`outside`, running, the identity as its agent and
+# requester): a run like a worker's, listed, shown, steered and stopped by the same paths.
+CLAIM = f"""
 local R, O = KEYS[1], KEYS[2]
-local who, ttl = ARGV[1], tonumber(ARGV[2])
+local who, ttl, id, now = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local had = redis.call('GET', O)
 if had then
-  if had == who then redis.call('EXPIRE', O, ttl) end
+  if had == who then redis.call('EXPIRE', O, ttl); redis.call('EXPIRE', R, ttl) end
   return had
 end
 if redis.call('EXISTS', R) == 1 then return redis.call('HGET', R, 'owner') or '' end
 redis.call('SET', O, who, 'EX', ttl)
+redis.call('HSET', R, 'id', id, 'agent', who, 'prompt', '', 'requester', who, 'owner', who,
+           'state', '{RunState.RUNNING.value}', 'created_at', now, 'updated_at', now,
+           'outside', '1')
+redis.call('EXPIRE', R, ttl)
 return who
 """
 
 
 class RunOwners:
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, *, clock: Clock = wall_ms) -> None:
         self.redis = redis
+        self.clock = clock
         self._claim = redis.register_script(CLAIM)
 
     async def claim(self, run_id: str, identity: str) -> str:
         """The run's owner, which is `identity` if nobody used the id before."""
         got = await self._claim(
-            keys=[keys.run(run_id), keys.run_owner(run_id)], args=[identity, OWNER_TTL_S]
+            keys=[keys.run(run_id), keys.run_owner(run_id)],
+            args=[identity, OWNER_TTL_S, run_id, self.clock()],
         )
         return got.decode() if isinstance(got, bytes) else str(got)
 

@@ -131,7 +131,8 @@ class RequestStore:
 
         `unless_steered`: a run id (only where `guards_steering`). If the run has a
         correction queued or a stop asked, nothing is created (`Created.steered`), in the
-        same atomic step as the create, so the caller need not look first.
+        same atomic step as the create, so the caller need not look first; a request
+        that waits for review joins the run's waiting set (`keys.run_waiting`).
 
         `owner`: the identity whose work it is (the requester when not given); the
         idempotency key is scoped to it.
@@ -181,7 +182,11 @@ class RequestStore:
         if unless_steered is not None:
             if not self.guards_steering:
                 raise ValueError("unless_steered needs one Redis, not a cluster")
-            script_keys += [keys.steering(unless_steered), keys.run(unless_steered)]
+            script_keys += [
+                keys.steering(unless_steered),
+                keys.run(unless_steered),
+                keys.run_waiting(unless_steered),
+            ]
         with terms_checked(rid):
             status, out = await self._create(keys=script_keys, args=argv)
         if status == "steered":

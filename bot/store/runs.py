@@ -9,14 +9,11 @@ from typing import Any, cast
 from redis.asyncio import Redis
 
 from bot.clock import Clock, IdFactory, new_id, wall_ms
-from bot.core.ids import is_question_id, new_run_id
-from bot.core.models import WORKER, Decision, Run, RunState
-from bot.core.states import Event, SystemReason
-from bot.errors import HitlError, NotFound
+from bot.core.ids import new_run_id
+from bot.core.models import WORKER, Run
+from bot.errors import NotFound
 from bot.store import keys
 from bot.store.events import publish
-from bot.store.questions import QuestionStore
-from bot.store.requests import RequestStore
 
 RUN_TTL_S = 30 * 86_400
 
@@ -31,6 +28,7 @@ def _fields(run: Run) -> dict[str, str]:
 def _from_hash(h: dict[str, str]) -> Run:
     data: dict[str, Any] = {k: (v if v != "" else None) for k, v in h.items()}
     data["stop_requested"] = h.get("stop_requested") == "1"
+    data["outside"] = h.get("outside") == "1"
     data["prompt"] = h.get("prompt", "")
     data["owner"] = h.get("owner", "")
     return Run.model_validate(data)
@@ -157,26 +155,3 @@ class RunStore:
             found += [_from_hash(h) for h in await pipe.execute() if h.get("id")]
         found.sort(key=lambda r: (r.created_at, r.id), reverse=True)
         return found
-
-
-async def stop_run(
-    runs: RunStore, requests: RequestStore, questions: QuestionStore, run_id: str, *, actor: str
-) -> Run:
-    """The hard stop: flag the run and withdraw whatever it waits on, waking its worker."""
-    run = await runs.update(run_id, stop_requested=True)
-    if run.waiting_on:
-        try:
-            if is_question_id(run.waiting_on):
-                await questions.cancel(run.waiting_on)
-            else:
-                await requests.transition(
-                    run.waiting_on,
-                    Decision(
-                        event=Event.CANCEL, actor=actor, reason_code=SystemReason.RUN_STOPPED.value
-                    ),
-                )
-        except HitlError:
-            pass  # already decided: the worker sees the stop flag at its next step
-    if run.state == RunState.QUEUED:
-        run = await runs.update(run_id, state=RunState.STOPPED)
-    return run

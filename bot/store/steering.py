@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import cast
 
 from redis.asyncio import Redis
@@ -11,6 +12,7 @@ from bot.core.ids import new_steering_id
 from bot.core.models import Steering
 from bot.store import keys
 from bot.store.events import publish
+from bot.store.scripts.common import WAITING_TTL_S
 
 QUEUE_TTL_S = 7 * 86_400  # a run idle for a week has no one left to steer
 
@@ -89,6 +91,24 @@ class SteeringStore:
                 "source": s.source or "",
             },
         )
+
+    async def add_waiting(self, run_id: str, rid: str) -> None:
+        """Put a request in the run's waiting set, where CREATE cannot (on a cluster the
+        run's keys are in another slot than the request's)."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.sadd(keys.run_waiting(run_id), rid)
+        pipe.expire(keys.run_waiting(run_id), WAITING_TTL_S)
+        await pipe.execute()
+
+    async def waiting(self, run_id: str) -> builtins.list[str]:
+        """The requests the run filed for review and has not seen leave (some may have
+        been decided since: the caller checks each)."""
+        got = await self.redis.smembers(keys.run_waiting(run_id))
+        return sorted(str(x) for x in got)
+
+    async def forget_waiting(self, run_id: str, rids: builtins.list[str]) -> None:
+        if rids:
+            await self.redis.srem(keys.run_waiting(run_id), *rids)
 
     async def pending(self, run_id: str) -> int:
         return int(await self.redis.llen(keys.steering(run_id)))

@@ -22,8 +22,8 @@ from bot.core.policy import parse_policy
 from bot.core.states import Event, State
 from bot.sandbox.model import ScriptedModel, after_tool, call, say
 from bot.store import audit, keys
+from bot.store.corrections import stop_run
 from bot.store.hub import hub_for
-from bot.store.runs import stop_run
 from tests.agent.conftest import AheadClock, ModelFactory, Stores
 from tests.poll import eventually
 
@@ -262,7 +262,9 @@ async def test_stop_ends_the_run_and_cancels_the_pending_request(
     run = await stores.start()
     task = asyncio.create_task(stores.loop(charging_agent(effects), llm_for(model)).run(run.id))
     rid = await stores.waiting_on(run.id)
-    await stop_run(stores.runs, stores.requests, stores.questions, run.id, actor="UKID")
+    await stop_run(
+        stores.runs, stores.requests, stores.questions, stores.steering, run.id, actor="UKID"
+    )
     done = await asyncio.wait_for(task, 10)
     assert done.state == RunState.STOPPED and done.waiting_on is None
     assert (await stores.requests.get(rid)).state == State.CANCELLED

@@ -13,7 +13,7 @@ from bot.agent.tools import tool
 from bot.core.models import RunState
 from bot.core.states import State
 from bot.sandbox.model import ScriptedModel, call
-from bot.store.runs import stop_run
+from bot.store.corrections import stop_run
 from tests.agent.conftest import ModelFactory, Stores
 
 
@@ -38,7 +38,9 @@ async def test_stop_cancels_a_running_async_tool(
     llm: ChatClient = llm_for(model)
     task = asyncio.create_task(stores.loop(Agent.of("digger", "Dig.", [dig]), llm).run(run.id))
     await asyncio.wait_for(started.wait(), 10)
-    await stop_run(stores.runs, stores.requests, stores.questions, run.id, actor="UKID")
+    await stop_run(
+        stores.runs, stores.requests, stores.questions, stores.steering, run.id, actor="UKID"
+    )
     done = await asyncio.wait_for(task, 10)  # well before the tool's 60 s
     assert cancelled.is_set()
     assert done.state == RunState.STOPPED

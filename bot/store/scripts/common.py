@@ -23,6 +23,8 @@ from bot.store.codec import GONE, OPTIONAL, REF_LEN, TERMS
 from bot.store.events import MAXLEN
 from bot.store.waiting import WAKE_MAXLEN, WAKE_TTL_S
 
+WAITING_TTL_S = 30 * 86_400  # a run's set of waiting requests lives as long as its record
+
 # How the scripts' errors about a request's review terms start; callers match it.
 TERMS_ERROR = "hitl: review terms"
 
@@ -88,7 +90,7 @@ CONSTANTS = (
     + f"local REQUEST_KEYS = {lua_list(keys.REQUEST_KEYS)}\n"
     + f"local DUE_REQUEST, DUE_QUESTION = {_str(keys.DUE_REQUEST)}, {_str(keys.DUE_QUESTION)}\n"
     + f"local EVENTS_MAXLEN, WAKE_MAXLEN = {MAXLEN}, {WAKE_MAXLEN}\n"
-    + f"local WAKE_TTL_S = {WAKE_TTL_S}\n"
+    + f"local WAKE_TTL_S, WAITING_TTL_S = {WAKE_TTL_S}, {WAITING_TTL_S}\n"
     + f"local SYSTEM, LOW_RISK = {_str(SYSTEM)}, {_str(RiskTier.LOW.value)}\n"
     + f"local TERMS_ERROR, FORGED = {_str(TERMS_ERROR)}, {_str(FORGED)}\n"
 )

@@ -2,7 +2,8 @@
 -- request is claimed in the same step when a claimer is given (the free path: one
 -- round trip instead of two), audited, woken and published as CLAIM would.
 local K = request_keys()
-local steering, run = KEYS[10], KEYS[11]  -- optional: the run's correction queue and record
+-- optional: the run's correction queue, record and set of requests it waits on
+local steering, run, waiting = KEYS[10], KEYS[11], KEYS[12]
 local now, requester = tonumber(ARGV[1]), ARGV[2]
 local records = cjson.decode(ARGV[3])  -- [[event, from, to, reason, seal?], ...]
 -- The request's hash as JSON (one argument instead of ~70: packing them cost the client
@@ -67,6 +68,12 @@ if h.state == S.pending_review then
   redis.call('HINCRBY', K.tiers, h.risk, 1)
 else redis.call('ZADD', K.all, h.created_at, h.id) end
 if h.expires_at ~= '' then redis.call('ZADD', K.due, h.expires_at, due_member(DUE_REQUEST, h)) end
+-- In the same step as the correction check above: a correction queued after this is
+-- sure to find the request (bot/store/corrections.py).
+if waiting and h.state == S.pending_review then
+  redis.call('SADD', waiting, h.id)
+  redis.call('EXPIRE', waiting, WAITING_TTL_S)
+end
 publish(K.events, 'request', h.id, created_version, E.create, created_state, h.run_id)
 if h.state == S.executing then
   wake(K.wake, h.version, h.state)

@@ -1,0 +1,100 @@
+"""An outside agent's run over /v1: a run like a worker's, read, steered and stopped.
+
+The run id is the agent's own (it never called POST /v1/runs): its first approval
+makes it a run, and a person's correction or stop reaches its next call, or the call
+it waits on, as they reach a worker's.
+"""
+
+from __future__ import annotations
+
+import httpx
+from redis.asyncio import Redis
+
+from bot.store import keys
+from tests.api.live import AGENT_TOKEN
+
+RUN = "ext:billing-7"
+
+
+async def _propose(
+    client: httpx.AsyncClient, tool: str = "refund", **args: object
+) -> httpx.Response:
+    return await client.post(
+        "/v1/approvals", json={"tool": tool, "args": args or {"amount": 5}, "run_id": RUN}
+    )
+
+
+async def test_the_first_call_makes_the_run_its_owner_reads_and_others_do_not(
+    client: httpx.AsyncClient,
+) -> None:
+    assert (await _propose(client)).status_code == 201
+    run = (await client.get(f"/v1/runs/{RUN}")).json()
+    assert (run["run_id"], run["state"], run["outside"], run["owner"]) == (
+        RUN,
+        "running",
+        True,
+        "api",
+    )
+    other = {"Authorization": f"Bearer {AGENT_TOKEN}"}  # agent-7, another identity
+    assert (await client.get(f"/v1/runs/{RUN}", headers=other)).status_code == 404
+    assert (await client.post(f"/v1/runs/{RUN}/stop", headers=other)).status_code == 404
+    steer = await client.post(f"/v1/runs/{RUN}/steer", json={"text": "x"}, headers=other)
+    assert steer.status_code == 404
+
+
+async def test_a_queued_correction_answers_the_next_call_409_steered_once(
+    client: httpx.AsyncClient, redis: Redis
+) -> None:
+    assert (await _propose(client, "move_claw", x=1)).status_code == 201
+    pushed = await client.post(f"/v1/runs/{RUN}/steer", json={"text": "refund A2, not A1"})
+    assert pushed.status_code == 201
+
+    refused = await _propose(client, "move_claw", x=2)
+
+    assert refused.status_code == 409
+    body = refused.json()
+    assert body["error"] == "steered"
+    assert (body["text"], body["actor"]) == ("refund A2, not A1", "api")
+    assert body["detail"] == "Cancelled. The person says: refund A2, not A1"
+    # nothing was filed for the refused call, and the correction was handed out once
+    assert len(await _requests(redis)) == 1
+    assert (await client.get(f"/v1/runs/{RUN}/steering")).status_code == 204
+    assert (await _propose(client, "move_claw", x=3)).status_code == 201
+
+
+async def _requests(redis: Redis) -> list[str]:
+    return [k async for k in redis.scan_iter(match=f"{keys.PREFIX}*:req:*")]
+
+
+async def test_a_correction_withdraws_the_call_the_agent_waits_on(
+    client: httpx.AsyncClient,
+) -> None:
+    made = (await _propose(client)).json()
+    assert made["state"] == "pending_review"
+
+    await client.post(f"/v1/runs/{RUN}/steer", json={"text": "wrong order"})
+
+    got = (await client.get(f"/v1/approvals/{made['id']}", params={"wait": 5})).json()
+    assert got["state"] == "cancelled"
+    assert got["resolution"]["reason_code"] == "superseded"
+    fix = (await client.get(f"/v1/runs/{RUN}/steering")).json()
+    assert (fix["text"], fix["actor"]) == ("wrong order", "api")
+
+
+async def test_a_stop_withdraws_the_waiting_call_and_refuses_every_later_one(
+    client: httpx.AsyncClient,
+) -> None:
+    made = (await _propose(client)).json()
+
+    stopped = await client.post(f"/v1/runs/{RUN}/stop")
+
+    assert stopped.status_code == 200
+    assert (stopped.json()["state"], stopped.json()["stop_requested"]) == ("stopped", True)
+    got = (await client.get(f"/v1/approvals/{made['id']}")).json()
+    assert (got["state"], got["resolution"]["reason_code"]) == ("cancelled", "run_stopped")
+    for tool in ("refund", "move_claw"):
+        refused = await _propose(client, tool, x=9)
+        assert refused.status_code == 409 and refused.json()["error"] == "run_stopped"
+        assert "stopped by a person" in refused.json()["detail"]
+    late = await client.post(f"/v1/runs/{RUN}/steer", json={"text": "too late"})
+    assert late.status_code == 409
