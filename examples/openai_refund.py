@@ -5,9 +5,12 @@
     export OPENAI_BASE_URL=... OPENAI_API_KEY=... HITL_MODEL=gpt-4o-mini
     python examples/openai_refund.py "Order A1 arrived broken; refund 40 EUR."
 
-Between model turns the loop reads a correction queued for its run (the API's
-`POST /v1/runs/refunds/steer`). A rejection goes back to the model as the tool's result;
-any other hitl-bot error (the API unreachable, a wrong token) ends the loop with it.
+A person corrects the run from the refund card's thread in Slack, or with the API's
+`POST /v1/runs/refunds/steer`. A correction that comes while a refund waits withdraws it:
+the model reads the person's words as the tool's result (`Steered` is a `Rejected`).
+Between model turns the loop also reads one queued while no call was gated. A rejection
+goes back to the model as the tool's result; any other hitl-bot error (the API
+unreachable, a wrong token) ends the loop with it.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ def run(prompt: str, gate: Gate, client: OpenAI, model: str, run_id: str = "refu
         for call in reply.tool_calls:
             try:
                 out = str(tools[call.function.name](**json.loads(call.function.arguments)))
-            except Rejected as no:  # also TimedOut and Cancelled
+            except Rejected as no:  # also TimedOut, Cancelled and Steered
                 out = f"Not refunded: {no}"  # the model reads why instead of retrying blindly
             messages.append({"role": "tool", "tool_call_id": call.id, "content": out})
 

@@ -244,8 +244,14 @@ class Gate(Asking):
                 request=req,
             )
         if res.reason_code == SystemReason.RUN_STOPPED:
+            # Who withdrew it and why, as for any withdrawal, then what the model must do.
+            says = msg.CANCELLED.format(tool=req.tool, actor=res.actor, reason=res.reason_code)
             raise steered(
-                bot_msg.CALL_RUN_STOPPED, stopped=True, text=None, actor=res.actor, request=req
+                f"{says} {bot_msg.CALL_RUN_STOPPED}",
+                stopped=True,
+                text=None,
+                actor=res.actor,
+                request=req,
             )
 
     async def _withdraw(

@@ -191,13 +191,13 @@ async def test_wrong_token_fails_the_run_with_the_fix(
 async def test_plain_loop_hands_a_correction_to_the_model(
     bot: Bot, refunds: Refunds, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A correction queued for the run (`POST /v1/runs/RUN/steer`) while its refund waits:
-    once the refund is decided (here rejected), the loop gives the model the correction
-    before its next turn."""
+    """A correction queued for the run (`POST /v1/runs/RUN/steer`) while its refund waits
+    withdraws the refund at once: the model reads the person's words as the tool's result,
+    and the refund never runs."""
     plain = next(r for r in RECIPES if r.module is openai_refund)
     refunds.watch(monkeypatch, plain.module)
     fix = "the customer means order A2, not A1"
-    script = [REFUND, say("Refunding A2 instead.", expect=Expect(role="user", contains=fix))]
+    script = [REFUND, say("Refunding A2 instead.", expect=Expect(role="tool", contains=fix))]
     async with (
         ScriptedModel(script) as model,
         _gate(bot, "http", "") as gate,
@@ -206,13 +206,42 @@ async def test_plain_loop_hands_a_correction_to_the_model(
             base_url=bot.url, headers={"Authorization": f"Bearer {API_TOKEN}"}
         ) as api,
     ):
-        await eventually(lambda: pending(bot), timeout_s=20)
+        req = await eventually(lambda: pending(bot), timeout_s=20)
         steered = await api.post("/v1/runs/refunds/steer", json={"text": fix})
         assert steered.status_code == 201, steered.text
-        await reject(bot, "wrong_target", "see the correction")
         assert await asyncio.wait_for(run, 30) == "Refunding A2 instead."
+        steering = await api.get("/v1/runs/refunds/steering")
+        assert steering.status_code == 204, "the words were handed over once, not twice"
 
     assert refunds.issued == []
-    told = [m for m in model.sent(-1) if m["role"] in ("tool", "user")][-2:]
-    assert told[0]["content"].startswith("Not refunded: issue_refund was rejected by UALICE")
-    assert told[1] == {"role": "user", "content": f"Correction from a person: {fix}"}
+    assert (await bot.requests.get(req.id)).state == State.CANCELLED
+    told = [m for m in model.sent(-1) if m["role"] in ("tool", "user")]
+    assert told[-1]["role"] == "tool"
+    assert told[-1]["content"] == f"Not refunded: Cancelled. The person says: {fix}"
+
+
+async def test_plain_loop_reads_a_correction_queued_between_calls(
+    bot: Bot, refunds: Refunds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A correction queued while no call of the run waits reaches the model as a user
+    message before its next turn: the loop's own `gate.steering_sync`."""
+    plain = next(r for r in RECIPES if r.module is openai_refund)
+    refunds.watch(monkeypatch, plain.module)
+    fix = "refund in GBP, not EUR"
+    async with httpx.AsyncClient(
+        base_url=bot.url, headers={"Authorization": f"Bearer {API_TOKEN}"}
+    ) as api:
+        # The agent has used its run id (here: read its steering, as the loop does), so the
+        # run exists; then a person queues a correction while none of its calls waits.
+        assert (await api.get("/v1/runs/refunds/steering")).status_code == 204
+        steered = await api.post("/v1/runs/refunds/steer", json={"text": fix})
+        assert steered.status_code == 201, steered.text
+    script = [say("Will do, in GBP.", expect=Expect(role="user", contains=fix))]
+    async with (
+        ScriptedModel(script) as model,
+        _gate(bot, "http", "") as gate,
+        running(bot, plain.run(PROMPT, gate, model.base_url)) as run,
+    ):
+        assert await asyncio.wait_for(run, 30) == "Will do, in GBP."
+    assert model.sent(-1)[-1] == {"role": "user", "content": f"Correction from a person: {fix}"}
+    assert refunds.issued == []

@@ -75,8 +75,10 @@ async def test_a_stop_raises_run_stopped_for_the_waiting_call_and_every_later_on
     run = await stop_run(s.runs, s.requests, s.questions, s.steering, RUN, actor="UKID")
 
     assert run.outside and run.state.value == "stopped"
-    with pytest.raises(RunStopped, match="stopped by a person"):
+    with pytest.raises(RunStopped, match="withdrawn by UKID \\(run_stopped\\)") as got:
         await asyncio.wait_for(waiting, 10)
+    assert "stopped by a person. Do nothing more." in str(got.value)
+    assert got.value.actor == "UKID"
     for tool in ("refund", "move_claw"):
         with pytest.raises(RunStopped):
             await gate.request_approval(tool, {"amount": 1}, run_id=RUN)
