@@ -21,6 +21,7 @@ from bot.logs import setup as setup_logging
 from bot.mcp import messages as msg
 
 if TYPE_CHECKING:
+    from bot.mcp.sessions import SessionRuns
     from bot.mcp.transport import HttpServable
     from bot.sdk import Gate
 
@@ -43,6 +44,16 @@ RequesterOpt = Annotated[
     ),
 ]
 
+RunIdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--run-id",
+        help="The run every call belongs to, so people can steer and stop it from Slack "
+        "(/hitl steer|stop RUN); default: $HITL_RUN_ID, else one made per MCP session "
+        "and shown on its cards.",
+    ),
+]
+
 
 def _need_sdk() -> None:
     if importlib.util.find_spec("mcp") is None:
@@ -52,12 +63,24 @@ def _need_sdk() -> None:
 
 def _gate(requester: str | None, default: str) -> Gate:
     """The gate from the environment. Over HTTP the token names the requester, and any
-    other name is refused, so the default name is only for direct mode."""
+    other name is refused, so the default name is only for direct mode. A call the
+    client cancels, or leaves behind by going away, is withdrawn as `abandoned`."""
     from bot.sdk import Gate
 
     if os.environ.get("HITL_API_URL"):
-        return Gate.from_env(**({"requester": requester} if requester else {}))
-    return Gate.from_env(requester=requester or default)
+        named = {"requester": requester} if requester else {}
+        return Gate.from_env(gone_reason="abandoned", **named)
+    return Gate.from_env(requester=requester or default, gone_reason="abandoned")
+
+
+def _runs(run_id: str | None, prefix: str) -> SessionRuns:
+    from bot.mcp.sessions import SessionRuns, given_run_id
+
+    try:
+        return SessionRuns(given_run_id(run_id), prefix=prefix)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(2) from None
 
 
 @dataclass
@@ -111,18 +134,20 @@ def serve(
     ask_timeout: Annotated[
         float, typer.Option(help="Seconds ask_human waits for an answer.")
     ] = 3600.0,
+    run_id: RunIdOpt = None,
 ) -> None:
     """An MCP server with request_approval, ask_human and permission_prompt."""
     import contextlib
 
     _need_sdk()
+    runs = _runs(run_id, "mcp")
 
     from bot.mcp.server import build_server
 
     @contextlib.asynccontextmanager
     async def build() -> AsyncIterator[Servable]:
         async with _gate(requester, "mcp") as gate:
-            server = build_server(gate, ask_timeout_s=ask_timeout)
+            server = build_server(gate, ask_timeout_s=ask_timeout, runs=runs)
             yield Servable(server.run_stdio_async, server)
 
     _serve(build, port, host, "serve")
@@ -140,11 +165,13 @@ def proxy(
     port: PortOpt = None,
     host: HostOpt = "127.0.0.1",
     requester: RequesterOpt = None,
+    run_id: RunIdOpt = None,
 ) -> None:
     """A gateway: the upstream servers' tools, each call through the approval gate."""
     import contextlib
 
     _need_sdk()
+    runs = _runs(run_id, "mcp-proxy")
 
     from bot.mcp.config import load_config, single
     from bot.mcp.proxy import Gateway, build_proxy
@@ -165,7 +192,7 @@ def proxy(
     @contextlib.asynccontextmanager
     async def build() -> AsyncIterator[Servable]:
         async with _gate(requester, "mcp-proxy") as gate:
-            gateway = Gateway(gate, cfg)
+            gateway = Gateway(gate, cfg, runs)
             try:
                 server = build_proxy(gateway)
                 yield Servable(lambda: run_stdio(server), server)

@@ -37,17 +37,20 @@ async def decided(
     *,
     args_schema: dict[str, Any] | None = None,
     timeout: float | None = None,
+    run_id: str | None = None,
 ) -> ActionRequest:
     """Wait for the decision: the approved request (its args maybe edited), or Refused.
 
-    A `review: none` tool comes back at once, approved by the policy and audited.
+    A `review: none` tool comes back at once, approved by the policy and audited. With
+    `run_id`, a person's correction refuses the call with their words, and a stopped
+    run refuses every call saying so: the text is what the model reads.
     """
     schema = args_schema if args_schema and schema_problem(args_schema) is None else None
     try:
         return await _withdrawable(
-            gate.request_approval(tool, args, args_schema=schema, timeout=timeout)
+            gate.request_approval(tool, args, args_schema=schema, timeout=timeout, run_id=run_id)
         )
-    except Rejected as exc:  # TimedOut and Cancelled too: the text says which
+    except Rejected as exc:  # TimedOut, Cancelled, Steered, RunStopped: the text says which
         raise Refused(str(exc)) from None
     except HitlError as exc:
         log.warning("gate_failed", extra={"tool": tool, "error": str(exc)})

@@ -32,4 +32,8 @@ VAR_UNSET = (
     "The proxy config uses ${{{var}}}, which is not set; fix: export {var} before starting "
     "the proxy."
 )
+BAD_RUN_ID = (
+    "Run id {run_id!r} is not valid: use at most 128 letters, digits and . _ : - "
+    "(--run-id or HITL_RUN_ID)."
+)
 NEED_EXTRA = "hitl-bot mcp needs the MCP SDK; fix: pip install 'hitl-bot[mcp]'."

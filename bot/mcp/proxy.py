@@ -7,6 +7,10 @@ the gate under that name, so the policy file names them the same way
 that is not approved, or whose upstream fails, comes back as a tool error whose
 text says why, for the model to read; the gateway itself keeps serving. The report
 of every call that ran names its upstream, so the audit shows where it went.
+
+Every call carries its session's run id (bot/mcp/sessions.py): a person's correction
+comes back as the next call's tool error, in their words, and after a stop every call
+does, saying the run was stopped.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from mcp_types import (
 from bot.mcp import gating
 from bot.mcp import messages as msg
 from bot.mcp.config import ProxyConfig, exposed_name
+from bot.mcp.sessions import SessionRuns
 from bot.mcp.upstream import UpstreamLink
 from bot.sdk import Gate
 
@@ -52,8 +57,9 @@ def _text_of(result: CallToolResult) -> str:
 
 
 class Gateway:
-    def __init__(self, gate: Gate, config: ProxyConfig) -> None:
+    def __init__(self, gate: Gate, config: ProxyConfig, runs: SessionRuns | None = None) -> None:
         self.gate = gate
+        self.runs = runs or SessionRuns(None, prefix="mcp-proxy")
         self.links = [UpstreamLink(name, spec) for name, spec in config.upstreams.items()]
         self.routes: dict[str, Route] = {}
 
@@ -80,7 +86,9 @@ class Gateway:
         route = self.routes.get(name)
         return None if route is None else route.schema
 
-    async def call(self, name: str, args: dict[str, Any]) -> CallToolResult:
+    async def call(
+        self, name: str, args: dict[str, Any], session: object | None = None
+    ) -> CallToolResult:
         route = self.routes.get(name)
         if route is None:
             await self.list_tools()  # a client may call without listing first
@@ -89,7 +97,13 @@ class Gateway:
             return tool_error(msg.UNKNOWN_TOOL.format(tool=name))
         upstream = route.link.name
         try:
-            req = await gating.decided(self.gate, name, args, args_schema=route.schema)
+            req = await gating.decided(
+                self.gate,
+                name,
+                args,
+                args_schema=route.schema,
+                run_id=self.runs.for_session(session),
+            )
             req = await gating.claimed(self.gate, req)
         except gating.Refused as exc:
             return tool_error(str(exc))
@@ -124,7 +138,7 @@ def build_proxy(gateway: Gateway, *, name: str = "hitl-proxy") -> Server[Any]:
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> CallToolResult:
-        return await gateway.call(params.name, dict(params.arguments or {}))
+        return await gateway.call(params.name, dict(params.arguments or {}), ctx.session)
 
     return Server(
         name,

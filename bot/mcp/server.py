@@ -18,13 +18,14 @@ import json
 import logging
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 
 from bot.errors import HitlError
 from bot.mcp import gating
 from bot.mcp import messages as msg
+from bot.mcp.sessions import SessionRuns
 from bot.sdk import Gate, Unanswered
 
 log = logging.getLogger(__name__)
@@ -45,18 +46,31 @@ PERMISSION_PROMPT_DOC = (
 
 
 def build_server(
-    gate: Gate, *, ask_timeout_s: float = DEFAULT_ASK_TIMEOUT_S, name: str = "hitl"
+    gate: Gate,
+    *,
+    ask_timeout_s: float = DEFAULT_ASK_TIMEOUT_S,
+    name: str = "hitl",
+    runs: SessionRuns | None = None,
 ) -> MCPServer[Any]:
+    """The three tools; each session's calls belong to its run (`runs`), which people
+    steer and stop from Slack."""
+    runs = runs or SessionRuns(None)
+
+    def run_of(ctx: Context[Any, Any]) -> str:
+        return runs.for_session(ctx.session)
+
     server: MCPServer[Any] = MCPServer(name, instructions=REQUEST_APPROVAL_DOC, log_level="WARNING")
     waits = ToolAnnotations(read_only_hint=True, open_world_hint=True)
 
     @server.tool(description=REQUEST_APPROVAL_DOC, annotations=waits, structured_output=False)
-    async def request_approval(tool: str, args: dict[str, Any], reason: str | None = None) -> str:
+    async def request_approval(
+        tool: str, args: dict[str, Any], ctx: Context[Any, Any], reason: str | None = None
+    ) -> str:
         if reason:
             # The card has no field for it yet; the operator's log keeps it beside the id.
             log.info("approval_reason", extra={"tool": tool, "reason": reason[:500]})
         try:
-            req = await gating.decided(gate, tool, args)
+            req = await gating.decided(gate, tool, args, run_id=run_of(ctx))
             await gating.hand_over(gate, req, via="request_approval")
         except gating.Refused as exc:
             return json.dumps({"approved": False, "reason": str(exc)})
@@ -72,9 +86,9 @@ def build_server(
         )
 
     @server.tool(description=ASK_HUMAN_DOC, annotations=waits, structured_output=False)
-    async def ask_human(question: str) -> str:
+    async def ask_human(question: str, ctx: Context[Any, Any]) -> str:
         try:
-            return await gate.ask(question, timeout=ask_timeout_s)
+            return await gate.ask(question, timeout=ask_timeout_s, run_id=run_of(ctx))
         except Unanswered as exc:
             raise ToolError(msg.ASK_UNANSWERED.format(error=exc)) from None
         except HitlError as exc:
@@ -82,17 +96,23 @@ def build_server(
 
     @server.tool(description=PERMISSION_PROMPT_DOC, annotations=waits, structured_output=False)
     async def permission_prompt(
-        tool_name: str, input: dict[str, Any], tool_use_id: str | None = None
+        tool_name: str,
+        input: dict[str, Any],
+        ctx: Context[Any, Any],
+        tool_use_id: str | None = None,
     ) -> str:
-        return await permission(gate, tool_name, input)
+        return await permission(gate, tool_name, input, run_id=run_of(ctx))
 
     return server
 
 
-async def permission(gate: Gate, tool_name: str, tool_input: dict[str, Any]) -> str:
-    """The answer Claude Code expects, as JSON text; anything but an approval denies."""
+async def permission(
+    gate: Gate, tool_name: str, tool_input: dict[str, Any], *, run_id: str | None = None
+) -> str:
+    """The answer Claude Code expects, as JSON text; anything but an approval denies,
+    a person's correction with their words."""
     try:
-        req = await gating.decided(gate, tool_name, tool_input)
+        req = await gating.decided(gate, tool_name, tool_input, run_id=run_id)
         await gating.hand_over(gate, req, via="permission_prompt")
     except gating.Refused as exc:
         return json.dumps({"behavior": "deny", "message": str(exc)})

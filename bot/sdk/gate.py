@@ -91,6 +91,7 @@ class Gate(Asking):
         max_wait_s: float = MAX_WAIT_S,
         sweeper_grace_s: float = SWEEPER_GRACE_S,
         transport: httpx.AsyncBaseTransport | None = None,
+        gone_reason: str = "caller_gone",
     ) -> None:
         if api_url and not api_token:
             raise ConfigError(msg.NEED_TOKEN)
@@ -104,6 +105,9 @@ class Gate(Asking):
         self.max_wait_s = max_wait_s
         self.sweeper_grace_s = sweeper_grace_s
         self._transport = transport
+        # The reason code a request gets when its caller stops waiting: an MCP gateway
+        # says `abandoned` (the client cancelled the call or went away).
+        self.gone_reason = gone_reason
         self._backends: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, asyncio.Task[Backend]
         ] = weakref.WeakKeyDictionary()
@@ -220,7 +224,7 @@ class Gate(Asking):
         except asyncio.CancelledError:
             # The caller stopped waiting (a framework's tool timeout): withdraw the request.
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(b.cancel(req.id, reason="caller_gone"), 5)
+                await asyncio.wait_for(b.cancel(req.id, reason=self.gone_reason), 5)
             raise
         await self._spoken(b, req)
         return outcome(req)
@@ -302,7 +306,7 @@ class Gate(Asking):
                     await b.report(made.id, ok=False, detail=msg.NOT_RUN, compensated=True)
                     await b.report(made.id, ok=True, detail=msg.NOT_RUN, compensated=None)
                 else:
-                    await asyncio.wait_for(b.cancel(made.id, reason="caller_gone"), 5)
+                    await asyncio.wait_for(b.cancel(made.id, reason=self.gone_reason), 5)
             raise
         if claimed:
             return req, True

@@ -9,7 +9,7 @@ from bot.sdk import messages as msg
 from bot.sdk.errors import Cancelled, Rejected, TimedOut
 
 # Withdrawals the SDK makes itself when nobody decided: they read as TimedOut, not Cancelled.
-WITHDRAW_REASONS = frozenset({"caller_timeout", "no_sweeper", "caller_gone"})
+WITHDRAW_REASONS = frozenset({"caller_timeout", "no_sweeper", "caller_gone", "abandoned"})
 
 
 def outcome(req: ActionRequest) -> ActionRequest:

@@ -165,7 +165,7 @@ async def test_client_stopping_the_call_withdraws_the_request_in_slack(
 
     await eventually(withdrawn)
     req = await bot.requests.get(rid)
-    assert req.resolution is not None and req.resolution.reason_code == "caller_gone"
+    assert req.resolution is not None and req.resolution.reason_code == "abandoned"
 
     # The card in Slack loses its buttons: nobody can approve a call nobody will make.
     async def no_buttons() -> bool:
@@ -356,7 +356,7 @@ async def test_stopping_the_gateway_withdraws_what_it_waits_on(bot: Bot, setup: 
                 await asyncio.wait_for(call, 15)
     req = await bot.requests.get(rid)
     assert req.state == State.CANCELLED
-    assert req.resolution is not None and req.resolution.reason_code == "caller_gone"
+    assert req.resolution is not None and req.resolution.reason_code == "abandoned"
     assert setup.ran() == []
 
 
