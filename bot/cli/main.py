@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bot import messages as msg
+from bot.claudecode.cli import claude_code_app
 from bot.cli import runs as cli_runs
 from bot.cli.audit import audit_app, keys_app
 from bot.cli.audit import run_cli as _run
@@ -40,6 +41,7 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(policy_app, name="policy")
 app.add_typer(valkey_app, name="valkey")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(claude_code_app, name="claude-code")
 out = Console()
 err = Console(stderr=True)
 T = TypeVar("T")
