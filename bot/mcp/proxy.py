@@ -8,7 +8,7 @@ that is not approved, or whose upstream fails, comes back as a tool error whose
 text says why, for the model to read; the gateway itself keeps serving. The report
 of every call that ran names its upstream, so the audit shows where it went.
 
-Every call carries its session's run id (bot/mcp/sessions.py): a person's correction
+Every call carries the gateway's run id (bot/mcp/sessions.py): a person's correction
 comes back as the next call's tool error, in their words, and after a stop every call
 does, saying the run was stopped.
 """
@@ -86,9 +86,7 @@ class Gateway:
         route = self.routes.get(name)
         return None if route is None else route.schema
 
-    async def call(
-        self, name: str, args: dict[str, Any], session: object | None = None
-    ) -> CallToolResult:
+    async def call(self, name: str, args: dict[str, Any]) -> CallToolResult:
         route = self.routes.get(name)
         if route is None:
             await self.list_tools()  # a client may call without listing first
@@ -102,7 +100,7 @@ class Gateway:
                 name,
                 args,
                 args_schema=route.schema,
-                run_id=self.runs.for_session(session),
+                run_id=self.runs.run_id,
             )
             req = await gating.claimed(self.gate, req)
         except gating.Refused as exc:
@@ -138,7 +136,7 @@ def build_proxy(gateway: Gateway, *, name: str = "hitl-proxy") -> Server[Any]:
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> CallToolResult:
-        return await gateway.call(params.name, dict(params.arguments or {}), ctx.session)
+        return await gateway.call(params.name, dict(params.arguments or {}))
 
     return Server(
         name,

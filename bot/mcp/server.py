@@ -18,7 +18,7 @@ import json
 import logging
 from typing import Any
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 
@@ -52,25 +52,20 @@ def build_server(
     name: str = "hitl",
     runs: SessionRuns | None = None,
 ) -> MCPServer[Any]:
-    """The three tools; each session's calls belong to its run (`runs`), which people
-    steer and stop from Slack."""
-    runs = runs or SessionRuns(None)
-
-    def run_of(ctx: Context[Any, Any]) -> str:
-        return runs.for_session(ctx.session)
+    """The three tools; every call belongs to the run of `runs`, which people steer and
+    stop from Slack."""
+    run_id = (runs or SessionRuns(None)).run_id
 
     server: MCPServer[Any] = MCPServer(name, instructions=REQUEST_APPROVAL_DOC, log_level="WARNING")
     waits = ToolAnnotations(read_only_hint=True, open_world_hint=True)
 
     @server.tool(description=REQUEST_APPROVAL_DOC, annotations=waits, structured_output=False)
-    async def request_approval(
-        tool: str, args: dict[str, Any], ctx: Context[Any, Any], reason: str | None = None
-    ) -> str:
+    async def request_approval(tool: str, args: dict[str, Any], reason: str | None = None) -> str:
         if reason:
             # The card has no field for it yet; the operator's log keeps it beside the id.
             log.info("approval_reason", extra={"tool": tool, "reason": reason[:500]})
         try:
-            req = await gating.decided(gate, tool, args, run_id=run_of(ctx))
+            req = await gating.decided(gate, tool, args, run_id=run_id)
             await gating.hand_over(gate, req, via="request_approval")
         except gating.Refused as exc:
             return json.dumps({"approved": False, "reason": str(exc)})
@@ -86,9 +81,9 @@ def build_server(
         )
 
     @server.tool(description=ASK_HUMAN_DOC, annotations=waits, structured_output=False)
-    async def ask_human(question: str, ctx: Context[Any, Any]) -> str:
+    async def ask_human(question: str) -> str:
         try:
-            return await gate.ask(question, timeout=ask_timeout_s, run_id=run_of(ctx))
+            return await gate.ask(question, timeout=ask_timeout_s, run_id=run_id)
         except Unanswered as exc:
             raise ToolError(msg.ASK_UNANSWERED.format(error=exc)) from None
         except HitlError as exc:
@@ -96,12 +91,9 @@ def build_server(
 
     @server.tool(description=PERMISSION_PROMPT_DOC, annotations=waits, structured_output=False)
     async def permission_prompt(
-        tool_name: str,
-        input: dict[str, Any],
-        ctx: Context[Any, Any],
-        tool_use_id: str | None = None,
+        tool_name: str, input: dict[str, Any], tool_use_id: str | None = None
     ) -> str:
-        return await permission(gate, tool_name, input, run_id=run_of(ctx))
+        return await permission(gate, tool_name, input, run_id=run_id)
 
     return server
 

@@ -2,8 +2,7 @@
 
 A run id given at start (`--run-id`, `HITL_RUN_ID`) names every session's run: one
 agent, one run, known in advance so a person can type `/hitl stop RUN`. Without one,
-each MCP session gets its own id, made at its first call and shown in the Run field
-of its first card (over stdio a process serves one session; over HTTP, several).
+the gateway makes one when it starts, shown in the Run field of its cards.
 
 The run is claimed by the gate's identity at its first use (an id another agent
 already uses is refused, and the call with it), so a made id is random enough that
@@ -15,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import weakref
 
 from bot.core.wire import RUN_ID
 from bot.errors import ConfigError
@@ -34,21 +32,15 @@ def given_run_id(option: str | None) -> str | None:
 
 
 class SessionRuns:
-    """One run id per MCP session: the given one, or one made for the session."""
+    """The run id every call of this gateway carries: the given one, or one made when
+    the gateway starts.
+
+    Over stdio a process serves one MCP session, so that is one run per session. Over
+    streamable HTTP, the MCP versions this SDK speaks keep no session between requests
+    (no `Mcp-Session-Id`, a new connection object per request): nothing tells two
+    clients apart, so the process's calls are one run. Give each agent its own gateway,
+    or `--run-id`.
+    """
 
     def __init__(self, fixed: str | None, *, prefix: str = "mcp") -> None:
-        self.fixed = fixed
-        self.prefix = prefix
-        # Keyed by the session object: a session that ends takes its entry with it.
-        self._made: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
-
-    def for_session(self, session: object | None) -> str:
-        if self.fixed is not None:
-            return self.fixed
-        if session is None:  # no session known (a direct call in-process): one per gateway
-            session = self
-        made = self._made.get(session)
-        if made is None:
-            made = f"{self.prefix}-{secrets.token_hex(6)}"
-            self._made[session] = made
-        return made
+        self.run_id = fixed or f"{prefix}-{secrets.token_hex(6)}"

@@ -20,7 +20,7 @@ from mcp import Client
 from bot.core.states import State
 from bot.slack import render
 from tests.e2e.conftest import Bot, all_text, button_values
-from tests.mcp.conftest import ROOT, Setup, http_process, owned, stdio_params
+from tests.mcp.conftest import ROOT, Setup, owned, stdio_params
 from tests.mcp.test_proxy import text
 from tests.poll import eventually
 
@@ -111,32 +111,33 @@ async def test_hitl_stop_refuses_the_waiting_call_and_every_later_one(
         assert run.outside and run.state.value == "stopped"
 
 
-async def test_without_a_run_id_each_session_gets_one_shown_on_its_card(
+async def test_without_a_run_id_each_gateway_makes_one_shown_on_its_card(
     bot: Bot, setup: Setup
 ) -> None:
-    with http_process(setup, *setup.proxy_argv()) as url:
-        async with owned(Client(url)) as one, owned(Client(url)) as two:
-            calls = [
-                asyncio.create_task(c.call_tool("demo__delete", {"path": p}))
-                for c, p in ((one, "/one"), (two, "/two"))
-            ]
-            pending = await eventually(
-                lambda: _n_pending(bot, 2), what="both sessions' requests in review"
-            )
-            runs = {r.run_id for r in pending}
-            assert len(runs) == 2 and all(r and r.startswith("mcp-proxy-") for r in runs)
-            for r in pending:
-                ch, ts = await bot.message_of(r.id)
-                card = next(m for m in bot.emu.messages(ch) if m.ts == ts)
-                assert str(r.run_id) in all_text(card.blocks)
-            # the id on the card is one a person can stop
-            stop = next(r for r in pending if r.args["path"] == "/one")
-            out = await bot.emu.command("UALICE", "#hitl-approvals", "/hitl", f"stop {stop.run_id}")
-            assert out.status == 200
-            assert "stopped" in text(await asyncio.wait_for(calls[0], 15))
-            assert not calls[1].done()
-            calls[1].cancel()
-            await asyncio.gather(calls[1], return_exceptions=True)
+    """Two stdio sessions (two gateway processes): two runs, each stopped on its own."""
+    params = stdio_params(setup, *setup.proxy_argv())
+    async with owned(Client(params)) as one, owned(Client(params)) as two:
+        calls = [
+            asyncio.create_task(c.call_tool("demo__delete", {"path": p}))
+            for c, p in ((one, "/one"), (two, "/two"))
+        ]
+        pending = await eventually(
+            lambda: _n_pending(bot, 2), what="both sessions' requests in review"
+        )
+        runs = {r.run_id for r in pending}
+        assert len(runs) == 2 and all(r and r.startswith("mcp-proxy-") for r in runs)
+        for r in pending:
+            ch, ts = await bot.message_of(r.id)
+            card = next(m for m in bot.emu.messages(ch) if m.ts == ts)
+            assert str(r.run_id) in all_text(card.blocks)
+        # the id on the card is one a person can stop
+        stop = next(r for r in pending if r.args["path"] == "/one")
+        out = await bot.emu.command("UALICE", "#hitl-approvals", "/hitl", f"stop {stop.run_id}")
+        assert out.status == 200
+        assert "stopped" in text(await asyncio.wait_for(calls[0], 15))
+        assert not calls[1].done()
+        calls[1].cancel()
+        await asyncio.gather(calls[1], return_exceptions=True)
 
 
 async def _n_pending(bot: Bot, n: int) -> Any:
@@ -179,3 +180,12 @@ def test_a_malformed_run_id_stops_start_up_naming_the_rule(setup: Setup) -> None
     )
     assert proc.returncode == 2
     assert "Run id 'no spaces/here' is not valid" in proc.stderr
+
+
+async def test_a_gateways_calls_share_its_made_run_id(bot: Bot, proxy: Client) -> None:
+    """Over stdio and HTTP alike: one gateway, one run, so a stop reaches all its calls."""
+    for key in ("colour", "size"):
+        assert not (await proxy.call_tool("demo__lookup", {"key": key})).is_error
+    reqs = [await bot.requests.get(rid) for rid in await bot.requests.ids_between(0)]
+    runs = {r.run_id for r in reqs}
+    assert len(reqs) == 2 and len(runs) == 1, runs
