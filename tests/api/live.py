@@ -22,6 +22,7 @@ from bot.api import create_app
 from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.policy import Policy
+from bot.store.connection import connect
 from bot.store.runtime import Runtime
 from tests.keys import serve_signer
 from tests.poll import eventually_sync
@@ -85,7 +86,9 @@ class LiveServer:
             self.error = exc
 
     async def _main(self) -> None:
-        redis = Redis.from_url(self.redis_url, decode_responses=True)
+        # Opened as `serve` opens it (a blocking pool of the configured size): redis-py's
+        # default pool fails at once past 100 connections, which a burst of polls can pass.
+        redis, _ = await connect(Settings(redis_url=SecretStr(self.redis_url)))
         try:
             rt = make_runtime(
                 redis, self.policy, identities=self.identities, operators=self.operators
