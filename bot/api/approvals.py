@@ -28,7 +28,7 @@ async def create_approval(
     """`POST /v1/approvals` once its body is valid; `bot.api.fastpath` calls it too."""
     identity = caller(request, body.requester)
     if body.run_id:  # first: nothing is filed under another identity's run
-        await owners.use_run(body.run_id, identity)
+        await owners.use_run(body.run_id, identity, title=body.run_title)
     made = await create_unless_steered(
         rt.requests,
         rt.steering,

@@ -59,9 +59,10 @@ class Ownership:
         if owner is None or not self._sees(identity, owner, operators=True):
             raise NotFound(bot_msg.UNKNOWN_QUESTION.format(id=qid))
 
-    async def use_run(self, run_id: str, identity: str) -> None:
-        """Take the run id for `identity` if nobody used it; 404 if another did."""
-        if await self.runs.claim(run_id, identity) != identity:
+    async def use_run(self, run_id: str, identity: str, *, title: str | None = None) -> None:
+        """Take the run id for `identity` if nobody used it; 404 if another did. `title`
+        names a run that has no name yet."""
+        if await self.runs.claim(run_id, identity, title=title) != identity:
             raise NotFound(msg.UNKNOWN_RUN.format(id=run_id))
 
     async def run(self, run_id: str, identity: str, *, operators: bool) -> None:

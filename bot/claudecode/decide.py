@@ -13,6 +13,7 @@ approval serve did not sign) denies the call.
 from __future__ import annotations
 
 import logging
+from pathlib import PurePath
 from typing import Any
 
 from bot.claudecode import messages as msg
@@ -34,7 +35,12 @@ async def decide(gate: Gate, call: HookCall, *, timeout_s: float) -> dict[str, A
     """
     try:
         req, claimed = await gate.acquire(
-            call.tool, call.args, run_id=call.session_id, timeout=timeout_s, claim=True
+            call.tool,
+            call.args,
+            run_id=call.session_id,
+            run_title=run_title(call.cwd),
+            timeout=timeout_s,
+            claim=True,
         )
     except RunStopped as exc:
         return wire.stop(str(exc), _stopped(call, exc))
@@ -53,6 +59,16 @@ async def decide(gate: Gate, call: HookCall, *, timeout_s: float) -> dict[str, A
         return wire.deny(msg.CLAIM_FAILED.format(tool=call.tool, error=exc), tell_user=True)
     await _handed_over(gate, req)
     return wire.allow(_why_allowed(req), req.args)
+
+
+def run_title(cwd: str | None) -> str:
+    """The session's name in Slack and `hitl-bot runs`: the project folder it runs in
+    (its last part; the whole path would show the person's home to the channel)."""
+    folder = PurePath(cwd).name if cwd else ""
+    folder = "".join(c for c in folder if c.isprintable())
+    if not folder:
+        return msg.RUN_TITLE_NO_FOLDER
+    return msg.RUN_TITLE.format(folder=folder[: msg.RUN_TITLE_FOLDER_MAX])
 
 
 def _stopped(call: HookCall, exc: RunStopped) -> str:

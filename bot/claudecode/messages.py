@@ -18,6 +18,11 @@ BAD_SESSION = (
     "at most {most} characters)"
 )
 
+# The session's run, as Slack and `hitl-bot runs` name it (at most 128 characters).
+RUN_TITLE = "Claude Code in {folder}"
+RUN_TITLE_NO_FOLDER = "Claude Code session"
+RUN_TITLE_FOLDER_MAX = 100
+
 # A call the gate could not decide: denied, and the person at the terminal is told why.
 GATE_FAILED = "{tool} did not run: hitl-bot could not ask for approval. {error}"
 CLAIM_FAILED = "{tool} did not run: hitl-bot could not claim the approved call ({error})."

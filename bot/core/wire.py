@@ -61,6 +61,12 @@ class ApprovalIn(_In):
         f"{MAX_ARGS_DEPTH} levels deep (the args object itself is one).",
     )
     run_id: RunId | None = None
+    run_title: Name | None = Field(
+        default=None,
+        description="What the run is, for people: its name in Slack and in `hitl-bot runs` "
+        "(a Claude Code session names its project folder). Kept from the call that first "
+        "uses `run_id`; shown as plain text.",
+    )
     requester: Name | None = Field(
         default=None,
         description="Over HTTP the requester is the API token's identity; a different value "

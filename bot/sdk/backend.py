@@ -18,6 +18,7 @@ class NewRequest(TypedDict):
     args: dict[str, Any]
     requester: str | None  # None over HTTP: the server takes the token's identity
     run_id: str | None
+    run_title: str | None
     channel: str | None
     idempotency_key: str | None
     risk: RiskTier | None

@@ -93,6 +93,7 @@ class _Guard:
         tool: str | None,
         risk: RiskTier | str | None,
         run_id: str | None,
+        run_title: str | None,
         timeout: float | None,
         exclude: Iterable[str],
         idempotency_key: Callable[..., str | None] | None,
@@ -107,6 +108,7 @@ class _Guard:
         self.tool = tool or fn.__name__
         self.risk = RiskTier(risk) if risk is not None else None
         self.run_id = run_id
+        self.run_title = run_title
         self.timeout = timeout
         names = list(self.sig.parameters)
         self.hidden = set(exclude) | (
@@ -182,6 +184,7 @@ class _Guard:
             call.args,
             risk=self.risk,
             run_id=self.run_id,
+            run_title=self.run_title,
             requester=self.requester,
             channel=self.channel,
             idempotency_key=call.key,
@@ -280,11 +283,14 @@ def require_approval(
     requester: str | None = None,
     channel: str | None = None,
     args_schema: dict[str, Any] | None = None,
+    run_title: str | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Gate a sync or async function behind a person's approval.
 
     tool: the name reviewers see (default: the function's name).
     risk: raises the policy's tier for this tool (never lowers it).
+    run_title: what the run is, for people: its name on its cards, in the App Home and
+        in `hitl-bot runs` (the first call under a new run id names it).
     timeout: seconds to wait for a decision before withdrawing (default: the
         request's own deadlines, escalations included).
     exclude: parameters passed through unreviewed (a context object, a client);
@@ -305,6 +311,7 @@ def require_approval(
             tool=tool,
             risk=risk,
             run_id=run_id,
+            run_title=run_title,
             timeout=timeout,
             exclude=exclude,
             idempotency_key=idempotency_key,

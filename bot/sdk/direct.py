@@ -59,7 +59,8 @@ class DirectBackend:
         if run_id is not None and run_id not in self._runs:
             # The run id is this identity's from its first use, as over HTTP: another
             # process under another name cannot file under it (bot/store/owners.py).
-            if await self.rt.owners.claim(run_id, self.actor) != self.actor:
+            title = fields["run_title"]
+            if await self.rt.owners.claim(run_id, self.actor, title=title) != self.actor:
                 raise NotFound(UNKNOWN_RUN.format(id=run_id))
             self._runs.add(run_id)
         made = await create_unless_steered(

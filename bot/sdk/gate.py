@@ -56,6 +56,8 @@ class CallFields(TypedDict, total=False):
     `requester`: over HTTP the requester is the API token's identity: one other than
     the gate's default is sent, and the server refuses it unless it is that identity.
     `run_id`: the agent run the call belongs to.
+    `run_title`: what that run is, for people (its name in Slack and `hitl-bot runs`);
+    the first call under a new run id names it.
     `channel`: where it is reviewed (the gate's `channel` if None): only one of the
     policy's review channels for the tier is accepted.
     `idempotency_key`: the same key with the same call finds the same request again;
@@ -68,6 +70,7 @@ class CallFields(TypedDict, total=False):
 
     risk: RiskTier | str | None
     run_id: str | None
+    run_title: str | None
     requester: str | None
     channel: str | None
     idempotency_key: str | None
@@ -146,6 +149,7 @@ class Gate(Asking):
         body = self._fields(
             tool=tool,
             run_id=call.get("run_id"),
+            run_title=call.get("run_title"),
             requester=call.get("requester") or self.requester,
             on_behalf_of=call.get("on_behalf_of"),
             channel=call.get("channel") or self.channel,
@@ -161,6 +165,7 @@ class Gate(Asking):
             "requester": None if self.mode == "http" and who == DEFAULT_REQUESTER else who,
             "on_behalf_of": body.on_behalf_of,
             "run_id": body.run_id,
+            "run_title": body.run_title,
             "channel": body.channel,
             "idempotency_key": body.idempotency_key,
             "risk": body.risk,

@@ -8,16 +8,19 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.models import ActionRequest
+from bot.core.models import RUN_FINAL, ActionRequest
 from bot.errors import HitlError
 from bot.slack import messages as msg
-from bot.slack import render, views
+from bot.slack import render
+from bot.slack.home import RunLine, home_view
 from bot.slack.permissions import audit_refusal, is_operator, may_decide, may_direct, may_read
 from bot.store.corrections import correct, stop_run
 from bot.store.runs import RunStore
 from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
+
+HOME_RUNS_LOOKED = 50
 
 
 class Commands:
@@ -90,9 +93,22 @@ class Commands:
             )
         return render.Rendered(text=msg.HITL_USAGE, blocks=[])
 
+    async def my_runs(self, client: AsyncWebClient, user: str) -> list[RunLine]:
+        """The live runs `user` may steer or stop (all of them for an operator), newest
+        first, with their threads' links. Only the newest HOME_RUNS_LOOKED are looked at:
+        the list is a SCAN of the run records (`RunStore.list`), and each run may cost
+        Slack lookups of who may decide what it waits on."""
+        live = [r for r in await self.runs.list() if r.state not in RUN_FINAL]
+        operator = await is_operator(self.rt, client, user)
+        out: list[RunLine] = []
+        for run in live[:HOME_RUNS_LOOKED]:
+            if operator or await may_direct(self.rt, client, user, run):
+                out.append((run, await self.rt.cards.thread_link(run.id)))
+        return out
+
     async def on_home(self, event: dict[str, Any], client: AsyncWebClient) -> None:
         user = event.get("user", "")
         reqs = await self.mine(client, user)
-        await client.views_publish(
-            user_id=user, view=views.home_view(reqs, self.rt.policy, now_ms=self.rt.clock())
-        )
+        runs = await self.my_runs(client, user)
+        view = home_view(reqs, self.rt.policy, now_ms=self.rt.clock(), runs=runs)
+        await client.views_publish(user_id=user, view=view)

@@ -281,6 +281,8 @@ RUN_STEER_HINT = (
     "Reply in this thread to steer the agent: it reads your correction before its next tool call."
 )
 RUN_FALLBACK = "{state} · {agent} run {id}"
+# Atop an outside agent's card that has a title (a Claude Code session names its folder).
+RUN_TITLE_LINE = "🤖 *{title}* · run {id} · reply in this thread to steer it, or `/hitl stop {id}`"
 F_PROMPT = "Prompt"
 F_TURNS = "Turns"
 F_WAITING_ON = "Waiting on"
@@ -289,6 +291,14 @@ F_ERROR = "Error"
 
 PENDING_HEAD = "⏳ Pending approvals: {n}"
 HOME_PENDING_HEAD = "⏳ Waiting for you: {n}"
+HOME_RUNS_HEAD = "🤖 Runs you can steer: {n}"
+HOME_RUNS_NONE = "No agent run you may steer or stop is going on."
+HOME_RUN_LINE = "*{name}* · {id} · {state}"
+HOME_RUN_WAITING = " on {id}"
+HOME_RUN_THREAD = "<{link}|Open its thread>"
+HOME_RUN_CHANNEL = "In <#{channel}>"
+HOME_RUN_NO_THREAD = "No thread yet"
+HOME_RUN_HOW = "reply there to steer it; `/hitl stop {id}` stops it"
 PENDING_NONE = "Nothing is waiting for a person right now."
 PENDING_LINE = "Level {level} · waiting for {who} · approvals {approvals}"
 PENDING_LEFT = "in {d}"

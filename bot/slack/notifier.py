@@ -192,6 +192,7 @@ class Notifier:
         ref = await self.rt.cards.request_card(req.id)
         channel, ts, intent = ref.channel, ref.ts, ref.extra
         run = await self._run_of(req.run_id)
+        title = run.prompt if run is not None and run.outside and run.prompt else None
         where, run_thread = await self._placement(req, run)
         if not ts and intent is not None and req.state != State.PENDING_REVIEW:
             # An attempt died mid-post and the request moved on since: its card, if Slack
@@ -209,7 +210,7 @@ class Notifier:
                 if run is not None:
                     await self.lines.free_call(run, req)
                 return
-            msg = render.approval_message(req, now_ms=self.rt.clock())
+            msg = render.approval_message(req, now_ms=self.rt.clock(), run_title=title)
             card = await self.once.post(
                 Tag("request", req.id, "card"),
                 self.rt.cards.request_intent(req.id),
@@ -231,13 +232,14 @@ class Notifier:
                 # An outside agent's run has no header post: its first card's thread is
                 # its home, where its later cards go and replies steer it.
                 await self.runs.set_home(run.id, card.channel, card.ts)
+                await self.lines.remember_link(run.id, card.channel, card.ts)  # App Home
             return
         posted: set[str] = set()
         if n.event == "timeout" and n.state == State.PENDING_REVIEW.value:
             # First: telling the next level matters more than tidying the old message.
             posted = await self.escalations.escalate(req, channel, run_thread or ts)
         if channel and ts:
-            msg = render.approval_message(req, now_ms=self.rt.clock())
+            msg = render.approval_message(req, now_ms=self.rt.clock(), run_title=title)
             await self.client.chat_update(channel=channel, ts=ts, text=msg.text, blocks=msg.blocks)
             await self.rt.cards.set_request_view(req.id, render.blocks_hash(msg.blocks))
         # Every escalation DM and channel post shows the request too: none keeps stale

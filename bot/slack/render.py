@@ -153,11 +153,13 @@ def _confirm(req: ActionRequest) -> Block:
 # -- the approval message and its escalation -------------------------------------------
 
 
-def approval_message(req: ActionRequest, *, now_ms: int) -> Rendered:
+def approval_message(req: ActionRequest, *, now_ms: int, run_title: str | None = None) -> Rendered:
+    """`run_title`: what an outside agent's run is (a Claude Code session's folder), on
+    the cards in the run's thread so a person knows which session they steer there."""
     head = (smsg.HEAD_PENDING if req.state == S.PENDING_REVIEW else smsg.HEAD_STATE).format(
         risk=risk_word(req), state=state_label(req)
     )
-    return Rendered(_fallback(req), _request_blocks(req, head, None, now_ms))
+    return Rendered(_fallback(req), _request_blocks(req, head, None, now_ms, run_title))
 
 
 def escalation_message(req: ActionRequest, *, now_ms: int) -> Rendered:
@@ -171,8 +173,14 @@ def escalation_message(req: ActionRequest, *, now_ms: int) -> Rendered:
     return Rendered(text, _request_blocks(req, head, intro, now_ms))
 
 
-def _request_blocks(req: ActionRequest, head: str, intro: str | None, now_ms: int) -> list[Block]:
+def _request_blocks(
+    req: ActionRequest, head: str, intro: str | None, now_ms: int, run_title: str | None = None
+) -> list[Block]:
     blocks = [esc.header(head, "hitl_head")]
+    if run_title and req.run_id:
+        title = esc.mrkdwn(esc.truncate(run_title, 200))
+        line = smsg.RUN_TITLE_LINE.format(title=title, id=esc.code(req.run_id))
+        blocks.append(esc.context(line, block_id="hitl_run"))
     if intro:
         blocks.append(section(intro, block_id="hitl_intro"))
     blocks += call_blocks(req)

@@ -1,4 +1,5 @@
-"""Modals and the App Home, as pure functions; and readers for what a modal sends back.
+"""Modals and the lists the App Home shows, as pure functions; and readers for what a
+modal sends back.
 
 A modal that would decide a request carries the request id and the full payload
 hash it was opened on (`private_metadata`), so its submission decides that
@@ -50,7 +51,6 @@ __all__ = [
     "answer_modal",
     "audit_blocks",
     "edit_modal",
-    "home_view",
     "parse_answer",
     "parse_edit",
     "parse_reject",
@@ -250,17 +250,6 @@ def answer_modal(q: Question) -> View:
         return _modal(VIEW_ANSWER, smsg.ANSWER_TITLE, blocks, close=smsg.MODAL_CLOSE)
     blocks.append(_text_input(ANSWER_BLOCK, ANSWER_TEXT_ACTION, smsg.ANSWER_LABEL))
     return _modal(VIEW_ANSWER, smsg.ANSWER_TITLE, blocks, submit=smsg.ANSWER_SUBMIT, metadata=q.id)
-
-
-def home_view(pending: list[ActionRequest], policy: Policy, *, now_ms: int) -> View:
-    """The App Home: the requests waiting for this person, then the policy."""
-    title = smsg.HOME_PENDING_HEAD.format(n=len(pending))
-    mine = pending_blocks(pending, now_ms=now_ms, max_blocks=40, title=title)
-    rest = esc.VIEW_BLOCKS - len(mine) - 1
-    return {
-        "type": "home",
-        "blocks": [*mine, esc.divider(), *policy_blocks(policy, max_blocks=rest)],
-    }
 
 
 # -- lists for the App Home and the slash commands ---------------------------------

@@ -20,20 +20,28 @@ from bot.store import keys
 OWNER_TTL_S = 30 * 86_400  # as long as a run's record is kept (bot/store/runs.py)
 
 # KEYS: the run's record, its owner key.  ARGV: the identity using it, ttl seconds, the
-# run id, now. Reply: the run's owner ('' for a run whose record names none). An id nobody
-# used gets a run record too (`outside`, running, the identity as its agent and
-# requester): a run like a worker's, listed, shown, steered and stopped by the same paths.
+# run id, now, a title ('' for none). Reply: the run's owner ('' for a run whose record
+# names none). An id nobody used gets a run record too (`outside`, running, the identity
+# as its agent and requester, the title as its prompt): a run like a worker's, listed,
+# shown, steered and stopped by the same paths. The owner may name a run that has no
+# title yet (its first use was a read of its corrections); a title is never replaced.
 CLAIM = f"""
 local R, O = KEYS[1], KEYS[2]
-local who, ttl, id, now = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local who, ttl, id, now, title = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
 local had = redis.call('GET', O)
 if had then
-  if had == who then redis.call('EXPIRE', O, ttl); redis.call('EXPIRE', R, ttl) end
+  if had == who then
+    redis.call('EXPIRE', O, ttl); redis.call('EXPIRE', R, ttl)
+    if title ~= '' and redis.call('HGET', R, 'outside') == '1'
+        and (redis.call('HGET', R, 'prompt') or '') == '' then
+      redis.call('HSET', R, 'prompt', title)
+    end
+  end
   return had
 end
 if redis.call('EXISTS', R) == 1 then return redis.call('HGET', R, 'owner') or '' end
 redis.call('SET', O, who, 'EX', ttl)
-redis.call('HSET', R, 'id', id, 'agent', who, 'prompt', '', 'requester', who, 'owner', who,
+redis.call('HSET', R, 'id', id, 'agent', who, 'prompt', title, 'requester', who, 'owner', who,
            'state', '{RunState.RUNNING.value}', 'created_at', now, 'updated_at', now,
            'outside', '1')
 redis.call('EXPIRE', R, ttl)
@@ -47,11 +55,12 @@ class RunOwners:
         self.clock = clock
         self._claim = redis.register_script(CLAIM)
 
-    async def claim(self, run_id: str, identity: str) -> str:
-        """The run's owner, which is `identity` if nobody used the id before."""
+    async def claim(self, run_id: str, identity: str, *, title: str | None = None) -> str:
+        """The run's owner, which is `identity` if nobody used the id before. `title`
+        names the run if it is `identity`'s and has no name yet."""
         got = await self._claim(
             keys=[keys.run(run_id), keys.run_owner(run_id)],
-            args=[identity, OWNER_TTL_S, run_id, self.clock()],
+            args=[identity, OWNER_TTL_S, run_id, self.clock(), title or ""],
         )
         return got.decode() if isinstance(got, bytes) else str(got)
 

@@ -98,3 +98,23 @@ async def test_a_stop_withdraws_the_waiting_call_and_refuses_every_later_one(
         assert "stopped by a person" in refused.json()["detail"]
     late = await client.post(f"/v1/runs/{RUN}/steer", json={"text": "too late"})
     assert late.status_code == 409
+
+
+async def test_a_run_title_names_the_run_once_and_only_for_its_owner(
+    client: httpx.AsyncClient,
+) -> None:
+    # its first use is a read of its corrections: a run with no name yet
+    assert (await client.get(f"/v1/runs/{RUN}/steering")).status_code == 204
+    assert (await client.get(f"/v1/runs/{RUN}")).json()["prompt"] == ""
+    other = {"Authorization": f"Bearer {AGENT_TOKEN}"}
+    body = {"tool": "move_claw", "args": {"x": 1}, "run_id": RUN, "run_title": "hijacked"}
+    assert (await client.post("/v1/approvals", json=body, headers=other)).status_code == 404
+    assert (await client.get(f"/v1/runs/{RUN}")).json()["prompt"] == ""
+
+    named = {**body, "run_title": "Billing agent, ticket 7"}
+    assert (await client.post("/v1/approvals", json=named)).status_code == 201
+    renamed = {**body, "args": {"x": 2}, "run_title": "something else"}
+    assert (await client.post("/v1/approvals", json=renamed)).status_code == 201
+    assert (await client.get(f"/v1/runs/{RUN}")).json()["prompt"] == "Billing agent, ticket 7"
+    bad = {**body, "run_title": "two\nlines"}
+    assert (await client.post("/v1/approvals", json=bad)).status_code == 422

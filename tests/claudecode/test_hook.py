@@ -27,7 +27,7 @@ from tests.claudecode.conftest import (
     decision,
     hook_env,
 )
-from tests.e2e.conftest import button_values
+from tests.e2e.conftest import all_text, button_values
 from tests.poll import eventually
 from tests.recipes.conftest import closed_port_url
 
@@ -88,6 +88,26 @@ async def test_an_approved_call_is_allowed(any_hook: Hook, bot: Bot) -> None:
     assert answer["hookSpecificOutput"]["updatedInput"] == args
     assert "continue" not in answer
     assert (await bot.requests.get(req.id)).state == State.COMPLETED
+
+
+async def test_the_session_is_a_run_named_after_its_project_folder(
+    any_hook: Hook, bot: Bot
+) -> None:
+    waiting = await any_hook.start("Bash", {"command": "make deploy"})
+    req, ch, ts = await card(bot)
+
+    top = next(m for m in bot.emu.messages(ch) if m.ts == ts)  # the session's thread
+    assert "Claude Code in shop-api" in all_text(top.blocks)  # its cwd: /home/dev/shop-api
+    assert "/home/dev" not in all_text(top.blocks)
+    run = await eventually(lambda: _home(bot, any_hook.session), what="the session's thread")
+    assert (run.prompt, run.outside, run.thread_ts) == ("Claude Code in shop-api", True, ts)
+    await bot.emu.open_home("UALICE")
+    home = await eventually(lambda: bot.emu.home_view("UALICE"), what="Alice's App Home")
+    listed = all_text(home.definition["blocks"])
+    assert any_hook.session in listed and "Claude Code in shop-api" in listed
+
+    await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
+    assert decision(await waiting.answer())[0] == "allow"
 
 
 async def test_an_edit_in_slack_is_the_input_that_runs(direct: Hook, bot: Bot) -> None:

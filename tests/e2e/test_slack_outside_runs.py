@@ -133,3 +133,35 @@ async def _home(bot: Bot) -> Any:
 async def _second_card(bot: Bot, ch: str, ts: str) -> Any:
     found = [m for m in bot.emu.replies(ch, ts) if button_values(m.blocks)]
     return found[-1] if found else None
+
+
+async def test_a_titled_run_is_named_on_its_card_and_in_the_app_home_of_who_may_steer_it(
+    bot: Bot, gate: Gate
+) -> None:
+    title = "Ticket 88 <!channel> refunds"  # the agent's words: shown, never a mention
+    waiting = asyncio.ensure_future(
+        gate.request_approval("refund", {"amount": 4200}, run_id=RUN, run_title=title)
+    )
+    rid, ch, ts = await _card(bot)
+    card = next(m for m in bot.emu.messages(ch) if m.ts == ts)
+    assert "Ticket 88 &lt;!channel&gt; refunds" in all_text(card.blocks)
+    assert "<!channel>" not in all_text(card.blocks)
+    run = await eventually(lambda: _home(bot), what="the run's home thread")
+    assert run.prompt == title and run.outside
+
+    async def home_of(user: str) -> Any:
+        await bot.emu.open_home(user)
+        return await eventually(lambda: bot.emu.home_view(user), what=f"{user}'s App Home")
+
+    alice = all_text((await home_of("UALICE")).definition["blocks"])  # SAPPROVERS decide it
+    assert RUN in alice and "Ticket 88 &lt;!channel&gt; refunds" in alice
+    assert "Open its thread" in alice and rid in alice
+    outsider = all_text((await home_of("UTEAM1")).definition["blocks"])  # may not decide it
+    assert RUN not in outsider and "No agent run you may steer" in outsider
+
+    # A later call cannot rename the run: its name is the one people saw first.
+    await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
+    await asyncio.wait_for(waiting, 15)
+    later = await gate.request_approval("move_claw", {"x": 1}, run_id=RUN, run_title="other")
+    assert later.state == State.APPROVED
+    assert (await bot.runs.get(RUN)).prompt == title

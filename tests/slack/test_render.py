@@ -31,6 +31,7 @@ POLICY: Policy = parse_policy(QUORUM_POLICY)
 SAFE_TAGS = re.compile(
     r"<!date\^\d+\^\{[a-z_]+\}(?: at \{time\})?(?: \{time_secs\})?\|[0-9TZ:-]+>"
     r"|<@[UW][A-Z0-9]{2,}>|<!subteam\^S[A-Z0-9]{2,}>|<#[CG][A-Z0-9]{2,}>"
+    r"|<https?://[^|<>\s]+\|Open its thread>"  # a run's permalink, as Slack gave it
 )
 NASTY = ["<!channel>", "<@U123>", "<https://evil|Approve>", "<!here|x>", "a & b", "```", "&lt;"]
 PAYMENT = {"amount": 1200, "currency": "EUR", "to": "acct-9", "memo": "March invoice"}

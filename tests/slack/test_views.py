@@ -13,10 +13,10 @@ from typing import Any
 
 from slack_sdk.models.views import View
 
-from bot.core.models import Question, QuestionState
+from bot.core.models import Question, QuestionState, Run, RunState
 from bot.core.policy import parse_policy
 from bot.core.states import Event, ReasonCode
-from bot.slack import render, views
+from bot.slack import home, render, views
 from bot.slack.render import ButtonValue
 from tests.conftest import QUORUM_POLICY
 from tests.slack.test_render import (
@@ -235,15 +235,50 @@ def test_answer_modal_quotes_the_question_and_reads_the_answer() -> None:
 
 def test_home_view_lists_my_pending_requests_then_the_policy() -> None:
     req = make()
-    home = views.home_view([req], POLICY, now_ms=NOW)
-    validate_view(home)
-    assert home["type"] == "home" and "submit" not in home
-    text = "\n".join(mrkdwn_texts(home["blocks"]))
-    assert home["blocks"][0]["text"]["text"] == "⏳ Waiting for you: 1"
+    view = home.home_view([req], POLICY, now_ms=NOW)
+    validate_view(view)
+    assert view["type"] == "home" and "submit" not in view
+    text = "\n".join(mrkdwn_texts(view["blocks"]))
+    assert view["blocks"][0]["text"]["text"] == "⏳ Waiting for you: 1"
     assert "`refund`" in text and "review within 10 min" in text
-    assert ButtonValue.decode(buttons(home["blocks"])["hitl_view"]["value"])[0] == req.id
+    assert "No agent run you may steer" in text
+    assert ButtonValue.decode(buttons(view["blocks"])["hitl_view"]["value"])[0] == req.id
     big = parse_policy({**QUORUM_POLICY, "tools": {f"t{i}": {"tier": "low"} for i in range(3000)}})
-    crowded = views.home_view([req] * 500, big, now_ms=NOW)
+    runs = [(_run(f"run-{i:04}"), None) for i in range(300)]
+    crowded = home.home_view([req] * 500, big, now_ms=NOW, runs=runs)
     validate_view(crowded)
     assert len(crowded["blocks"]) <= 100
-    assert re.search(r"and \d+ more", "\n".join(mrkdwn_texts(crowded["blocks"])))
+    assert len(re.findall(r"and \d+ more", "\n".join(mrkdwn_texts(crowded["blocks"])))) >= 2
+
+
+def _run(run_id: str, **changes: Any) -> Run:
+    fields: dict[str, Any] = {"agent": "claw", "prompt": "find the bear", "requester": "UKID"}
+    return Run(id=run_id, created_at=NOW, updated_at=NOW, **(fields | changes))
+
+
+def test_a_run_in_the_app_home_shows_its_name_state_and_thread_literally() -> None:
+    outside = _run(
+        "cc-1",
+        prompt="Claude Code in <!here> shop",
+        outside=True,
+        state=RunState.RUNNING,
+        channel="CHITLAPPROVALS",
+        thread_ts="1.2",
+    )
+    worker = _run("run-2", state=RunState.WAITING, waiting_on="req-9")
+    view = home.home_view(
+        [],
+        POLICY,
+        now_ms=NOW,
+        runs=[(outside, "https://x.slack.com/archives/C/p12"), (worker, None)],
+    )
+    validate_view(view)
+    text = "\n".join(mrkdwn_texts(view["blocks"]))
+    assert "🤖 Runs you can steer: 2" in json.dumps(view["blocks"], ensure_ascii=False)
+    assert "*Claude Code in &lt;!here&gt; shop* · `cc-1` · 🏃 Running" in text
+    assert "<https://x.slack.com/archives/C/p12|Open its thread>" in text
+    assert "*claw* · `run-2` · ✋ Waiting for a person on `req-9`" in text  # a worker's: its agent
+    assert "`/hitl stop run-2`" in text
+    # a link that is not one (no scheme, or markup in it) is not made a link
+    odd = home.run_line(outside, "javascript:alert(1)|x")
+    assert "javascript" not in odd and "<#CHITLAPPROVALS>" in odd
