@@ -94,7 +94,7 @@ async def test_the_session_is_a_run_named_after_its_project_folder(
     any_hook: Hook, bot: Bot
 ) -> None:
     waiting = await any_hook.start("Bash", {"command": "make deploy"})
-    req, ch, ts = await card(bot)
+    _, ch, ts = await card(bot)
 
     top = next(m for m in bot.emu.messages(ch) if m.ts == ts)  # the session's thread
     assert "Claude Code in shop-api" in all_text(top.blocks)  # its cwd: /home/dev/shop-api
