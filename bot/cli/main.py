@@ -222,6 +222,14 @@ def demo(
             "--socket-mode", help="Events over Socket Mode (a WebSocket) instead of HTTP."
         ),
     ] = False,
+    api_port: Annotated[
+        int | None,
+        typer.Option(
+            help="Port of the bot's /v1 API (default: 3000 if free, else any; 0: any).",
+            min=0,
+            max=65535,
+        ),
+    ] = None,
 ) -> None:
     """Everything at once on this machine: the bot, a local Slack page, an agent, its store."""
     from bot.demo.app import AGENTS, DemoOptions, run_demo
@@ -231,7 +239,13 @@ def demo(
             f"{agent!r}: pick one of {', '.join(AGENTS)}", param_hint="--agent"
         )
     try:
-        options = DemoOptions(agent=agent, port=port, data_dir=data_dir, socket_mode=socket_mode)
+        options = DemoOptions(
+            agent=agent,
+            port=port,
+            data_dir=data_dir,
+            socket_mode=socket_mode,
+            api_port=api_port,
+        )
         code = run_demo(options, out)
     except HitlError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)

@@ -18,6 +18,7 @@ import contextlib
 import secrets
 import shutil
 import signal
+import socket
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ from bot.supervise import Supervisor
 
 AGENTS = ("claw", "refunds")
 LOG_NAME = "demo.log"
+API_PORT = 3000  # serve's default HITL_PORT
 
 # The refunds desk keeps its orders in memory, a stand-in for a payments API; the
 # suggested prompt needs an order big enough for a $4,200 refund, refundable once per
@@ -77,6 +79,9 @@ DEMO_ORDERS: dict[str, dict[str, Any]] = {
 class DemoOptions:
     agent: str = "claw"
     port: int = 8080  # the emulator's page; 0 picks a free port
+    # The bot's own port (/v1, /metrics): None is API_PORT if it is free (the README's
+    # examples use it), else any free port; 0 is any free port.
+    api_port: int | None = None
     data_dir: Path | None = None  # None: HITL_DATA_DIR, or the user data dir
     socket_mode: bool = False  # events over a Socket Mode WebSocket instead of signed HTTP
 
@@ -98,6 +103,7 @@ def demo_settings(
     secret: str,
     token: str,
     app_token: str | None = None,
+    api_port: int = 0,
 ) -> Settings:
     """`env` with what the demo decides itself: the Slack identity it shares with the
     emulator, HTTP or Socket Mode (`app_token`), local addresses. The Web API URL is
@@ -111,7 +117,7 @@ def demo_settings(
             # None: HTTP mode, the emulator delivers signed requests; else over a WebSocket.
             "slack_app_token": SecretStr(app_token) if app_token else None,
             "hitl_host": HOST,
-            "hitl_port": 0,
+            "hitl_port": api_port,
             "hitl_api_token": env.hitl_api_token or SecretStr(secrets.token_urlsafe(18)),
         }
     )
@@ -141,7 +147,15 @@ async def serve_demo(
     secret, token = secrets.token_hex(16), "xoxb-demo-" + secrets.token_hex(12)
     app_token = "xapp-demo-" + secrets.token_hex(12) if options.socket_mode else None
     policy = write_policy(data_dir)
-    base = demo_settings(env, data_dir, policy, secret=secret, token=token, app_token=app_token)
+    base = demo_settings(
+        env,
+        data_dir,
+        policy,
+        secret=secret,
+        token=token,
+        app_token=app_token,
+        api_port=api_port(options.api_port),
+    )
     for order_id, order in DEMO_ORDERS.items():
         refunds.ORDERS.setdefault(order_id, order)
     out.print(say.STARTING.format(agent=options.agent), soft_wrap=True)
@@ -175,6 +189,19 @@ async def serve_demo(
             _print_ready(out, options, rt, found, emu, bot_url, model_name)
             await supervise(stop, bot, working)
             _print_stopped(out, rt, await count_store(rt))
+
+
+def api_port(requested: int | None) -> int:
+    """The port the bot listens on: the one asked for, else API_PORT when nothing holds
+    it (the address the README's examples use), else any free one (0)."""
+    if requested is not None:
+        return requested
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((HOST, API_PORT))
+        except OSError:
+            return 0
+    return API_PORT
 
 
 def cli_command(argv0: str | None = None, cwd: Path | None = None) -> str:
@@ -251,6 +278,7 @@ def _print_ready(
         bot=bot_url,
         parts=say.BOT_PARTS_SOCKET if options.socket_mode else say.BOT_PARTS_HTTP,
         token=escape(token.get_secret_value() if token else "-"),
+        data_dir=data_dir,
         policy=escape(str(rt.settings.hitl_policy)),
         log=escape(str(rt.settings.hitl_data_dir / LOG_NAME)),
     )

@@ -96,8 +96,14 @@ TRY_REFUNDS = """[bold]Try it[/bold]
 
 OPERATOR = """[bold]Meanwhile, in another terminal[/bold]{env}
   {cli} pending · {cli} runs · {cli} show <request or run id> · {cli} audit verify
-  The bot itself ({parts}): {bot}  (API token: {token})
+  The bot itself ({parts}): {bot}
   Policy: {policy}   Log: {log}
+  Your own agent beside the demo (the README's "Gate any agent" examples), over HTTP:
+    export HITL_API_URL={bot} HITL_API_TOKEN={token}
+  or on the demo's store (the SDK's direct mode), judged by the demo's policy:
+    export HITL_DATA_DIR={data_dir} HITL_POLICY={policy}
+  Its tools: issue_refund (order_id, amount; above 1000 is high risk), drop_claw, or any
+  other name (medium risk).
 
 Ctrl-C stops everything; runs and audit stay in the store for the next start.
 """

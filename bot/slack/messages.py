@@ -282,7 +282,9 @@ RUN_STEER_HINT = (
 )
 RUN_FALLBACK = "{state} · {agent} run {id}"
 # Atop an outside agent's card that has a title (a Claude Code session names its folder).
-RUN_TITLE_LINE = "🤖 *{title}* · run {id} · reply in this thread to steer it, or `/hitl stop {id}`"
+RUN_TITLE_LINE = (
+    "🤖 *{title}* · run {id} · reply in this thread to steer it, or `/hitl stop {raw_id}`"
+)
 F_PROMPT = "Prompt"
 F_TURNS = "Turns"
 F_WAITING_ON = "Waiting on"

@@ -179,7 +179,9 @@ def _request_blocks(
     blocks = [esc.header(head, "hitl_head")]
     if run_title and req.run_id:
         title = esc.mrkdwn(esc.truncate(run_title, 200))
-        line = smsg.RUN_TITLE_LINE.format(title=title, id=esc.code(req.run_id))
+        line = smsg.RUN_TITLE_LINE.format(
+            title=title, id=esc.code(req.run_id), raw_id=esc.mrkdwn(req.run_id)
+        )
         blocks.append(esc.context(line, block_id="hitl_run"))
     if intro:
         blocks.append(section(intro, block_id="hitl_intro"))

@@ -95,12 +95,12 @@ class Demo:
         return self.proc.wait(timeout=30)
 
 
-def start_demo(data_dir: Path, logs: Path, name: str) -> Demo:
+def start_demo(data_dir: Path, logs: Path, name: str, *options: str) -> Demo:
     out, err = logs / f"{name}.out", logs / f"{name}.err"
     # Files, not pipes: nobody has to keep reading them for the demo to go on.
     with out.open("wb") as o, err.open("wb") as e:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bot", "demo", "--port", "0"],
+            [sys.executable, "-m", "bot", "demo", "--port", "0", *options],
             stdout=o,
             stderr=e,
             cwd=ROOT,

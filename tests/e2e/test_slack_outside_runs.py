@@ -146,6 +146,7 @@ async def test_a_titled_run_is_named_on_its_card_and_in_the_app_home_of_who_may_
     card = next(m for m in bot.emu.messages(ch) if m.ts == ts)
     assert "Ticket 88 &lt;!channel&gt; refunds" in all_text(card.blocks)
     assert "<!channel>" not in all_text(card.blocks)
+    assert f"`/hitl stop {RUN}`" in all_text(card.blocks)  # how to stop it, ready to copy
     run = await eventually(lambda: _home(bot), what="the run's home thread")
     assert run.prompt == title and run.outside
 
