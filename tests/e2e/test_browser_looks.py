@@ -79,7 +79,7 @@ async def test_the_demo_opens_where_its_banner_says_to_start(bot: Bot, tmp_path:
         assert (await eventually(sent)).text == "<@UBOT> Get me the bear!"
         # The status bar never shows a raw Slack timestamp.
         assert not RAW_TS.search(await page.inner_text("#status"))
-        await page.click("#hint-close")
+        # The hint's step is done: it goes, rather than tell a later person to press Enter.
         await page.locator("#hint").wait_for(state="hidden")
         # Switched to the parent, a reload keeps the parent: the opening is for arriving.
         await page.select_option("#act-as", "UPARENT")
@@ -161,3 +161,31 @@ async def test_decided_cards_read_dates_as_slack_shows_them(bot: Bot, tmp_path: 
         assert not re.search(r"\bat (today|Today)\b", text), text
         assert not RAW_TS.search(await page.inner_text("#status"))
         await page.screenshot(path=str(tmp_path / "looks.png"))
+
+
+async def test_the_hint_goes_for_another_person_and_any_card_opens_as_a_thread(
+    bot: Bot, tmp_path: Path
+) -> None:
+    bot.emu.workspace.opening = dict(demo_say.OPENING["claw"])
+    rid = await bot.propose("drop_claw", {"target": "bear"})  # an API card: no replies yet
+    _, ts = await bot.message_of(rid)
+    async with fresh_page(bot.emu.base_url + "/", tmp_path) as page:
+        await page.locator("#hint").wait_for()
+        await page.select_option("#act-as", "UPARENT")
+        await page.locator("#hint").wait_for(state="hidden")  # it spoke to kid in #general
+
+        await page.click("[data-testid=channel-hitl-approvals]")
+        opener = page.locator(f"#replies-{dom_id(ts)}")
+        assert await opener.inner_text() == "Reply in thread"
+        await opener.click()
+        await page.fill("#thread-composer", "approve")
+        await page.press("#thread-composer", "Enter")
+
+        async def decided() -> Any:
+            req = await bot.requests.get(rid)
+            return req if req.state.value != "pending_review" else None
+
+        req = await eventually(decided, what="the card decided by the thread reply")
+        assert req.state.value == "approved" and req.resolution is not None
+        assert req.resolution.actor == "UPARENT"
+        await page.screenshot(path=str(tmp_path / "thread-reply.png"))
