@@ -141,6 +141,7 @@ def serve(
 
     _need_sdk()
     runs = _runs(run_id, "mcp")
+    runs.title = msg.RUN_TITLE_SERVE
 
     from bot.mcp.server import build_server
 
@@ -185,6 +186,7 @@ def proxy(
         cfg = load_config(config) if config is not None else single(list(ctx.args), name)
         for spec in cfg.upstreams.values():
             spec.resolved(os.environ)  # an unset ${VAR} stops start-up, naming it
+        runs.title = msg.RUN_TITLE_PROXY.format(names=", ".join(cfg.upstreams))[:128]
     except HitlError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None

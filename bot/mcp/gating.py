@@ -38,6 +38,7 @@ async def decided(
     args_schema: dict[str, Any] | None = None,
     timeout: float | None = None,
     run_id: str | None = None,
+    run_title: str | None = None,
 ) -> ActionRequest:
     """Wait for the decision: the approved request (its args maybe edited), or Refused.
 
@@ -48,7 +49,9 @@ async def decided(
     schema = args_schema if args_schema and schema_problem(args_schema) is None else None
     try:
         return await _withdrawable(
-            gate.request_approval(tool, args, args_schema=schema, timeout=timeout, run_id=run_id)
+            gate.request_approval(
+                tool, args, args_schema=schema, timeout=timeout, run_id=run_id, run_title=run_title
+            )
         )
     except Rejected as exc:  # TimedOut, Cancelled, Steered, RunStopped: the text says which
         raise Refused(str(exc)) from None

@@ -32,6 +32,9 @@ VAR_UNSET = (
     "The proxy config uses ${{{var}}}, which is not set; fix: export {var} before starting "
     "the proxy."
 )
+# The run's name in Slack, the App Home and `hitl-bot runs` (at most 128 characters).
+RUN_TITLE_SERVE = "MCP client (hitl-bot mcp serve)"
+RUN_TITLE_PROXY = "MCP gateway to {names}"
 BAD_RUN_ID = (
     "Run id {run_id!r} is not valid: use at most 128 letters, digits and . _ : - "
     "(--run-id or HITL_RUN_ID)."

@@ -101,6 +101,7 @@ class Gateway:
                 args,
                 args_schema=route.schema,
                 run_id=self.runs.run_id,
+                run_title=self.runs.title,
             )
             req = await gating.claimed(self.gate, req)
         except gating.Refused as exc:

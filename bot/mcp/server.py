@@ -54,7 +54,8 @@ def build_server(
 ) -> MCPServer[Any]:
     """The three tools; every call belongs to the run of `runs`, which people steer and
     stop from Slack."""
-    run_id = (runs or SessionRuns(None)).run_id
+    session = runs or SessionRuns(None)
+    run_id, title = session.run_id, session.title
 
     server: MCPServer[Any] = MCPServer(name, instructions=REQUEST_APPROVAL_DOC, log_level="WARNING")
     waits = ToolAnnotations(read_only_hint=True, open_world_hint=True)
@@ -65,7 +66,7 @@ def build_server(
             # The card has no field for it yet; the operator's log keeps it beside the id.
             log.info("approval_reason", extra={"tool": tool, "reason": reason[:500]})
         try:
-            req = await gating.decided(gate, tool, args, run_id=run_id)
+            req = await gating.decided(gate, tool, args, run_id=run_id, run_title=title)
             await gating.hand_over(gate, req, via="request_approval")
         except gating.Refused as exc:
             return json.dumps({"approved": False, "reason": str(exc)})
@@ -93,18 +94,23 @@ def build_server(
     async def permission_prompt(
         tool_name: str, input: dict[str, Any], tool_use_id: str | None = None
     ) -> str:
-        return await permission(gate, tool_name, input, run_id=run_id)
+        return await permission(gate, tool_name, input, run_id=run_id, run_title=title)
 
     return server
 
 
 async def permission(
-    gate: Gate, tool_name: str, tool_input: dict[str, Any], *, run_id: str | None = None
+    gate: Gate,
+    tool_name: str,
+    tool_input: dict[str, Any],
+    *,
+    run_id: str | None = None,
+    run_title: str | None = None,
 ) -> str:
     """The answer Claude Code expects, as JSON text; anything but an approval denies,
     a person's correction with their words."""
     try:
-        req = await gating.decided(gate, tool_name, tool_input, run_id=run_id)
+        req = await gating.decided(gate, tool_name, tool_input, run_id=run_id, run_title=run_title)
         await gating.hand_over(gate, req, via="permission_prompt")
     except gating.Refused as exc:
         return json.dumps({"behavior": "deny", "message": str(exc)})

@@ -42,5 +42,8 @@ class SessionRuns:
     or `--run-id`.
     """
 
-    def __init__(self, fixed: str | None, *, prefix: str = "mcp") -> None:
+    def __init__(self, fixed: str | None, *, prefix: str = "mcp", title: str | None = None) -> None:
         self.run_id = fixed or f"{prefix}-{secrets.token_hex(6)}"
+        # What people see the run as (its cards, the App Home, `hitl-bot runs`): the
+        # first call names it, so a given run id someone else named keeps its name.
+        self.title = title

@@ -122,7 +122,9 @@ EMOJI_FONT = """() => {
   const g = c.getContext("2d"); g.textBaseline = "top"; g.font = "20px sans-serif";
   g.fillText("\\u{1F534}", 0, 0);
   const d = g.getImageData(0, 0, 24, 24).data;
-  for (let i = 0; i < d.length; i += 4) if (d[i] > 150 && d[i + 1] < 90 && d[i + 2] < 90) return true;
+  for (let i = 0; i < d.length; i += 4) {
+    if (d[i] > 150 && d[i + 1] < 90 && d[i + 2] < 90) return true;
+  }
   return false;
 }"""
 

@@ -109,6 +109,7 @@ async def test_hitl_stop_refuses_the_waiting_call_and_every_later_one(
         assert setup.ran() == []
         run = await bot.runs.get(RUN)
         assert run.outside and run.state.value == "stopped"
+        assert run.prompt == "MCP gateway to demo"  # its name in Slack and `hitl-bot runs`
 
 
 async def test_without_a_run_id_each_gateway_makes_one_shown_on_its_card(
@@ -153,7 +154,10 @@ async def test_the_permission_prompt_denies_with_the_persons_words(bot: Bot, set
             hitl.call_tool("permission_prompt", {"tool_name": "Bash", "input": {"command": "ls"}})
         )
         _, ch, ts = await _card(bot)
-        await eventually(lambda: _home(bot), what="the run's home thread")
+        run = await eventually(lambda: _home(bot), what="the run's home thread")
+        assert run.prompt == "MCP client (hitl-bot mcp serve)"
+        card = next(m for m in bot.emu.messages(ch) if m.ts == ts)
+        assert "MCP client (hitl-bot mcp serve)" in all_text(card.blocks)
         await bot.emu.post("UALICE", ch, "use git status instead", thread_ts=ts)
 
         out = await asyncio.wait_for(prompt, 15)
