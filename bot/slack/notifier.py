@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from contextvars import ContextVar
 
 import httpx
 from slack_sdk.errors import SlackApiError
@@ -140,6 +141,7 @@ class Notifier:
         return False
 
     async def handle(self, n: Notice) -> None:
+        EVENT_AT.set(_when(n)[0])  # this lane's task only: lanes run side by side
         if n.kind == "request":
             await self._request(n)
         elif n.kind == "question":
@@ -208,7 +210,7 @@ class Notifier:
         if not ts and (req.state == State.PENDING_REVIEW or n.event == "create"):
             if req.state != State.PENDING_REVIEW:  # approved by policy: no buttons to post
                 if run is not None:
-                    await self.lines.free_call(run, req)
+                    await self.lines.free_call(run, req, at=EVENT_AT.get())
                 return
             msg = render.approval_message(req, now_ms=self.rt.clock(), run_title=title)
             card = await self.once.post(
@@ -275,7 +277,7 @@ class Notifier:
                 channel=h.channel, ts=h.ts, text=msg.text, blocks=msg.blocks
             )
             return
-        await self.lines.said_other(q.run_id)
+        await self.lines.said_other(q.run_id, at=EVENT_AT.get())
         post = await self.once.post(
             Tag("question", q.id, "question"),
             self.rt.cards.question_intent(q.id),
@@ -310,7 +312,8 @@ class Notifier:
             await self._say(run.channel, run.thread_ts, render.run_header(run).text)
 
     async def _say(self, channel: str, thread_ts: str, text: str) -> None:
-        await self.lines.said_other(await self.runs.by_thread(channel, thread_ts))
+        run_id = await self.runs.by_thread(channel, thread_ts)
+        await self.lines.said_other(run_id, at=EVENT_AT.get())
         await self.client.chat_postMessage(
             channel=channel, thread_ts=thread_ts, text=text, unfurl_links=False
         )
@@ -324,6 +327,11 @@ class Notifier:
         except SlackApiError as exc:
             if exc.response.get("error") != "already_reacted":  # a retry after success
                 raise
+
+
+# When the event being delivered happened (its entry id's ms): what the thread's lines
+# are ordered by, rather than by when they are delivered.
+EVENT_AT: ContextVar[int] = ContextVar("EVENT_AT", default=0)
 
 
 def _when(n: Notice) -> tuple[int, int]:

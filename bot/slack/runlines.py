@@ -38,33 +38,40 @@ class RunLines:
         self.cards = cards
         self.client = client
 
-    async def free_call(self, run: Run, req: ActionRequest) -> None:
-        """Add `req` to the thread's current line of calls without review, or start one."""
+    async def free_call(self, run: Run, req: ActionRequest, *, at: int) -> None:
+        """Add `req` (its event at `at`, ms) to the thread's line of calls without review,
+        or start one.
+
+        A run's calls and its questions are events on different shards, read apart: a
+        call made before a question may be delivered after it. It still joins the line
+        above the question, so the thread reads in the order things happened.
+        """
         if not run.channel or not run.thread_ts:
             return
-        ts, calls = await self.cards.free_line(run.id)
+        ts, calls, ended = await self.cards.free_line(run.id)
         if any(rid == req.id for rid, _ in calls):
             return  # a retried notice: the line already lists it
-        if ts and len(calls) < FOLD_MAX:
+        if ts and len(calls) < FOLD_MAX and (ended is None or at <= ended):
             calls.append([req.id, free_item(req)])
             text = free_line([line for _, line in calls])
             await self.client.chat_update(channel=run.channel, ts=ts, text=text)
-        else:
-            calls = [[req.id, free_item(req)]]
-            resp = await self.client.chat_postMessage(
-                channel=run.channel,
-                thread_ts=run.thread_ts,
-                text=free_line([calls[0][1]]),
-                unfurl_links=False,
-            )
-            ts = str(resp["ts"])
-        await self.cards.set_free_line(run.id, ts, calls)
+            await self.cards.set_free_line(run.id, ts, calls, ended=ended)
+            return
+        calls = [[req.id, free_item(req)]]
+        resp = await self.client.chat_postMessage(
+            channel=run.channel,
+            thread_ts=run.thread_ts,
+            text=free_line([calls[0][1]]),
+            unfurl_links=False,
+        )
+        await self.cards.set_free_line(run.id, str(resp["ts"]), calls)
 
-    async def said_other(self, run_id: str | None) -> None:
-        """Another line went into the thread: the next free call starts a new line, so
-        the thread still reads in the order things happened."""
+    async def said_other(self, run_id: str | None, *, at: int) -> None:
+        """Another line went into the thread, for an event at `at` (ms): a free call
+        made after it starts a new line, so the thread reads in the order things
+        happened."""
         if run_id:
-            await self.cards.end_free_line(run_id)
+            await self.cards.end_free_line(run_id, at)
 
     async def card_posted(self, run: Run, ts: str) -> None:
         await self.cards.set_run_card(run.id, ts)

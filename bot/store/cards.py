@@ -26,6 +26,9 @@ POSTING = "msg_posting"  # the intent of an item's own card
 CARD_TS = "card_ts"  # the run card the bot posted for /hitl run (a mention's run has none)
 FREE_TS = "free_ts"  # the thread line that lists the latest burst of calls without review
 FREE_CALLS = "free_calls"  # that line's calls, as JSON [[request id, line], ...]
+# When another line followed it (an event time, ms): later calls start a new line, and a
+# call made before then still joins it, however late its event is delivered.
+FREE_ENDED = "free_ended"
 LINK = "link"  # the permalink of the run's thread, for `hitl-bot show RUN_ID`
 
 
@@ -143,20 +146,31 @@ class Cards:
     async def set_run_card(self, run_id: str, ts: str) -> None:
         await self.redis.hset(keys.run(run_id), CARD_TS, ts)
 
-    async def free_line(self, run_id: str) -> tuple[str | None, list[list[str]]]:
-        """The thread's current line of calls without review: its ts and its calls."""
+    async def free_line(self, run_id: str) -> tuple[str | None, list[list[str]], int | None]:
+        """The thread's latest line of calls without review: its ts, its calls, and when
+        another line followed it (None while it is the thread's last line)."""
         got = cast(
-            list[str | None], await self.redis.hmget(keys.run(run_id), [FREE_TS, FREE_CALLS])
+            list[str | None],
+            await self.redis.hmget(keys.run(run_id), [FREE_TS, FREE_CALLS, FREE_ENDED]),
         )
-        return got[0], json.loads(got[1] or "[]")
+        return got[0], json.loads(got[1] or "[]"), int(got[2]) if got[2] else None
 
-    async def set_free_line(self, run_id: str, ts: str, calls: list[list[str]]) -> None:
+    async def set_free_line(
+        self, run_id: str, ts: str, calls: list[list[str]], *, ended: int | None = None
+    ) -> None:
         mapping = {FREE_TS: ts, FREE_CALLS: json.dumps(calls)}
-        await self.redis.hset(keys.run(run_id), mapping=mapping)  # type: ignore[arg-type]
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(keys.run(run_id), mapping=mapping)  # type: ignore[arg-type]
+        if ended is None:
+            pipe.hdel(keys.run(run_id), FREE_ENDED)
+        else:
+            pipe.hset(keys.run(run_id), FREE_ENDED, str(ended))
+        await pipe.execute()
 
-    async def end_free_line(self, run_id: str) -> None:
-        """The next call without review starts a new line."""
-        await self.redis.hdel(keys.run(run_id), FREE_TS, FREE_CALLS)
+    async def end_free_line(self, run_id: str, at: int) -> None:
+        """Another line followed, for an event at `at`: later calls start a new line."""
+        if await self.redis.hexists(keys.run(run_id), FREE_TS):
+            await self.redis.hset(keys.run(run_id), FREE_ENDED, str(at))
 
     async def thread_link(self, run_id: str) -> str | None:
         link = await self.redis.hget(keys.run(run_id), LINK)

@@ -87,3 +87,38 @@ async def test_the_run_card_follows_its_run_to_the_end(bot: Bot, agents: Agents)
     final = await eventually(lambda: shows("Stopped"), timeout_s=15)
     text = all_text(final.blocks)
     assert "Queued" not in text and "Reply in this thread" not in text
+
+
+async def test_a_call_delivered_after_the_question_that_followed_it_joins_the_line_above(
+    bot: Bot,
+) -> None:
+    """A run's calls and its question are events on different shards, so a call's event
+    can be delivered after the question's: the thread must still read in event order."""
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.slack.runlines import RunLines
+    from bot.store.cards import Cards
+    from tests.e2e.conftest import TOKEN
+
+    home = await bot.emu.post("UKID", "#general", "a run's home")
+    run = await bot.runs.start(
+        agent="claw", prompt="bear", requester="UKID", channel=home.channel, thread_ts=home.ts
+    )
+    client = AsyncWebClient(token=TOKEN, base_url=bot.emu.api_url)
+    lines = RunLines(Cards(bot.redis), client)
+    reqs = [
+        await bot.requests.get(await bot.propose("move_claw", {"x": x}, run_id=run.id))
+        for x in (1, 2, 3)
+    ]
+
+    await lines.free_call(run, reqs[0], at=100)
+    await lines.said_other(run.id, at=300)  # the question, asked after the second call
+    await client.chat_postMessage(channel=home.channel, thread_ts=home.ts, text="Is this it?")
+    await lines.free_call(run, reqs[1], at=200)  # delivered late: it happened before
+    await lines.free_call(run, reqs[2], at=400)  # after the question: a new line
+
+    thread = [m.text for m in bot.emu.replies(home.channel, home.ts)]
+    assert len(thread) == 3, thread
+    assert "x=1" in thread[0] and "x=2" in thread[0] and "x=3" not in thread[0]
+    assert thread[1] == "Is this it?"
+    assert "x=3" in thread[2] and "x=2" not in thread[2]
