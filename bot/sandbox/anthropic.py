@@ -12,20 +12,18 @@ model was told, such as the tool result a deny turned into.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from bot.sandbox.model import _Server
+from bot.sandbox.local import LocalServer
 
 
 @dataclass(frozen=True)
@@ -57,14 +55,13 @@ class ScriptedClaude:
         self.requests: list[dict[str, Any]] = []  # the main conversation's bodies
         self.side: list[dict[str, Any]] = []  # every other body
         self.base_url = ""
-        self._server: _Server | None = None
-        self._task: asyncio.Task[None] | None = None
         self.app = Starlette(
             routes=[
                 Route("/v1/messages", self._messages, methods=["POST"]),
                 Route("/v1/messages/count_tokens", self._count, methods=["POST"]),
             ]
         )
+        self._local = LocalServer(self.app, "the scripted Anthropic API")
 
     async def _count(self, request: Request) -> Response:
         return JSONResponse({"input_tokens": 1})
@@ -143,25 +140,12 @@ class ScriptedClaude:
         return out
 
     async def start(self, host: str = "127.0.0.1") -> str:
-        config = uvicorn.Config(
-            self.app, host=host, port=0, log_level="warning", lifespan="off", ws="none"
-        )
-        self._server = _Server(config)
-        self._task = asyncio.create_task(self._server.serve())
-        while not self._server.started:
-            if self._task.done():
-                self._task.result()
-                raise RuntimeError("the scripted Anthropic API stopped before it started")
-            await asyncio.sleep(0.005)
-        port = self._server.servers[0].sockets[0].getsockname()[1]
+        port = await self._local.start(host, 0)
         self.base_url = f"http://{host}:{port}"
         return self.base_url
 
     async def stop(self) -> None:
-        if self._server is not None and self._task is not None:
-            self._server.should_exit = True
-            await self._task
-        self._server = self._task = None
+        await self._local.stop()
 
     async def __aenter__(self) -> ScriptedClaude:
         await self.start()

@@ -14,22 +14,21 @@ recorded so a test can assert what the model was sent.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import itertools
 import json
 import secrets
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from bot.sandbox.local import LocalServer
 
 Message = Mapping[str, Any]
 
@@ -121,12 +120,6 @@ class _Fault:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class _Server(uvicorn.Server):
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield  # the host process (a test, the demo) owns SIGINT and SIGTERM, not uvicorn
-
-
 class ScriptedModel:
     def __init__(self, script: Responder | Iterable[Turn], *, model: str = "scripted") -> None:
         self.responder: Responder = script if callable(script) else Script(script)
@@ -134,12 +127,11 @@ class ScriptedModel:
         self.requests: list[dict[str, Any]] = []  # every body received, failures included
         self._faults: deque[_Fault] = deque()
         self._ids = itertools.count(1)
-        self._server: _Server | None = None
-        self._task: asyncio.Task[None] | None = None
         self.base_url = ""
         self.app = Starlette(
             routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])]
         )
+        self._local = LocalServer(self.app, "the scripted model")
 
     # Error injection: these answers come before the script's next turn.
 
@@ -197,25 +189,12 @@ class ScriptedModel:
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
         """Listen (port 0: any free one) and return the base URL, ending in /v1."""
-        config = uvicorn.Config(
-            self.app, host=host, port=port, log_level="warning", lifespan="off", ws="none"
-        )
-        self._server = _Server(config)
-        self._task = asyncio.create_task(self._server.serve())
-        while not self._server.started:
-            if self._task.done():
-                self._task.result()  # raises why it could not start
-                raise RuntimeError("the scripted model stopped before it started")
-            await asyncio.sleep(0.005)
-        bound = self._server.servers[0].sockets[0].getsockname()[1]
+        bound = await self._local.start(host, port)
         self.base_url = f"http://{host}:{bound}/v1"
         return self.base_url
 
     async def stop(self) -> None:
-        if self._server is not None and self._task is not None:
-            self._server.should_exit = True
-            await self._task
-        self._server = self._task = None
+        await self._local.stop()
 
     async def __aenter__(self) -> ScriptedModel:
         await self.start()
