@@ -41,6 +41,20 @@ WHY_REQUESTER = (
     "who may decide: {approvers}"
 )
 WHY_NOT_APPROVER = "not among its approvers ({approvers})"
+# The same refusals as a modal's field errors: plain text (Slack renders no mention or
+# date there), short (Slack cuts them; bot/slack/modal_errors.py fits the names).
+MODAL_NOT_APPROVER = "You are not among those who may decide this: {approvers}."
+MODAL_OWN = (
+    "You asked for this (or it was asked for you), so you may not approve it. Who may: {approvers}."
+)
+MODAL_FOREIGN = (
+    "You are in another workspace: only people this workspace names by user id may decide here."
+)
+MODAL_STALE = "The call changed after you opened this form; close it and decide on the latest card."
+ALREADY_CLAIMED = (
+    "Already claimed: an executor took this call and it is {state} (approved by {by}, {at}); "
+    "nothing changed."
+)
 REASON_REQUIRED = "A rejection needs a reason code, one of: {codes}."
 EDIT_NOT_ALLOWED = "The policy does not allow editing {tool} before approval."
 EDIT_NEEDS_ARGS = "Edit and approve needs the new arguments."

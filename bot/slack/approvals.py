@@ -26,7 +26,6 @@ from bot.errors import (
     AlreadyResolved,
     Expired,
     HitlError,
-    InvalidTransition,
     NotEligible,
     NotFound,
     StalePayload,
@@ -35,7 +34,8 @@ from bot.slack import escape as esc
 from bot.slack import lines, render, views
 from bot.slack import messages as smsg
 from bot.slack.groups import groups_of, needs_lookup
-from bot.slack.permissions import actor_team, is_foreign, may_see
+from bot.slack.modal_errors import ForeignRefused, Names, fit, modal_refusal
+from bot.slack.permissions import actor_team, is_foreign, may_decide, may_see
 from bot.store.codec import from_hash
 from bot.store.runtime import Runtime
 
@@ -61,6 +61,7 @@ def refusal_text(exc: HitlError) -> str:
 class Approvals:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
+        self.names = Names()
 
     async def decide(
         self,
@@ -96,13 +97,15 @@ class Approvals:
         except NotEligible as exc:
             if foreign and not exc.own:  # the store logged and audited it already
                 why = msg.NOT_ELIGIBLE.format(actor=esc.user(user), why=smsg.WHY_FOREIGN)
-                raise NotEligible(why, state=exc.state, event=exc.event) from None
+                raise ForeignRefused(why, state=exc.state, event=exc.event) from None
             raise
 
     def register(self, app: AsyncApp) -> None:
         app.action(render.ACTION_APPROVE)(self.on_approve)
         app.action(render.ACTION_REJECT)(self.on_open(views.reject_modal))
-        app.action(render.ACTION_EDIT)(self.on_open(views.edit_modal, shows_args=True))
+        app.action(render.ACTION_EDIT)(
+            self.on_open(views.edit_modal, shows_args=True, decides=True)
+        )
         app.action(render.ACTION_VIEW)(self.on_open(views.payload_modal, shows_args=True))
         app.view(render.VIEW_REJECT)(self.on_reject)
         app.view(render.VIEW_EDIT)(self.on_edit)
@@ -123,7 +126,10 @@ class Approvals:
         except HitlError as exc:
             await _ephemeral(client, body, refusal_text(exc))
 
-    def on_open(self, make_view: Any, *, shows_args: bool = False) -> Any:
+    def on_open(self, make_view: Any, *, shows_args: bool = False, decides: bool = False) -> Any:
+        """`decides`: the modal submits a decision, so whoever may not make it is told
+        so before filling it in, not after."""
+
         async def handler(
             ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, context: BoltContext
         ) -> None:
@@ -142,9 +148,33 @@ class Approvals:
                 log.info("refused", extra={"what": "view", "actor": user, "request_id": rid})
                 await _ephemeral(client, body, smsg.MAY_NOT_SEE.format(id=rid))
                 return
+            if decides and not await may_decide(self.rt, client, user, req, foreign=foreign):
+                refused = await self._refusal_of_submit(client, user, body, foreign=foreign)
+                if refused is not None:
+                    await _ephemeral(client, body, refused)
+                    return
             await open_view(client, body, make_view(req))
 
         return handler
+
+    async def _refusal_of_submit(
+        self, client: AsyncWebClient, user: str, body: dict[str, Any], *, foreign: bool
+    ) -> str | None:
+        """What submitting the Edit modal would answer this person, found by submitting an
+        edit with no arguments: the store refuses it, and audits it, exactly as it would
+        refuse the real one (not theirs to decide, decided already, expired, changed),
+        and can never approve it, since an edit without arguments is refused last. None:
+        only the missing arguments were refused, so they may decide after all (their
+        groups changed since `may_decide` looked)."""
+        rid, phash = render.ButtonValue.decode(body["actions"][0].get("value", ""))
+        probe = Decision(event=Event.EDIT_AND_APPROVE, payload_hash=phash)
+        try:
+            await self.decide(client, user, rid, probe, foreign=foreign)
+        except (AlreadyResolved, Expired, NotEligible, StalePayload) as exc:
+            return refusal_text(exc)
+        except HitlError:
+            return None
+        return None
 
     async def on_close(self, ack: AsyncAck) -> None:
         await ack()
@@ -179,9 +209,8 @@ class Approvals:
                 foreign=is_foreign(actor_team(body), context),
             )
         except HitlError as exc:
-            await ack(
-                response_action="errors", errors={views.REASON_BLOCK: _fit(refusal_text(exc))}
-            )
+            why = await modal_refusal(self.names, client, exc)
+            await ack(response_action="errors", errors={views.REASON_BLOCK: why})
             return
         await ack()
 
@@ -230,19 +259,15 @@ class Approvals:
                 Decision(event=Event.EDIT_AND_APPROVE, payload_hash=phash, new_args=new_args),
                 foreign=is_foreign(actor_team(body), context),
             )
-        except (HitlError, InvalidTransition) as exc:
-            await _refuse(ack, refusal_text(exc))
+        except HitlError as exc:
+            await _refuse(ack, await modal_refusal(self.names, client, exc))
             return
         await ack()
 
 
 async def _refuse(ack: AsyncAck, text: str) -> None:
-    """Keep the Edit modal open with `text` under the arguments box."""
-    await ack(response_action="errors", errors={views.ARGS_BLOCK: _fit(text)})
-
-
-def _fit(text: str) -> str:
-    return text if len(text) <= 150 else text[:149] + "…"  # modal error limit
+    """Keep the Edit modal open with `text` (plain) under the arguments box."""
+    await ack(response_action="errors", errors={views.ARGS_BLOCK: fit(text)})
 
 
 async def _ephemeral(client: AsyncWebClient, body: dict[str, Any], text: str) -> None:

@@ -14,7 +14,8 @@ from bot.core.models import RUN_FINAL, QuestionState, Run
 from bot.errors import HitlError, NotFound
 from bot.slack import messages as smsg
 from bot.slack import render, views
-from bot.slack.approvals import open_view, refusal_text, tell
+from bot.slack.approvals import open_view, tell
+from bot.slack.modal_errors import Names, modal_refusal
 from bot.slack.permissions import actor_team, audit_refusal, is_foreign, may_direct
 from bot.slack.replies import ReplyDecisions
 from bot.store.corrections import correct
@@ -33,6 +34,7 @@ class Threads:
         self.runs = runs
         self.replies = replies
         self.default_agent = default_agent
+        self.names = Names()
 
     def register(self, app: AsyncApp) -> None:
         app.event("message")(self.on_message)
@@ -201,9 +203,8 @@ class Threads:
                 return
             await self.rt.questions.answer(qid, actor=user, answer=answer)
         except HitlError as exc:
-            await ack(
-                response_action="errors", errors={views.ANSWER_BLOCK: refusal_text(exc)[:150]}
-            )
+            why = await modal_refusal(self.names, client, exc)
+            await ack(response_action="errors", errors={views.ANSWER_BLOCK: why})
             return
         await ack()
 
