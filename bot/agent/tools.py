@@ -51,6 +51,19 @@ def _args_model(name: str, fn: ToolFn) -> tuple[type[BaseModel], frozenset[str]]
     return model, frozenset(injected)
 
 
+def _as_sent(sent: Any, checked: Any) -> Any:
+    """`checked` with every number the model sent kept as it sent it. A float hint turns
+    4200 into 4200.0, and the person approving must read the call as the agent made it;
+    the function still gets its float, since `call` validates again."""
+    if isinstance(checked, float) and type(sent) is int and checked == sent:
+        return sent
+    if isinstance(checked, dict) and isinstance(sent, Mapping):
+        return {k: _as_sent(sent[k], v) if k in sent else v for k, v in checked.items()}
+    if isinstance(checked, list) and isinstance(sent, list) and len(checked) == len(sent):
+        return [_as_sent(a, b) for a, b in zip(sent, checked, strict=True)]
+    return checked
+
+
 def _problems(exc: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(str(x) for x in err['loc']) or 'arguments'}: {err['msg']}"
@@ -126,9 +139,10 @@ class Tool:
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         try:
-            return self.args_model.model_validate(args).model_dump(mode="json")
+            checked = self.args_model.model_validate(args).model_dump(mode="json")
         except ValidationError as exc:
             raise InvalidArguments(_problems(exc)) from None
+        return dict(_as_sent(args, checked))
 
     def _kwargs(self, args: Mapping[str, Any]) -> dict[str, Any]:
         try:

@@ -131,11 +131,23 @@ def _require(req: ActionRequest, d: Decision, states: set[State]) -> None:
         _refuse_resolved(req, d)
 
 
+# Where a request stands once an executor claimed it: a second claim is told so, not
+# only who approved it (which reads as if the claim itself came too late to approve).
+_CLAIMED = frozenset(
+    {S.EXECUTING, S.COMPLETED, S.FAILED, S.ROLLBACK_PENDING, S.ROLLED_BACK, S.MANUAL_INTERVENTION}
+)
+
+
 def _refuse_resolved(req: ActionRequest, d: Decision) -> None:
     res = req.resolution
     if res is not None and req.state != S.PENDING_REVIEW:
+        when = msg.when(res.at)
+        text = msg.ALREADY_RESOLVED.format(how=_how(req), by=res.actor, at=when)
+        if d.event == E.CLAIM and req.state in _CLAIMED:
+            state = req.state.value.replace("_", " ")
+            text = msg.ALREADY_CLAIMED.format(state=state, by=res.actor, at=when)
         raise AlreadyResolved(
-            msg.ALREADY_RESOLVED.format(how=_how(req), by=res.actor, at=msg.when(res.at)),
+            text,
             state=req.state.value,
             by=res.actor,
             at=res.at,

@@ -57,16 +57,20 @@ def _state_line(req: ActionRequest) -> str:
         return smsg.SL_REJECTED.format(who=esc.user(res.actor), code=code, text=text)
     if req.state == S.CANCELLED:
         why = f": {esc.fit(res.text, 500)}" if res is not None and res.text else ""
-        return smsg.SL_CANCELLED.format(who=esc.user(res.actor if res else "system"), text=why)
+        who = esc.user(res.actor if res else "system")
+        code = (res.reason_code if res else None) or ""
+        return smsg.SL_WITHDRAWN.get(code, smsg.SL_CANCELLED).format(who=who, text=why)
     if req.state in (S.AUTO_APPROVED, S.AUTO_REJECTED):
-        return smsg.SL_EXHAUSTED.format(state=req.state.value)
+        return smsg.SL_EXHAUSTED[req.state.value]
     if req.state in (S.FAILED, S.ROLLBACK_PENDING, S.MANUAL_INTERVENTION):
         return smsg.FAILURE_LINES[req.state.value].format(detail=detail)
     line = smsg.STATUS_LINES.get(req.state.value, state_label(req))
     # Only the outcome carries the executor's report: the line of an earlier event is
     # rendered from the latest request, whose detail did not exist yet at that event.
-    done = req.state == S.COMPLETED and req.detail
-    return line + (f": {esc.fit(req.detail or '', 500)}" if done else "")
+    # It is the executor's claim, which may not match what was approved: said as such.
+    if req.state == S.COMPLETED and req.detail:
+        return smsg.SL_REPORTED.format(line=line, detail=esc.fit(req.detail, 500))
+    return line
 
 
 def refusal(kind: str, **details: Any) -> str:

@@ -196,7 +196,7 @@ F_CHAIN_FULL = "Escalation chain"
 F_ARGUMENTS = "Arguments"
 F_OUTCOME = "Outcome:"
 F_REASON = "Reason:"
-F_REPORT = "Executor report:"
+F_REPORT = "Reported by the executor:"
 BTN_APPROVE = "Approve"
 BTN_REJECT = "Reject"
 BTN_EDIT = "Edit and approve"
@@ -205,6 +205,9 @@ BTN_BACK = "Go back"
 BTN_ANSWER = "Answer"
 CONFIRM_TITLE = "Approve this {risk} risk call?"
 CONFIRM_TEXT = "{tool}: {details}. It runs exactly as shown once the required approvals are in."
+CONFIRM_TEXT_BARE = (
+    "{tool}, with the arguments on the card. It runs exactly as shown once approved."
+)
 ESCALATION_INTRO = (
     "{who}: nobody decided this in time at the previous level, so it now waits for you "
     "(level {level} of {total}). Request {id}."
@@ -226,9 +229,16 @@ SL_APPROVAL_PARTIAL = "👍 Approved by {who} ({n} of {total}); {left} more need
 SL_EDITED = "✏️ Edited and approved by {who} ({n} of {total}); new payload hash {hash}"
 SL_REJECTED = "⛔ Rejected by {who}: {code}{text}"
 SL_ESCALATED = "⏫ Escalated to level {level}: {who}"
-SL_EXHAUSTED = "⌛ Nobody answered; policy default: {state}"
+SL_EXHAUSTED = {
+    "auto_rejected": "⌛ Rejected by policy (nobody answered in time)",
+    "auto_approved": "✅ Approved by policy (nobody answered in time)",
+}
 SL_NOT_CLAIMED = "⌛ Approved but never started in time; cancelled so it cannot run late"
 SL_CANCELLED = "🚫 Cancelled by {who}{text}"
+SL_WITHDRAWN = {  # by the bot's reason code: a run's step withdrawn, not the run cancelled
+    "superseded": "🚫 Withdrawn: {who} corrected the agent{text}",
+    "run_stopped": "🚫 Withdrawn: {who} stopped the run{text}",
+}
 SL_NO_REPORT = "no report from the executor"
 STATUS_LINES = {
     "approved": "✅ Approved",
@@ -236,6 +246,7 @@ STATUS_LINES = {
     "completed": "✔️ Completed",
     "rolled_back": "↩️ Rolled back",
 }
+SL_REPORTED = "{line}. Reported by the executor: {detail}"
 FAILURE_LINES = {  # each with the executor's report
     "failed": "⚠️ Failed: {detail}",
     "rollback_pending": "⚠️ Failed: {detail}; rolling back",

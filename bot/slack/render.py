@@ -145,7 +145,12 @@ def action_buttons(req: ActionRequest) -> Block:
 
 def _confirm(req: ActionRequest) -> Block:
     details = "; ".join(f"{k} {esc.truncate(v, 80)}" for k, v in decision_fields(req.args)[:4])
-    text = smsg.CONFIRM_TEXT.format(tool=esc.truncate(req.tool, 80), details=details or "-")
+    tool = esc.truncate(req.tool, 80)
+    # With no amount or target to repeat, "tool: -" would read as a missing value.
+    if details:
+        text = smsg.CONFIRM_TEXT.format(tool=tool, details=details)
+    else:
+        text = smsg.CONFIRM_TEXT_BARE.format(tool=tool)
     title = smsg.CONFIRM_TITLE.format(risk=req.risk.value.upper())
     return esc.confirm(title, text, smsg.BTN_APPROVE, smsg.BTN_BACK)
 

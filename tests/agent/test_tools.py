@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Literal
 
 import pytest
@@ -11,8 +12,10 @@ from bot.agent.errors import AgentNotFound, InvalidArguments
 from bot.agent.loader import Agent, AgentCatalog, resolve
 from bot.agent.tools import ToolRegistry, ask_tool, tool
 from bot.core.models import RiskTier
+from bot.core.payload import stored_args
 from bot.core.policy import DEFAULT_POLICY, ToolPolicy
 from bot.demo.agents import claw, refunds
+from bot.slack.escape import pretty_json
 
 
 @tool(risk="medium", rules=[{"if": "amount > 10", "tier": "high"}])
@@ -67,6 +70,25 @@ def test_valid_arguments_are_canonical_json() -> None:
         return "pong"
 
     assert ping.parse("") == {} and ping.description == "ping"
+
+
+async def test_numbers_reach_the_card_as_the_model_sent_them() -> None:
+    sent = '{"order_id": "A1004", "amount": 4200, "currency": "USD", "reason": "broken"}'
+    args = refunds.issue_refund.parse(sent)
+    assert type(args["amount"]) is int and args["amount"] == 4200  # not 4200.0 (a float hint)
+    # as the store keeps it and the card prints it
+    assert '"amount": 4200,' in pretty_json(json.loads(stored_args(args)))
+    as_float = refunds.issue_refund.parse(sent.replace("4200", "4200.0"))
+    assert type(as_float["amount"]) is float  # a float stays one: shown as sent
+
+    @tool
+    def charge(amounts: list[float], total: float) -> str:
+        return repr((amounts, total))
+
+    checked = charge.parse('{"amounts": [1, 2.5], "total": 3}')
+    assert json.dumps(checked) == '{"amounts": [1, 2.5], "total": 3}'
+    # the function itself still gets the floats its hints ask for
+    assert await charge.call(checked, idempotency_key="k", run_id="r") == "([1.0, 2.5], 3.0)"
 
 
 async def test_call_injects_the_idempotency_key_and_runs_sync_tools_off_the_loop() -> None:

@@ -288,6 +288,22 @@ def test_claim_happens_exactly_once() -> None:
     assert not isinstance(info.value, AlreadyResolved)
 
 
+def test_a_second_claim_is_told_the_call_was_claimed_not_only_approved() -> None:
+    out = executing()
+    with pytest.raises(AlreadyResolved) as info:
+        act(out, E.CLAIM, SYSTEM, now=T0 + 3)
+    err = info.value
+    assert str(err).startswith("Already claimed: an executor took this call and it is executing")
+    assert "approved by U_ALICE" in str(err)
+    # who decided first stays in the structured fields the API returns
+    assert (err.by, err.at, err.how) == ("U_ALICE", T0 + 1, "approved")
+    done = act(out, E.SUCCEED, SYSTEM, now=T0 + 4).request
+    with pytest.raises(AlreadyResolved, match=r"Already claimed: .* it is completed"):
+        act(done, E.CLAIM, SYSTEM, now=T0 + 5)
+    with pytest.raises(AlreadyResolved, match="Already approved by U_ALICE"):
+        act(out, E.APPROVE, "U_BOB", now=T0 + 5)  # a person's late click: who decided
+
+
 def test_unclaimed_approval_is_never_run_late() -> None:
     req = approved()
     assert req.expires_at is not None

@@ -3,6 +3,7 @@ dates that read as a sentence, the executing and outcome lines, the calls withou
 
 from __future__ import annotations
 
+import json
 import re
 
 from bot.core.models import Question, QuestionState
@@ -82,7 +83,11 @@ def test_executing_shows_no_result_and_completed_shows_it() -> None:
     # request may already carry the executor's report.
     then = done.model_copy(update={"state": running.state})
     assert lines.status_line(then, "claim") == "▶️ Executing"
-    assert lines.status_line(done, "succeed") == "✔️ Completed: Grabbed the bear!"
+    assert lines.status_line(done, "succeed") == (
+        "✔️ Completed. Reported by the executor: Grabbed the bear!"
+    )
+    card = render.approval_message(done, now_ms=NOW).blocks
+    assert "*Reported by the executor:* Grabbed the bear!" in json.dumps(card, ensure_ascii=False)
 
 
 def test_a_call_without_review_shows_its_arguments_compactly_and_escaped() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.models import AuditEntry, Question, QuestionState, Run, RunState
+from bot.core.models import AuditEntry, Question, QuestionState, RiskTier, Run, RunState
 from bot.core.policy import parse_policy
 from bot.core.states import Event
 from bot.slack import lines, render
@@ -68,11 +68,40 @@ def test_status_line_for_every_step_of_a_life() -> None:
         == "🆘 Manual intervention needed: bank &lt;b&gt;down&lt;/b&gt;"
     )
     gone = after(req, *TIMEOUTS)
-    assert lines.status_line(gone, "timeout") == "⌛ Nobody answered; policy default: auto_rejected"
+    assert lines.status_line(gone, "timeout") == "⌛ Rejected by policy (nobody answered in time)"
     late = decide(ok, Event.TIMEOUT, "system", at=NOW + 10**9)
     assert lines.status_line(late, "timeout").startswith("⌛ Approved but never started")
     stopped = decide(req, Event.CANCEL, "U0OPS", text="run stopped")
     assert lines.status_line(stopped, "cancel") == "🚫 Cancelled by <@U0OPS>: run stopped"
+    # A correction withdraws one call, and the run goes on: not "cancelled"
+    fixed = decide(req, Event.CANCEL, "UKID", reason_code="superseded")
+    assert lines.status_line(fixed, "cancel") == "🚫 Withdrawn: <@UKID> corrected the agent"
+    halted = decide(req, Event.CANCEL, "UKID", reason_code="run_stopped")
+    assert lines.status_line(halted, "cancel") == "🚫 Withdrawn: <@UKID> stopped the run"
+
+
+def test_an_auto_approval_says_the_policy_approved_it_in_words() -> None:
+    tier = {"review_timeout": "10m", "reviewers": {"users": ["UBOSS"]}, "approvers": ["UBOSS"]}
+    tiers = {t: tier for t in ("medium", "high", "critical")}
+    tiers["low"] = tier | {"on_exhausted": "auto_approved"}
+    policy = parse_policy({"tiers": tiers, "tools": {"post_note": {"tier": "low"}}})
+    low = make("post_note", {"text": "hi"}, policy=policy)
+    assert low.risk.value == "low"
+    gone = after(low, (Event.TIMEOUT, {"actor": "system", "at": NOW + 10**8}))
+    assert gone.state.value == "auto_approved"
+    assert lines.status_line(gone, "timeout") == "✅ Approved by policy (nobody answered in time)"
+
+
+def test_a_high_risk_confirm_with_no_amount_shows_no_empty_value() -> None:
+    req = make("refund_cents", {"order": "A1004"}, risk=RiskTier.HIGH)
+    confirm = buttons(render.approval_message(req, now_ms=NOW).blocks)[render.ACTION_APPROVE]
+    text = confirm["confirm"]["text"]["text"]
+    assert text == (
+        "refund_cents, with the arguments on the card. It runs exactly as shown once approved."
+    )
+    paid = make("refund", {"amount": 4200, "currency": "USD"}, risk=RiskTier.HIGH)
+    confirm = buttons(render.approval_message(paid, now_ms=NOW).blocks)[render.ACTION_APPROVE]
+    assert confirm["confirm"]["text"]["text"].startswith("refund: amount 4,200 USD.")
 
 
 def test_refusals_say_what_happened_in_slack_terms() -> None:
