@@ -289,7 +289,7 @@ class RequestStore:
             raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
         h = reply(out)
         if status == "ok":
-            log_moved(rid, d, h, was[0] if was else None)
+            log_moved(rid, d, h, was)
         return str(status), h, now
 
     async def _argv_for(
@@ -355,12 +355,16 @@ class RequestStore:
         ]
         timeout = self._scripts["timeout"]
         replies = await run_many(self.redis, timeout, calls, self._in_flight)
-        return [
-            None
-            if status == "not_found"
-            else Moved(from_hash(reply(raw)), noop=status != "ok", left=status == "unsigned")
-            for status, raw, *_ in replies
-        ]
+        out: list[Moved | None] = []
+        for (rid, _), (status, raw, *rest) in zip(timers, replies, strict=True):
+            if status == "not_found":
+                out.append(None)
+                continue
+            h = reply(raw)
+            if status == "ok":  # logged as any other transition: operators alert on these
+                log_moved(rid, Decision(event=Event.TIMEOUT), h, rest)
+            out.append(Moved(from_hash(h), noop=status != "ok", left=status == "unsigned"))
+        return out
 
     async def list_pending(self, limit: int = 100) -> list[ActionRequest]:
         """Requests waiting for a person, oldest first."""

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bot.core.machine import apply
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution
@@ -118,22 +120,28 @@ def timeout_seals(
     return out
 
 
-def log_moved(rid: str, d: Decision, h: dict[str, str], was: str | None) -> None:
-    """The log line of a transition that took: `h` the script's reply, `was` the state
-    it moved from."""
-    log.info(
-        "transition",
-        extra={
-            "request_id": rid,
-            "event": d.event.value,
-            "actor": d.actor,
-            "from_state": was,
-            "to_state": h["state"],
-            "version": int(h["version"]),
-            "tool": h["tool"],
-            "run_id": h.get("run_id") or None,
-        },
-    )
+def log_moved(rid: str, d: Decision, h: dict[str, str], rest: Sequence[Any]) -> None:
+    """The log lines of a transition that took, one per step the audit records (a
+    timeout that escalates is `timeout` then `reassign`): `h` the script's reply,
+    `rest` what follows it (the state it moved from, then the steps as JSON)."""
+    was = str(rest[0]) if rest else None
+    steps = json.loads(rest[1]) if len(rest) > 1 and rest[1] else []
+    if not isinstance(steps, list) or not steps:  # cjson writes an empty list as {}
+        steps = [[d.event.value, was, h["state"]]]
+    for event, before, after in steps:
+        log.info(
+            "transition",
+            extra={
+                "request_id": rid,
+                "event": event,
+                "actor": d.actor,
+                "from_state": before,
+                "to_state": after,
+                "version": int(h["version"]),
+                "tool": h["tool"],
+                "run_id": h.get("run_id") or None,
+            },
+        )
 
 
 def log_created(req: ActionRequest, requester: str, claimer: str | None) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
+import pytest
 from redis.asyncio import Redis
 
 from bot.clock import FakeClock
@@ -229,3 +231,32 @@ async def test_every_due_question_fires_in_one_sweep(
     clock.advance(1000)
     assert (await Sweeper(store, qs, clock=clock).sweep_once()).fired == 2
     assert {(await qs.get(q.id)).state for q in asked} == {"expired"}
+
+
+async def test_the_sweepers_transitions_are_logged_one_line_each_as_the_audit_has_them(
+    store: RequestStore,
+    policy: Policy,
+    clock: FakeClock,
+    redis: Redis,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Escalations and policy defaults are what operators alert on: each step the audit
+    records is one `transition` line, with the fields every other transition logs."""
+    req = (await store.create(policy, tool="refund", args={"amount": 3}, requester="U1")).request
+    sw = sweeper(store, clock, redis)
+    with caplog.at_level(logging.INFO, logger="bot.store"):
+        for step_ms in (10 * 60_000, 10 * 60_000, 5 * 60_000):
+            clock.advance(step_ms)
+            await sw.sweep_once()
+    logged = [
+        (r.event, r.from_state, r.to_state, r.actor, r.tool)  # type: ignore[attr-defined]
+        for r in caplog.records
+        if r.getMessage() == "transition" and getattr(r, "request_id", None) == req.id
+    ]
+    trail = [(e.event, e.from_state, e.to_state) for e in await audit.entries(redis, req.id)][
+        1:
+    ]  # after the create, logged when it was made
+    assert [(e, f, t) for e, f, t, _, _ in logged] == trail
+    assert [e for e, *_ in logged] == ["timeout", "reassign", "timeout", "reassign", "timeout"]
+    assert {(actor, tool) for *_, actor, tool in logged} == {("system", "refund")}
+    assert logged[-1][2] == "auto_rejected"

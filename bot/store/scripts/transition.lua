@@ -112,9 +112,11 @@ local function commit(t, expires_in, dress, lean)
   store(K.req, w)
   wake(K.wake, h.version, t.cur)
   publish(K.events, 'request', h.id, h.version, t.event, t.cur, h.run_id)
+  -- The moves too (event, from, to), so the caller logs one line per audited step.
+  local moves = cjson.encode(t.recs)
   if lean == '1' then
     return {'ok', cjson.encode({id = h.id, state = t.cur, version = h.version, tool = h.tool,
-                               run_id = h.run_id}), t.state}
+                               run_id = h.run_id}), t.state, moves}
   end
-  return {'ok', flat(h), t.state}
+  return {'ok', flat(h), t.state, moves}
 end
