@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 from redis.asyncio import Redis
 
 from bot.core.chain import GENESIS, line_hash
@@ -155,6 +156,59 @@ async def test_audit_export_writes_json_lines(
     rows = [json.loads(x) for x in target.read_text().splitlines()]
     assert [r["request_id"] for r in rows] == [i for i in ids for _ in range(2)]
     assert {r["event"] for r in rows} == {"create", "approve"}
+
+
+async def test_policy_check_reports_every_problem_in_one_run(tmp_path: Path) -> None:
+    """Field errors and the cross-field ones (pydantic skips the model's check when a
+    field is wrong) together: fixing the first batch must not reveal a second."""
+    bad = tmp_path / "policy.yaml"
+    bad.write_text(
+        "tiers:\n"
+        "  low: {review_timeout: soon, reviewers: {channels: [x]}}\n"  # field: bad duration
+        "  medium: {review_timeout: 5m, reviewers: {channels: [x]}, on_exhausted: auto_approved}\n"
+        "  high: {review_timeout: 5m, reviewers: {channels: [x]}, on_exhausted: auto_approved}\n"
+        "  critical: {review_timeout: 5m, reviewers: {oncall: nobody}, colour: red}\n"
+        "tools: {refund: {tier: huge}}\n"
+    )
+    code, _, err = await cli("policy", "check", str(bad))
+    assert code == 2
+    for problem in (
+        "tiers.low.review_timeout",
+        "tiers.critical.colour",
+        "tools.refund.tier",
+        "tiers.medium.on_exhausted: auto_approved is allowed for low risk only",
+        "tiers.high.on_exhausted: auto_approved is allowed for low risk only",
+        "tiers.high.approvers: a high tier must name who may approve",
+        "tiers.critical.approvers: a critical tier must name who may approve",
+        "oncall rotation 'nobody' is not defined",
+    ):
+        assert problem in err, (problem, err)
+
+
+async def test_policy_show_prints_the_policy_in_effect(tmp_path: Path) -> None:
+    env_free = {k: v for k, v in os.environ.items() if k != "HITL_POLICY"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "policy",
+        "show",
+        env=env_free,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    text = out.decode()
+    assert proc.returncode == 0, err
+    assert "built-in default" in text and "#hitl-leads" in text  # who may decide high
+    mine = tmp_path / "p.yaml"
+    from bot.demo.policy import DEMO_POLICY
+
+    mine.write_text(yaml.safe_dump(DEMO_POLICY))
+    code, shown, _ = await cli("policy", "show", str(mine))
+    assert code == 0 and str(mine) in shown.replace("\n", "")
+    assert "issue_refund" in shown and "if amount > 1000: high" in shown
+    assert "SFINANCE" in shown  # the high tier's approvers
 
 
 async def test_pending_and_show(store: RequestStore, policy: Policy, redis_url: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -204,6 +205,38 @@ def policy_check(file: Path, as_json: JsonOpt = False) -> None:
     else:
         _print_table(policy_table(policy))
         out.print(f"Tools not listed are gated at [bold]{policy.default_tier.value}[/bold].")
+
+
+@policy_app.command("show")
+def policy_show(
+    file: Annotated[
+        Path | None,
+        typer.Argument(help="A policy file (default: HITL_POLICY, else the built-in policy)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the policy in effect: each tier, who may decide it, and the tools."""
+    path = file or os.environ.get("HITL_POLICY") or None
+    try:
+        policy = load_policy(path)
+    except HitlError as exc:
+        err.print(str(exc), markup=False, highlight=False)
+        raise typer.Exit(2) from None
+    if as_json:
+        print(policy.model_dump_json(indent=2))
+        return
+    out.print(f"Policy: {path or 'the built-in default (HITL_POLICY is unset)'}", markup=False)
+    _print_table(policy_table(policy))
+    tools = Table("tool", "tier", "review", "rules")
+    for name, tp in sorted(policy.tools.items()):
+        rules = "; ".join(f"if {r.condition}: {r.tier.value}" for r in tp.rules) or "-"
+        tier = (tp.tier or policy.default_tier).value
+        tools.add_row(name, tier, tp.review, rules)
+    if policy.tools:
+        _print_table(tools)
+    out.print(f"Tools not listed are gated at [bold]{policy.default_tier.value}[/bold].")
+    if policy.operators:
+        out.print("Operators: " + ", ".join(policy.operators), markup=False)
 
 
 @app.command()

@@ -165,29 +165,15 @@ class Policy(_Strict):
 
     @model_validator(mode="after")
     def _coherent(self) -> Policy:
-        missing = [t.value for t in TIER_ORDER if t not in self.tiers]
-        if missing:
-            raise ValueError(f"tiers {missing} are missing; fix: define all four tiers")
-        problems: list[str] = []
-        for tier, tp in self.tiers.items():
-            if tp.on_exhausted == State.AUTO_APPROVED and tier != RiskTier.LOW:
-                problems.append(
-                    f"tiers.{tier.value}.on_exhausted: auto_approved is allowed for low risk "
-                    "only; fix: set it to auto_rejected"
-                )
-            if tier in (RiskTier.HIGH, RiskTier.CRITICAL) and not tp.approvers:
-                problems.append(
-                    f"tiers.{tier.value}.approvers: a {tier.value} tier must name who may "
-                    "approve; fix: list Slack user ids (U123), user group ids (S123) or a "
-                    'channel whose members may approve ("#leads"), e.g. approvers: '
-                    '["S0FINANCE"] (or write "*" to allow anyone in the workspace)'
-                )
-            for lvl in (tp.reviewers, *tp.escalation):
-                if lvl.oncall and lvl.oncall not in self.oncall:
-                    problems.append(
-                        f"tiers.{tier.value}: oncall rotation {lvl.oncall!r} is not defined; "
-                        "fix: add it under 'oncall:'"
-                    )
+        tiers: dict[str, TierFacts] = {
+            tier.value: (
+                tp.on_exhausted,
+                tp.approvers,
+                [lvl.oncall for lvl in (tp.reviewers, *tp.escalation)],
+            )
+            for tier, tp in self.tiers.items()
+        }
+        problems = coherence_problems(tiers, set(self.oncall))
         if problems:
             raise ValueError("\n".join(problems))
         return self
@@ -260,6 +246,53 @@ def load_policy(path: str | Path | None) -> Policy:
     return parse_policy(data, source=str(p))
 
 
+TierFacts = tuple[object, object, list[object]]  # on_exhausted, approvers, oncall names
+
+
+def coherence_problems(tiers: dict[str, TierFacts], oncall: set[str]) -> list[str]:
+    """What makes a policy unsafe across its fields, from plain values: the model's own
+    check, and `parse_policy`'s when fields are wrong too (pydantic then skips the
+    model's check, and a second run would show these only after the first fixes)."""
+    missing = [t.value for t in TIER_ORDER if t.value not in tiers]
+    problems = [f"tiers {missing} are missing; fix: define all four tiers"] if missing else []
+    for tier, (on_exhausted, approvers, oncalls) in tiers.items():
+        if on_exhausted == State.AUTO_APPROVED.value and tier != RiskTier.LOW.value:
+            problems.append(
+                f"tiers.{tier}.on_exhausted: auto_approved is allowed for low risk "
+                "only; fix: set it to auto_rejected"
+            )
+        if tier in (RiskTier.HIGH.value, RiskTier.CRITICAL.value) and not approvers:
+            problems.append(
+                f"tiers.{tier}.approvers: a {tier} tier must name who may "
+                "approve; fix: list Slack user ids (U123), user group ids (S123) or a "
+                'channel whose members may approve ("#leads"), e.g. approvers: '
+                '["S0FINANCE"] (or write "*" to allow anyone in the workspace)'
+            )
+        for name in oncalls:
+            if name and name not in oncall:
+                problems.append(
+                    f"tiers.{tier}: oncall rotation {name!r} is not defined; "
+                    "fix: add it under 'oncall:'"
+                )
+    return problems
+
+
+def _raw_coherence(data: dict[Any, Any]) -> list[str]:
+    """`coherence_problems` read from the file's plain data, as far as it has a shape."""
+    raw = data.get("tiers")
+    if not isinstance(raw, dict):
+        return []
+    tiers: dict[str, TierFacts] = {}
+    for name, tp in raw.items():
+        tp = tp if isinstance(tp, dict) else {}
+        levels = [tp.get("reviewers"), *(tp.get("escalation") or [])]
+        oncalls = [lvl.get("oncall") for lvl in levels if isinstance(lvl, dict)]
+        on_exhausted = tp.get("on_exhausted", State.AUTO_REJECTED.value)
+        tiers[str(name)] = (on_exhausted, tp.get("approvers"), oncalls)
+    oncall = data.get("oncall")
+    return coherence_problems(tiers, set(oncall) if isinstance(oncall, dict) else set())
+
+
 def parse_policy(data: object, *, source: str = "<policy>") -> Policy:
     if not isinstance(data, dict):
         raise ConfigError(
@@ -277,6 +310,8 @@ def parse_policy(data: object, *, source: str = "<policy>") -> Policy:
             if err["type"] == "extra_forbidden":
                 text = f"unknown field; fix: remove it or check its spelling ({field})"
             problems.append(f"{source}: {field}: {text}")
+        if all(err["loc"] for err in exc.errors()):  # the model's own check did not run
+            problems += [f"{source}: {p}" for p in _raw_coherence(data)]
         raise ConfigError("\n".join(problems)) from None
 
 
