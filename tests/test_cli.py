@@ -28,8 +28,11 @@ def store(signed_store: RequestStore) -> RequestStore:
     return signed_store
 
 
-async def cli(*args: str, redis_url: str | None = None) -> tuple[int, str, str]:
-    env = dict(os.environ)
+async def cli(
+    *args: str, redis_url: str | None = None, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    extra = env or {}
+    env = dict(os.environ) | extra
     if redis_url:
         env["REDIS_URL"] = redis_url
     proc = await asyncio.create_subprocess_exec(

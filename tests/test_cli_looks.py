@@ -27,6 +27,15 @@ async def test_help_names_flags_without_a_type() -> None:
     assert "--json" in out and "Print JSON instead of a table." in out
 
 
+async def test_no_command_list_cuts_a_summary_at_80_columns() -> None:
+    """Click cuts a summary that does not fit with '...': every command's says it whole."""
+    for group in ((), ("audit",), ("keys",), ("policy",), ("valkey",), ("mcp",), ("claude-code",)):
+        code, out, _ = await cli(*group, "--help", env={"COLUMNS": "80"})
+        assert code == 0
+        listed = out.split("Commands:", 1)[1].splitlines()
+        assert listed and not [line for line in listed if line.rstrip().endswith("...")], out
+
+
 async def test_a_piped_table_keeps_every_id_whole(
     store: RequestStore, policy: Policy, redis_url: str
 ) -> None:

@@ -21,7 +21,7 @@ claude_code_app = typer.Typer(
 DEFAULT_HOOK_TIMEOUT_S = 600  # Claude Code's own default for a command hook
 
 
-@claude_code_app.command()
+@claude_code_app.command(short_help="Answer one PreToolUse call (stdin to stdout).")
 def hook(
     timeout: Annotated[
         float,
@@ -49,7 +49,7 @@ def hook(
     run(timeout_s=timeout, requester=requester)
 
 
-@claude_code_app.command()
+@claude_code_app.command(short_help="Add the hook to .claude/settings.json.")
 def install(
     project: Annotated[
         Path, typer.Option(help="The project whose .claude/settings.json gets the hook.")

@@ -80,7 +80,7 @@ def _signer() -> Signer:
         raise typer.Exit(2) from None
 
 
-@audit_app.command("verify")
+@audit_app.command("verify", short_help="Check every chain and every signature.")
 def audit_verify(
     since: Since = None,
     heads_file: Annotated[
@@ -137,7 +137,7 @@ def audit_export(
     _write("".join(line + "\n" for line in lines), output, f"{len(lines)} entries")
 
 
-@audit_app.command("heads")
+@audit_app.command("heads", short_help="Every chain head, signed, to keep outside Redis.")
 def audit_heads(output: Annotated[Path | None, typer.Option("--output", "-o")] = None) -> None:
     """Every request's chain head (id, head hash, seq), signed with serve's key: keep the
     file outside Redis and check it later with `audit verify --heads FILE`."""
@@ -159,7 +159,7 @@ def _write(text: str, output: Path | None, what: str) -> None:
         err.print(f"wrote {what} to {output}")
 
 
-@keys_app.command("show")
+@keys_app.command("show", short_help="The public keys decisions are signed with.")
 def keys_show(
     pem: Annotated[bool, typer.Option("--pem", help="PEM instead of base64.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,

@@ -36,13 +36,21 @@ from bot.store.runtime import Runtime
 
 # Plain click help: typer's rich help prints flags as "--help <bool>" (typer 0.29).
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, rich_markup_mode=None)
-policy_app = typer.Typer(no_args_is_help=True, help="Check a policy file.", rich_markup_mode=None)
+policy_app = typer.Typer(
+    no_args_is_help=True,
+    help="Check a policy file, or show the one in effect.",
+    rich_markup_mode=None,
+)
 app.add_typer(audit_app, name="audit")
 app.add_typer(keys_app, name="keys")
 app.add_typer(policy_app, name="policy")
 app.add_typer(valkey_app, name="valkey")
-app.add_typer(mcp_app, name="mcp")
-app.add_typer(claude_code_app, name="claude-code")
+app.add_typer(mcp_app, name="mcp", short_help="The gate for MCP clients: a server and a gateway.")
+app.add_typer(
+    claude_code_app,
+    name="claude-code",
+    short_help="Claude Code's PreToolUse hook, and its install.",
+)
 out = Console()
 err = Console(stderr=True)
 T = TypeVar("T")
@@ -72,7 +80,7 @@ def _pending_table(reqs: list[ActionRequest]) -> Table:
     return t
 
 
-@app.command()
+@app.command(short_help="What waits for a person, oldest first.")
 def pending(as_json: JsonOpt = False, limit: int = 100) -> None:
     """What waits for a person, oldest first: for whom, and until when."""
     reqs = _run(lambda rt: rt.requests.list_pending(limit))
@@ -84,7 +92,7 @@ def pending(as_json: JsonOpt = False, limit: int = 100) -> None:
         _print_table(_pending_table(reqs))
 
 
-@app.command()
+@app.command(short_help="Agent runs, newest first.")
 def runs(as_json: JsonOpt = False, limit: int = 50) -> None:
     """Agent runs, newest first: state, turns, what each waits on."""
     found = _run(lambda rt: cli_runs.list_runs(rt, limit))
@@ -105,7 +113,7 @@ def _show_run(run_id: str, as_json: bool) -> None:
         out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
-@app.command()
+@app.command(short_help="A request or a run, with its verified history.")
 def show(
     request_id: Annotated[
         str, typer.Argument(metavar="ID", help="A request id, or a run id (run-…).")
@@ -207,7 +215,7 @@ def policy_check(file: Path, as_json: JsonOpt = False) -> None:
         out.print(f"Tools not listed are gated at [bold]{policy.default_tier.value}[/bold].")
 
 
-@policy_app.command("show")
+@policy_app.command("show", short_help="Print the policy in effect and who decides each tier.")
 def policy_show(
     file: Annotated[
         Path | None,
@@ -239,7 +247,7 @@ def policy_show(
         out.print("Operators: " + ", ".join(policy.operators), markup=False)
 
 
-@app.command()
+@app.command(short_help="Everything on this machine, with a local Slack.")
 def demo(
     agent: Annotated[str, typer.Option(help="The agent to run: claw or refunds.")] = "claw",
     port: Annotated[
@@ -309,7 +317,7 @@ def _exit_with(exc: HitlError) -> NoReturn:
     raise typer.Exit(2) from None
 
 
-@app.command()
+@app.command(short_help="The Slack endpoint, /v1 API, /healthz and /metrics.")
 def serve() -> None:
     """The Slack endpoint, the /v1 API, /healthz and /metrics, the sweeper and notifier."""
     from bot.config import Settings
@@ -330,7 +338,7 @@ def serve() -> None:
     _until_signalled(work, uvloop=settings.hitl_uvloop)
 
 
-@app.command()
+@app.command(short_help="An agent worker: takes runs from the queue.")
 def worker(
     agent: Annotated[
         list[str] | None,

@@ -86,7 +86,7 @@ def valkey_status(
         raise typer.Exit(1)
 
 
-@valkey_app.command("stop")
+@valkey_app.command("stop", short_help="Stop it if no hitl-bot process uses it.")
 def valkey_stop(data_dir: DataDirOpt = None) -> None:
     """Stop it if no hitl-bot process uses it (exit 1, naming them, if some do)."""
     where = _data_dir(data_dir)

@@ -126,7 +126,7 @@ def _serve(
         raise typer.Exit(2) from None
 
 
-@mcp_app.command()
+@mcp_app.command(short_help="An MCP server: request_approval, ask_human, permission_prompt.")
 def serve(
     port: PortOpt = None,
     host: HostOpt = "127.0.0.1",
@@ -154,7 +154,10 @@ def serve(
     _serve(build, port, host, "serve")
 
 
-@mcp_app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@mcp_app.command(
+    short_help="A gateway: other servers' tools, each call through the gate.",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
 def proxy(
     ctx: typer.Context,
     config: Annotated[
