@@ -14,6 +14,7 @@ from bot.core.policy import Policy
 from bot.demo.policy import DEMO_POLICY
 from bot.store import keys
 from bot.store.cards import LINK
+from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 from tests.test_cli import cli
@@ -82,6 +83,11 @@ async def test_runs_lists_runs_and_show_shows_one(
     await redis.hset(keys.run(run.id), LINK, "https://example.slack.com/archives/C1/p12")
     entry = {"at": 0, "kind": "user_steering", "actor": "UKID", "text": "the penguin!"}
     await redis.rpush(keys.run_audit(run.id), json.dumps(entry))
+    questions = QuestionStore(redis)
+    asked = await questions.ask("Is this the one?", timeout_ms=60_000, run_id=run.id)
+    await questions.answer(asked.id, actor="UKID", answer="yes, the bear")
+    await questions.ask("Which colour?", timeout_ms=60_000, run_id=run.id)
+    await questions.ask("Not this run's", timeout_ms=60_000, run_id=other.id)
 
     code, out, _ = await cli("runs", redis_url=redis_url)
     assert code == 0
@@ -92,8 +98,30 @@ async def test_runs_lists_runs_and_show_shows_one(
     assert "thread: https://example.slack.com/archives/C1/p12" in out
     assert "1 approval request:" in out and made.request.id in out
     assert "UKID (steer): the penguin!" in out
+    assert "questions: 2" in out and "asked: Is this the one?" in out
+    assert "UKID answered: yes, the bear" in out and "asked: Which colour?" in out
+    assert "no answer (open)" in out and "Not this run's" not in out
     code, out, _ = await cli("show", run.id, "--json", redis_url=redis_url)
     body = json.loads(out)
     assert body["requests"][0]["id"] == made.request.id and body["turns"] == 3
     code, _, err = await cli("show", "run-nope", redis_url=redis_url)
     assert code == 2 and "No run with id run-nope" in err
+
+
+async def test_pending_shows_each_calls_run_arguments_and_who_by_kind(
+    store: RequestStore, redis_url: str
+) -> None:
+    from bot.core.policy import parse_policy
+
+    policy = parse_policy(DEMO_POLICY)  # medium: user UPARENT; high: group SFINANCE
+    await store.create(
+        policy,
+        tool="issue_refund",
+        args={"order_id": "A1004", "amount": 4200},
+        requester="refunds-agent",
+        run_id="run-story-1",
+    )
+    code, out, _ = await cli("pending", redis_url=redis_url)
+    assert code == 0, out
+    assert "run-story-1" in out and '"amount": 4200' in out and "A1004" in out
+    assert "group SFINANCE" in out

@@ -56,6 +56,7 @@ err = Console(stderr=True)
 T = TypeVar("T")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 WIDE = 10_000  # piped, a table is as wide as its cells: ids are never cut
+ARGS_SHOWN = 80  # characters of a request's arguments in `pending` (`show ID`: all)
 
 
 def _print_table(t: Table) -> None:
@@ -64,15 +65,20 @@ def _print_table(t: Table) -> None:
 
 
 def _pending_table(reqs: list[ActionRequest]) -> Table:
-    t = Table("id", "tool", "risk", "waiting for", "approvals", "level", "expires")
+    t = Table("id", "tool", "args", "risk", "run", "waiting for", "approvals", "level", "expires")
     for r in reqs:
         lvl = r.assignees
-        who = ", ".join([*lvl.users, *lvl.groups, *lvl.channels]) or "-"
+        # Slack ids, said as what they are: the CLI has no Slack to ask for names.
+        who = [*(f"user {u}" for u in lvl.users), *(f"group {g}" for g in lvl.groups)]
+        who += [c if c.startswith("#") else f"channel {c}" for c in lvl.channels]
+        args = json.dumps(r.args, ensure_ascii=False, separators=(", ", ": "))
         t.add_row(
             r.id,
             r.tool,
+            args if len(args) <= ARGS_SHOWN else args[: ARGS_SHOWN - 1] + "…",
             r.risk.value,
-            who,
+            r.run_id or "-",
+            ", ".join(who) or "-",
             f"{len(r.approvals)} of {r.quorum}",
             f"{r.level + 1} of {len(r.levels)}",
             when(r.expires_at),

@@ -13,7 +13,7 @@ from typing import Any
 from rich.table import Table
 
 from bot import messages as msg
-from bot.core.models import ActionRequest, Run
+from bot.core.models import ActionRequest, Question, Run
 from bot.errors import NotFound
 from bot.store.runtime import Runtime
 
@@ -25,6 +25,7 @@ class RunView:
     requests: list[ActionRequest] = field(default_factory=list)
     steering: list[dict[str, Any]] = field(default_factory=list)  # the run's audit lines
     queued: int = 0  # corrections not read by the agent yet
+    questions: list[Question] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return self.run.model_dump(mode="json") | {
@@ -32,6 +33,7 @@ class RunView:
             "requests": [r.model_dump(mode="json") for r in self.requests],
             "steering": self.steering,
             "steering_queued": self.queued,
+            "questions": [q.model_dump(mode="json") for q in self.questions],
         }
 
 
@@ -52,6 +54,7 @@ async def run_view(rt: Runtime, run_id: str) -> RunView:
             view.requests.append(req)
     view.steering = await rt.run_audit.entries(run_id)
     view.queued = await rt.steering.pending(run_id)
+    view.questions = await rt.questions.of_run(run_id)
     return view
 
 
@@ -93,6 +96,14 @@ def run_lines(view: RunView) -> list[str]:
         out.append(
             msg.CLI_RUN_REQUEST.format(id=q.id, tool=q.tool, risk=q.risk.value, state=q.state.value)
         )
+    out.append(msg.CLI_RUN_QUESTIONS.format(n=len(view.questions)))
+    for qn in view.questions:
+        out.append(f"  {msg.when(qn.asked_at)}  " + msg.CLI_RUN_ASKED.format(text=qn.question))
+        if qn.answer is not None:
+            said_by = msg.CLI_RUN_ANSWERED.format(who=qn.answered_by or "?", text=qn.answer)
+            out.append(f"  {msg.when(qn.answered_at)}  {said_by}")
+        else:
+            out.append("  " + msg.CLI_RUN_UNANSWERED.format(state=qn.state.value))
     said = [e for e in view.steering if e.get("kind") in ("user_steering", "refused")]
     out.append(msg.CLI_RUN_STEERING.format(n=len(said), queued=view.queued))
     for e in said:

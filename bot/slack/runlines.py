@@ -33,6 +33,16 @@ def card_elsewhere(req: ActionRequest, channel: str, permalink: str) -> str:
     )
 
 
+def thread_link(permalink: str, channel: str, thread_ts: str) -> str:
+    """A thread's parent's permalink opens the channel at that message; with the thread's
+    ts and channel in its query it opens the thread itself, as Slack's own "Copy link"
+    of a reply does."""
+    if "thread_ts=" in permalink:
+        return permalink
+    sep = "&" if "?" in permalink else "?"
+    return f"{permalink}{sep}thread_ts={thread_ts}&cid={channel}"
+
+
 class RunLines:
     def __init__(self, cards: Cards, client: AsyncWebClient) -> None:
         self.cards = cards
@@ -85,7 +95,9 @@ class RunLines:
             log.info("no permalink for run %s: %s", run_id, exc.response.get("error"))
             return
         if got.get("permalink"):
-            await self.cards.set_thread_link(run_id, str(got["permalink"]))
+            await self.cards.set_thread_link(
+                run_id, thread_link(str(got["permalink"]), channel, thread_ts)
+            )
 
     async def refresh_card(self, run: Run) -> None:
         """Bring the run card (if the bot posted one) to the run's current state."""

@@ -77,6 +77,9 @@ def question(qid: str) -> str:
     return f"{_t(qid)}q:{qid}"
 
 
+QUESTION_KEYS = f"{PREFIX}{{s??}}:q:*"  # SCAN pattern over every question's hash
+
+
 def due(shard: int) -> str:
     """Sorted set: member `kind:id|version`, score the deadline in epoch ms."""
     return f"{tag(shard)}due"

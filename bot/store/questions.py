@@ -83,6 +83,21 @@ class QuestionStore:
         fields = {"kind": "question", "id": qid, "event": "delivered", "state": "answered"}
         await publish(self.redis, qid, {**fields, "version": 0})
 
+    async def of_run(self, run_id: str, *, batch: int = 500) -> list[Question]:
+        """A run's questions, oldest first. A SCAN over every question (they have no
+        index by run): for an operator's look at one run, not for a hot path."""
+        found = [
+            raw.decode() if isinstance(raw, bytes) else str(raw)
+            async for raw in self.redis.scan_iter(match=keys.QUESTION_KEYS, count=batch)
+        ]
+        mine: list[Question] = []
+        for i in range(0, len(found), batch):
+            pipe = self.redis.pipeline(transaction=False)
+            for key in found[i : i + batch]:
+                pipe.hgetall(key)
+            mine += [_from_hash(h) for h in await pipe.execute() if h.get("run_id") == run_id]
+        return sorted(mine, key=lambda q: (q.asked_at, q.id))
+
     async def get(self, qid: str) -> Question:
         h = cast(dict[str, str], await self.redis.hgetall(keys.question(qid)))
         if not h:

@@ -21,6 +21,7 @@ from bot.core.policy import parse_policy
 from bot.core.states import State
 from bot.sdk import Gate, RunStopped, Steered
 from bot.slack import render
+from bot.store.cards import Cards
 from tests.e2e.conftest import POLICY, Bot, all_text, button_values
 from tests.poll import eventually
 
@@ -157,6 +158,9 @@ async def test_a_titled_run_is_named_on_its_card_and_in_the_app_home_of_who_may_
     alice = all_text((await home_of("UALICE")).definition["blocks"])  # SAPPROVERS decide it
     assert RUN in alice and "Ticket 88 &lt;!channel&gt; refunds" in alice
     assert "Open its thread" in alice and rid in alice
+    # the link opens the thread itself, not the channel at its first card
+    link = await eventually(lambda: Cards(bot.redis).thread_link(RUN), what="the thread link")
+    assert link.endswith(f"?thread_ts={run.thread_ts}&cid={run.channel}"), link
     outsider = all_text((await home_of("UTEAM1")).definition["blocks"])  # may not decide it
     assert RUN not in outsider and "No agent run you may steer" in outsider
 
