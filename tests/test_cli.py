@@ -189,20 +189,8 @@ async def test_policy_check_reports_every_problem_in_one_run(tmp_path: Path) -> 
 
 
 async def test_policy_show_prints_the_policy_in_effect(tmp_path: Path) -> None:
-    env_free = {k: v for k, v in os.environ.items() if k != "HITL_POLICY"}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        "policy",
-        "show",
-        env=env_free,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    text = out.decode()
-    assert proc.returncode == 0, err
+    code, text, err = await cli("policy", "show", env={"HITL_POLICY": ""})  # unset
+    assert code == 0, err
     assert "built-in default" in text and "#hitl-leads" in text  # who may decide high
     mine = tmp_path / "p.yaml"
     from bot.demo.policy import DEMO_POLICY
