@@ -21,7 +21,7 @@ from bot.core.models import DETAIL_MAX, Decision
 from bot.core.payload import MAX_ARGS_DEPTH
 from bot.core.plainjson import text_too_deep
 from bot.core.schema import problems
-from bot.core.states import Event
+from bot.core.states import Event, State
 from bot.errors import (
     AlreadyResolved,
     Expired,
@@ -153,7 +153,10 @@ class Approvals:
                 if refused is not None:
                     await _ephemeral(client, body, refused)
                     return
-            await open_view(client, body, make_view(req))
+            view = make_view(req)
+            view_id = await open_view(client, body, view)
+            if view_id and req.state == State.PENDING_REVIEW:
+                await self.rt.cards.add_open_view(req.id, view_id, str(view["callback_id"]))
 
         return handler
 
@@ -289,13 +292,18 @@ def _thread_of(body: dict[str, Any]) -> str | None:
     return str(found) if found else None
 
 
-async def open_view(client: AsyncWebClient, body: dict[str, Any], view: dict[str, Any]) -> None:
-    """Open a modal after the ack; a refusal (an expired trigger) is logged, never raised,
-    for the same reason as `tell`."""
+async def open_view(
+    client: AsyncWebClient, body: dict[str, Any], view: dict[str, Any]
+) -> str | None:
+    """Open a modal after the ack: its view id. A refusal (an expired trigger) is logged,
+    never raised, for the same reason as `tell`."""
     try:
-        await client.views_open(trigger_id=body["trigger_id"], view=view)
+        resp = await client.views_open(trigger_id=body["trigger_id"], view=view)
     except SlackApiError as exc:
         log.warning("could not open a modal", extra={"error": exc.response.get("error")})
+        return None
+    opened = resp.get("view") or {}
+    return str(opened["id"]) if opened.get("id") else None
 
 
 async def tell(

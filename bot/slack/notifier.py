@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from contextvars import ContextVar
+from typing import Any
 
 import httpx
 from slack_sdk.errors import SlackApiError
@@ -19,7 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.models import RUN_FINAL, ActionRequest, Run
 from bot.core.states import State
 from bot.errors import NotFound
-from bot.slack import lines, render
+from bot.slack import lines, render, views
 from bot.slack.escalations import EscalationPosts
 from bot.slack.groups import channel_id
 from bot.slack.once import OncePoster, Posted, Tag
@@ -248,10 +250,28 @@ class Notifier:
         # buttons or an old level once something happened. Before the thread line, so a
         # failure here retries the whole notice without saying the line twice.
         await self.escalations.refresh(req, skip=posted)
+        await self._close_modals(req)
         if channel and ts:
             # The line says what this event did, not where the request is by now.
             then = req.model_copy(update={"state": State(n.state)}) if n.state else req
             await self._say(channel, run_thread or ts, lines.status_line(then, n.event))
+
+    async def _close_modals(self, req: ActionRequest) -> None:
+        """Turn the Edit, Reject and payload modals still open on the request into a
+        notice that it was decided: Slack keeps a modal open until the person closes it,
+        and one left as it was would offer to decide a call that is settled."""
+        if req.state == State.PENDING_REVIEW:
+            return
+        for view_id, callback_id in (await self.rt.cards.take_open_views(req.id)).items():
+            make = STALE_MODALS.get(callback_id)
+            if make is None:
+                continue
+            try:
+                await self.client.views_update(view_id=view_id, view=make(req))
+            except SlackApiError as exc:  # closed by the person already: nothing to do
+                log.info(
+                    "modal %s of %s not updated: %s", view_id, req.id, exc.response.get("error")
+                )
 
     async def _save_card(
         self, rid: str, card: Posted, run_thread: str | None, view: str | None
@@ -328,6 +348,12 @@ class Notifier:
             if exc.response.get("error") != "already_reacted":  # a retry after success
                 raise
 
+
+STALE_MODALS: dict[str, Callable[[ActionRequest], dict[str, Any]]] = {
+    render.VIEW_EDIT: views.edit_modal,
+    render.VIEW_REJECT: views.reject_modal,
+    render.VIEW_PAYLOAD: views.payload_modal,
+}
 
 # When the event being delivered happened (its entry id's ms): what the thread's lines
 # are ordered by, rather than by when they are delivered.

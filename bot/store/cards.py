@@ -29,6 +29,7 @@ FREE_CALLS = "free_calls"  # that line's calls, as JSON [[request id, line], ...
 # When another line followed it (an event time, ms): later calls start a new line, and a
 # call made before then still joins it, however late its event is delivered.
 FREE_ENDED = "free_ended"
+OPEN_VIEW_TTL_S = 86_400  # a modal left open longer than a day is forgotten, not updated
 LINK = "link"  # the permalink of the run's thread, for `hitl-bot show RUN_ID`
 
 
@@ -74,6 +75,22 @@ class Cards:
     async def _ref(self, key: str, extra: str) -> CardRef:
         got = cast(list[str | None], await self.redis.hmget(key, ["msg_channel", "msg_ts", extra]))
         return CardRef(got[0], got[1], got[2])
+
+    async def add_open_view(self, rid: str, view_id: str, callback_id: str) -> None:
+        """A modal opened on the request, to close as it leaves review (Slack keeps a
+        modal open until the person closes it, however stale)."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(keys.open_views(rid), view_id, callback_id)
+        pipe.expire(keys.open_views(rid), OPEN_VIEW_TTL_S)
+        await pipe.execute()
+
+    async def take_open_views(self, rid: str) -> dict[str, str]:
+        """The request's open modals (view id -> callback id), forgotten as they are read."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hgetall(keys.open_views(rid))
+        pipe.delete(keys.open_views(rid))
+        got, _ = await pipe.execute()
+        return {str(k): str(v) for k, v in (got or {}).items()}
 
     async def request_card(self, rid: str) -> CardRef:
         """The request's card; `extra` the intent of an attempt that never saved its ts."""

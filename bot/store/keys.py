@@ -80,6 +80,11 @@ def question(qid: str) -> str:
 QUESTION_KEYS = f"{PREFIX}{{s??}}:q:*"  # SCAN pattern over every question's hash
 
 
+def open_views(rid: str) -> str:
+    """The modals opened on a request while it waited: view id -> callback id."""
+    return f"{_t(rid)}views:{rid}"
+
+
 def due(shard: int) -> str:
     """Sorted set: member `kind:id|version`, score the deadline in epoch ms."""
     return f"{tag(shard)}due"

@@ -19,7 +19,7 @@ from bot.core.policy import parse_policy
 from bot.core.states import State
 from bot.slack import render
 from bot.slack.modal_errors import MODAL_ERROR_MAX
-from bot.store import audit
+from bot.store import audit, keys
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot
 from tests.poll import eventually
@@ -129,6 +129,10 @@ async def test_an_edit_decided_meanwhile_says_who_and_when_in_plain_text(bot: Bo
     ch, ts = await bot.message_of(rid)
     await bot.emu.click("UALICE", render.ACTION_EDIT, channel=ch, ts=ts)
     view = await _modal(bot, "UALICE", render.VIEW_EDIT)
+    # Alice submits before the bot's update of her modal reaches her (a race the bot
+    # cannot close): as if the bot never knew her modal was open.
+    await eventually(lambda: bot.redis.exists(keys.open_views(rid)), what="her modal known")
+    await bot.redis.delete(keys.open_views(rid))
     await bot.emu.click("UBOB", render.ACTION_APPROVE, channel=ch, ts=ts)
 
     async def approved() -> Any:
@@ -146,3 +150,25 @@ async def test_an_edit_decided_meanwhile_says_who_and_when_in_plain_text(bot: Bo
         r"Already approved by Bob Oncall \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\); nothing changed\.",
         error,
     ), error
+
+
+async def test_a_modal_left_open_on_a_request_decided_meanwhile_says_so(bot: Bot) -> None:
+    """Slack keeps a modal open until its person closes it: Bob's Edit modal, open while
+    Alice approved, must not go on offering to decide the settled call."""
+    rid = await bot.propose("drop_claw", {"target": "bear"})
+    ch, ts = await bot.message_of(rid)
+    await bot.emu.click("UBOB", render.ACTION_EDIT, channel=ch, ts=ts)
+    opened = await eventually(lambda: bot.emu.open_view("UBOB"), what="Bob's Edit modal")
+    assert opened.definition.get("submit")  # it can approve, for now
+
+    await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
+
+    def settled() -> Any:
+        view = bot.emu.open_view("UBOB")
+        return view if view is not None and not view.definition.get("submit") else None
+
+    view = await eventually(settled, what="Bob's modal turned into a notice")
+    assert view.id == opened.id  # the same modal, updated in place
+    text = str(view.definition["blocks"])
+    assert "no longer waiting for review" in text and "Approved" in text
+    assert (await bot.requests.get(rid)).state == State.APPROVED
