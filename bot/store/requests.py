@@ -205,7 +205,7 @@ class RequestStore:
             stored = from_hash(reply(out))
         claimed = status == "ok" and stored.state == State.EXECUTING
         if status == "ok":
-            log_created(stored, requester, claim_as if claimed else None)
+            log_created(stored, requester, claim_as if claimed else None, exempt=not needs_review)
         if status != "ok" and stored.owner != owner:
             # Only a hash collision lands here: never show or hand out another's request.
             raise IdempotencyConflict(msg.IDEMPOTENCY_TAKEN.format(key=idempotency_key))

@@ -144,18 +144,20 @@ def log_moved(rid: str, d: Decision, h: dict[str, str], rest: Sequence[Any]) -> 
         )
 
 
-def log_created(req: ActionRequest, requester: str, claimer: str | None) -> None:
-    """The same log lines a create and a separate claim would have written."""
-    moves: list[tuple[str, str, str | None, str, int]] = [
-        ("create", requester, None, req.state.value, req.version)
+def log_created(req: ActionRequest, requester: str, claimer: str | None, *, exempt: bool) -> None:
+    """A create's lines, one per step its audit records (as `log_moved`'s): created, then
+    approved by the policy if it exempts the call, then claimed if an executor took it in
+    the same round trip (its step one version past the others, as the audit has it)."""
+    review, approved = State.PENDING_REVIEW.value, State.APPROVED.value
+    made = req.version - 1 if claimer is not None else req.version
+    steps: list[tuple[str, str, str | None, str, int]] = [
+        (Event.CREATE.value, requester, None, review, made)
     ]
+    if exempt:
+        steps.append((Event.APPROVE.value, SYSTEM, review, approved, made))
     if claimer is not None:
-        approved = State.APPROVED.value
-        moves = [
-            ("create", requester, None, approved, req.version - 1),
-            ("claim", claimer, approved, req.state.value, req.version),
-        ]
-    for event, actor, was, to, version in moves:
+        steps.append((Event.CLAIM.value, claimer, approved, req.state.value, req.version))
+    for event, actor, was, to, version in steps:
         log.info(
             "transition",
             extra={
