@@ -159,3 +159,7 @@ UVLOOP_MISSING = (
     "HITL_UVLOOP is set but uvloop is not installed; fix: pip install 'hitl-bot[uvloop]', "
     "or unset HITL_UVLOOP to run on asyncio's own loop"
 )
+CLI_POLICY_TIMEOUTS = (
+    "An approved call waits {claim} for its executor; a claimed call may run {run} "
+    "without a report."
+)

@@ -18,6 +18,7 @@ from bot.core.chain import GENESIS, line_hash
 from bot.core.models import Decision
 from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event
+from bot.demo.policy import DEMO_POLICY
 from bot.store import keys
 from bot.store.requests import RequestStore
 
@@ -192,14 +193,18 @@ async def test_policy_show_prints_the_policy_in_effect(tmp_path: Path) -> None:
     code, text, err = await cli("policy", "show", env={"HITL_POLICY": ""})  # unset
     assert code == 0, err
     assert "built-in default" in text and "#hitl-leads" in text  # who may decide high
+    high = next(line for line in text.splitlines() if " high " in line)
+    for cell in ("15m", "#hitl-approvals", "#hitl-oncall (15m) -> #hitl-leads (15m)"):
+        assert cell in high, (cell, high)  # review timeout, reviewers, escalation
+    assert "auto_rejected" in high and "#hitl-leads + each level reached" in high
+    assert "waits 10m for its executor" in text and "may run 15m" in text
     mine = tmp_path / "p.yaml"
-    from bot.demo.policy import DEMO_POLICY
-
     mine.write_text(yaml.safe_dump(DEMO_POLICY))
-    code, shown, _ = await cli("policy", "show", str(mine))
-    assert code == 0 and str(mine) in shown.replace("\n", "")
-    assert "issue_refund" in shown and "if amount > 1000: high" in shown
-    assert "SFINANCE" in shown  # the high tier's approvers
+    for how in ((str(mine),), ()):  # the file named, else HITL_POLICY's
+        code, shown, _ = await cli("policy", "show", *how, env={"HITL_POLICY": str(mine)})
+        assert code == 0 and str(mine) in shown.replace("\n", "")
+        assert "issue_refund" in shown and "if amount > 1000: high" in shown
+        assert "SFINANCE" in shown and "built-in" not in shown  # the high tier's approvers
 
 
 async def test_pending_and_show(store: RequestStore, policy: Policy, redis_url: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from redis.asyncio import Redis
 
 from bot.core.durations import format_duration, parse_duration
@@ -28,10 +29,12 @@ async def test_help_names_flags_without_a_type() -> None:
     assert "--json" in out and "Print JSON instead of a table." in out
 
 
-async def test_no_command_list_cuts_a_summary_at_80_columns() -> None:
-    """Click cuts a summary that does not fit with '...': every command's says it whole."""
+@pytest.mark.parametrize("columns", ["80", "50"])
+async def test_no_command_list_cuts_a_summary(columns: str) -> None:
+    """Click cuts a summary it derives from a docstring to fit, with '...' (once mid-word:
+    'for a run-...'): every command and group says its own whole, wrapped if need be."""
     for group in ((), ("audit",), ("keys",), ("policy",), ("valkey",), ("mcp",), ("claude-code",)):
-        code, out, _ = await cli(*group, "--help", env={"COLUMNS": "80"})
+        code, out, _ = await cli(*group, "--help", env={"COLUMNS": columns})
         assert code == 0
         listed = out.split("Commands:", 1)[1].splitlines()
         assert listed and not [line for line in listed if line.rstrip().endswith("...")], out
@@ -95,7 +98,8 @@ async def test_runs_lists_runs_and_show_shows_one(
     code, out, _ = await cli("show", run.id, redis_url=redis_url)
     assert code == 0, out
     assert f"{run.id}  claw agent  state=waiting  turns=3" in out
-    assert "thread: https://example.slack.com/archives/C1/p12" in out
+    # recorded as the channel's permalink of its first message; shown as the thread's
+    assert "thread: https://example.slack.com/archives/C1/p12?thread_ts=1.2&cid=C1" in out
     assert "1 approval request:" in out and made.request.id in out
     assert "UKID (steer): the penguin!" in out
     assert "questions: 2" in out and "asked: Is this the one?" in out

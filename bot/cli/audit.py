@@ -123,7 +123,7 @@ def audit_verify(
     )
 
 
-@audit_app.command("export")
+@audit_app.command("export", short_help="Every audit entry as JSON lines.")
 def audit_export(
     since: Since = None,
     output: Annotated[Path | None, typer.Option("--output", "-o")] = None,

@@ -25,7 +25,7 @@ from bot.core.chain import expand
 from bot.core.durations import format_duration
 from bot.core.ids import is_run_id
 from bot.core.models import ActionRequest
-from bot.core.policy import TIER_ORDER, Policy, load_policy
+from bot.core.policy import TIER_ORDER, Assignees, Policy, load_policy
 from bot.core.seal import unsealed
 from bot.errors import HitlError
 from bot.logs import setup as setup_logging
@@ -41,10 +41,15 @@ policy_app = typer.Typer(
     help="Check a policy file, or show the one in effect.",
     rich_markup_mode=None,
 )
-app.add_typer(audit_app, name="audit")
-app.add_typer(keys_app, name="keys")
-app.add_typer(policy_app, name="policy")
-app.add_typer(valkey_app, name="valkey")
+# Each with a short_help of its own: click cuts one it derives to fit the terminal.
+app.add_typer(audit_app, name="audit", short_help="Verify and export the audit trail.")
+app.add_typer(keys_app, name="keys", short_help="The key decisions are signed with.")
+app.add_typer(policy_app, name="policy", short_help="Check a policy, or show the one in effect.")
+app.add_typer(
+    valkey_app,
+    name="valkey",
+    short_help="The embedded Valkey shared by processes without REDIS_URL.",
+)
 app.add_typer(mcp_app, name="mcp", short_help="The gate for MCP clients: a server and a gateway.")
 app.add_typer(
     claude_code_app,
@@ -184,18 +189,27 @@ def _signatures(rt: Runtime, rid: str, lines: list[str]) -> str:
     return "FORGED at " + ", ".join(f"entry {seq} ({why})" for seq, why in bad)
 
 
+def _level(a: Assignees) -> str:
+    oncall = [f"on call: {a.oncall}"] if a.oncall else []
+    pager = ["the pager"] if a.pager_url else []
+    return ", ".join([*a.users, *a.groups, *a.channels, *oncall, *pager])
+
+
 def policy_table(policy: Policy) -> Table:
-    t = Table("tier", "review", "escalation", "when nobody answers", "approvals", "approvers")
+    t = Table(
+        "tier", "review", "reviewers", "escalation", "when nobody answers", "approvals",
+        "approvers",
+    )  # fmt: skip
     for tier in TIER_ORDER:
         tp = policy.tiers[tier]
         chain = " -> ".join(
-            ", ".join([*a.users, *a.groups, *a.channels, *([a.oncall] if a.oncall else [])])
-            + f" ({format_duration(a.timeout or tp.review_timeout)})"
+            f"{_level(a)} ({format_duration(a.timeout or tp.review_timeout)})"
             for a in tp.escalation
         )
         t.add_row(
             tier.value,
             format_duration(tp.review_timeout),
+            _level(tp.reviewers),
             chain or "-",
             tp.on_exhausted,
             str(tp.approvals_required),
@@ -205,7 +219,7 @@ def policy_table(policy: Policy) -> Table:
     return t
 
 
-@policy_app.command("check")
+@policy_app.command("check", short_help="Validate a policy file and print its tiers.")
 def policy_check(file: Path, as_json: JsonOpt = False) -> None:
     """Validate a policy file and print the tiers it gives."""
     try:
@@ -249,6 +263,8 @@ def policy_show(
     if policy.tools:
         _print_table(tools)
     out.print(f"Tools not listed are gated at [bold]{policy.default_tier.value}[/bold].")
+    claim, run = (format_duration(ms) for ms in (policy.claim_timeout, policy.execution_timeout))
+    out.print(msg.CLI_POLICY_TIMEOUTS.format(claim=claim, run=run), markup=False, soft_wrap=True)
     if policy.operators:
         out.print("Operators: " + ", ".join(policy.operators), markup=False)
 

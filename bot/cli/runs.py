@@ -15,6 +15,7 @@ from rich.table import Table
 from bot import messages as msg
 from bot.core.models import ActionRequest, Question, Run
 from bot.errors import NotFound
+from bot.slack.runlines import thread_link
 from bot.store.runtime import Runtime
 
 
@@ -89,6 +90,9 @@ def run_lines(view: RunView) -> list[str]:
             msg.CLI_RUN_END.format(what="error" if r.error else "result", text=r.error or r.result)
         )
     where = view.link or (f"{r.channel} {r.thread_ts}" if r.thread_ts else None)
+    if view.link and r.channel and r.thread_ts:
+        # A link recorded before links named their thread opens the channel instead.
+        where = thread_link(view.link, r.channel, r.thread_ts)
     out.append(msg.CLI_RUN_THREAD.format(where=where or msg.CLI_RUN_NO_THREAD))
     n = len(view.requests)
     out.append(msg.CLI_RUN_REQUESTS.format(n=n, word=msg.plural(n, "request")))

@@ -54,7 +54,7 @@ def _command(pid: int) -> str:
     return raw.replace(b"\0", b" ").decode(errors="replace").strip() or "?"
 
 
-@valkey_app.command("status")
+@valkey_app.command("status", short_help="Whether it runs, and which processes use it.")
 def valkey_status(
     data_dir: DataDirOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,

@@ -284,9 +284,16 @@ def _raw_coherence(data: dict[Any, Any]) -> list[str]:
         return []
     tiers: dict[str, TierFacts] = {}
     for name, tp in raw.items():
+        # Any shape may stand where a field is wrong (pydantic names those): read only
+        # what has the shape the check needs, never raise on the rest.
         tp = tp if isinstance(tp, dict) else {}
-        levels = [tp.get("reviewers"), *(tp.get("escalation") or [])]
-        oncalls = [lvl.get("oncall") for lvl in levels if isinstance(lvl, dict)]
+        chain = tp.get("escalation")
+        levels = [tp.get("reviewers"), *(chain if isinstance(chain, list) else [])]
+        oncalls: list[object] = [
+            lvl.get("oncall")
+            for lvl in levels
+            if isinstance(lvl, dict) and isinstance(lvl.get("oncall"), str)
+        ]
         on_exhausted = tp.get("on_exhausted", State.AUTO_REJECTED.value)
         tiers[str(name)] = (on_exhausted, tp.get("approvers"), oncalls)
     oncall = data.get("oncall")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from pathlib import Path
 from typing import Any
@@ -413,3 +414,50 @@ def test_an_approver_that_is_not_a_principal_is_refused(name: str) -> None:
     data["tiers"]["high"]["approvers"] = [name]
     with pytest.raises(ConfigError, match="is not a principal; fix"):
         parse_policy(data)
+
+
+def test_field_and_cross_field_problems_are_named_together() -> None:
+    """pydantic skips the policy's own check when a field is wrong: the cross-field
+    problems are still named in the same error, so one run of `policy check` shows all."""
+    data = yaml.safe_load(POLICY_YAML)
+    data["tiers"]["low"]["review_timeout"] = "soon"  # a field problem
+    data["tiers"]["medium"]["on_exhausted"] = "auto_approved"  # cross-field problems
+    data["tiers"]["high"].pop("approvers")
+    data["tiers"]["critical"]["reviewers"] = {"oncall": "nobody"}
+    with pytest.raises(ConfigError) as info:
+        parse_policy(data, source="p.yaml")
+    lines = str(info.value).splitlines()
+    assert [line.split(":")[1].strip() for line in lines] == [
+        "tiers.low.review_timeout",
+        "tiers.medium.on_exhausted",
+        "tiers.high.approvers",
+        "tiers.critical",
+    ], lines
+    assert "oncall rotation 'nobody' is not defined" in lines[-1]
+
+
+_LEVEL = ("users", "channels", "oncall", "timeout")
+_TIER = ("review_timeout", "reviewers", "escalation", "approvers", "on_exhausted")
+_leaf = st.none() | st.integers() | st.sampled_from(["auto_approved", "5m", "#ops", "x"])
+_shape = st.recursive(
+    _leaf,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_LEVEL), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_tiers = st.dictionaries(
+    st.sampled_from(["low", "medium", "high", "critical", "huge"]),
+    st.dictionaries(st.sampled_from(_TIER), _shape, max_size=5) | _leaf,
+    max_size=5,
+)
+
+
+@given(_tiers, st.dictionaries(st.sampled_from(["oncall", "tools"]), _shape, max_size=2))
+def test_any_shape_of_file_is_refused_in_words_never_with_a_traceback(
+    tiers: dict[str, Any], rest: dict[str, Any]
+) -> None:
+    """Whatever stands where a field should be, a wrong file is refused as a ConfigError
+    naming its problems (serve and `policy check` print it), never another exception."""
+    with contextlib.suppress(ConfigError):
+        parse_policy({"tiers": tiers, **rest})
