@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
@@ -42,6 +41,7 @@ from bot.store.transition_argv import (
     exempted,
     log_created,
     log_moved,
+    log_refused,
     predicted_state,
     sealed,
     timeout_seals,
@@ -52,7 +52,6 @@ CLUSTER_IN_FLIGHT = 16  # timeout scripts one store sends at once to a cluster
 MOVED_RETRIES = 5  # a signed decision is signed again this often if the request moves
 # What serve signs: a person's decisions and the timeouts that may apply a default.
 SEALED = frozenset({Event.APPROVE, Event.EDIT_AND_APPROVE, Event.REJECT, Event.TIMEOUT})
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -252,7 +251,8 @@ class RequestStore:
         if status in ("ok", "repeat", "noop", "moved", "unsigned"):
             noop = status in ("noop", "moved", "unsigned")
             return Moved(req, repeat=status == "repeat", noop=noop, left=status == "unsigned")
-        if status == "forged_decision":
+        if status == "forged_decision":  # audited as a refused claim: logged as one too
+            log_refused(req, d, status)
             raise ForgedDecision(sign_msg.FORGED.format(id=rid, why=forged), state=req.state.value)
         self._refused(req, d, status, now)
 
@@ -325,16 +325,7 @@ class RequestStore:
         return argv_of(d, now, signed, lean=lean, forged=forged, **edit_argv)
 
     def _refused(self, req: ActionRequest, d: Decision, status: str, now: int) -> NoReturn:
-        log.info(
-            "refused",
-            extra={
-                "request_id": req.id,
-                "event": d.event.value,
-                "actor": d.actor,
-                "reason": status,
-                "state": req.state.value,
-            },
-        )
+        log_refused(req, d, status)
         # Refused: the pure machine, given the same request, names the reason in words.
         apply(req, d, now)
         raise InvalidTransition(

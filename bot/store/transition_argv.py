@@ -173,6 +173,21 @@ def log_created(req: ActionRequest, requester: str, claimer: str | None, *, exem
         )
 
 
+def log_refused(req: ActionRequest, d: Decision, reason: str) -> None:
+    log.info(
+        "refused",
+        extra={
+            "request_id": req.id,
+            "event": d.event.value,
+            "actor": d.actor,
+            "reason": reason,
+            "state": req.state.value,
+            "tool": req.tool,
+            "run_id": req.run_id,
+        },
+    )
+
+
 @dataclass(frozen=True)
 class Signed:
     """What a transition carries beside the decision: `expect`, '' or the version the

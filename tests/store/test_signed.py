@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -44,14 +45,20 @@ async def test_a_signed_approval_is_claimed(signed_store: RequestStore, policy: 
 
 
 async def test_an_approval_forged_with_the_stores_own_api_never_runs(
-    store: RequestStore, policy: Policy, redis: Redis
+    store: RequestStore, policy: Policy, redis: Redis, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Anything that reaches Redis can write an approval; no executor claims it."""
     req = await _refund(store, policy)
     moved = await store.transition(req.id, _approve(req, "UBOSS"))
     assert moved.request.state == State.APPROVED  # the store takes it; the claim below refuses it
-    with pytest.raises(ForgedDecision, match="not signed"):
+    with (
+        caplog.at_level(logging.INFO, logger="bot.store"),
+        pytest.raises(ForgedDecision, match="not signed"),
+    ):
         await claim_checked(store, req.id, actor="exec", check=check(policy))
+    refused = [vars(r) for r in caplog.records if r.getMessage() == "refused"]
+    said = [(r["request_id"], r["event"], r["actor"], r["reason"], r["tool"]) for r in refused]
+    assert said == [(req.id, "claim", "exec", "forged_decision", "refund")]  # alertable
     after = await store.get(req.id)
     assert after.state == State.APPROVED  # never executing
     last = (await audit.entries(redis, req.id))[-1]
