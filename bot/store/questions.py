@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import cast
 
 from redis.asyncio import Redis
@@ -9,7 +10,7 @@ from redis.asyncio import Redis
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.ids import new_question_id
-from bot.core.models import Question, QuestionState
+from bot.core.models import SYSTEM, Question, QuestionState
 from bot.errors import AlreadyResolved, Expired, NotFound
 from bot.store import keys
 from bot.store.codec import reply
@@ -17,12 +18,19 @@ from bot.store.events import MAXLEN, publish
 from bot.store.scripts import QUESTION
 from bot.store.waiting import wait_until
 
+log = logging.getLogger(__name__)
+
 
 def _from_hash(h: dict[str, str]) -> Question:
     return Question.model_validate(
         {k: (v if v != "" else None) for k, v in h.items()}
         | {"question": h["question"], "state": h["state"], "owner": h.get("owner", "")}
     )
+
+
+def _log(q: Question, event: str, was: str | None, actor: str | None) -> None:
+    extra = {"question_id": q.id, "event": event, "from_state": was, "to_state": q.state.value}
+    log.info("question", extra=extra | {"actor": actor, "run_id": q.run_id})
 
 
 class QuestionStore:
@@ -72,6 +80,7 @@ class QuestionStore:
             approximate=True,
         )
         await pipe.execute()
+        _log(q, "ask", None, owner or None)
         return q
 
     def with_ids(self, ids: IdFactory) -> QuestionStore:
@@ -113,7 +122,11 @@ class QuestionStore:
         )
         if status == "not_found":
             raise NotFound(msg.UNKNOWN_QUESTION.format(id=qid))
-        return str(status), _from_hash(reply(out))
+        q = _from_hash(reply(out))
+        if status == "ok":  # the sweeper's expiries too, as a request's timeouts are
+            who = actor or (SYSTEM if event == "timeout" else None)  # a cancel names nobody
+            _log(q, event, QuestionState.OPEN.value, who)
+        return str(status), q
 
     async def answer(self, qid: str, *, actor: str, answer: str) -> Question:
         """Record the first answer; the same person resending it gets it back unchanged."""

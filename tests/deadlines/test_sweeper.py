@@ -260,3 +260,24 @@ async def test_the_sweepers_transitions_are_logged_one_line_each_as_the_audit_ha
     assert [e for e, *_ in logged] == ["timeout", "reassign", "timeout", "reassign", "timeout"]
     assert {(actor, tool) for *_, actor, tool in logged} == {("system", "refund")}
     assert logged[-1][2] == "auto_rejected"
+
+
+async def test_a_question_the_sweeper_expires_is_logged_as_its_answer_would_be(
+    redis: Redis, clock: FakeClock, store: RequestStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    qs = QuestionStore(redis, clock=clock)
+    answered = await qs.ask("Which one?", timeout_ms=1000, run_id="run-q")
+    left = await qs.ask("And then?", timeout_ms=1000, run_id="run-q")
+    with caplog.at_level(logging.INFO, logger="bot.store"):
+        await qs.answer(answered.id, actor="UKID", answer="the bear")
+        clock.advance(1000)
+        await Sweeper(store, qs, clock=clock).sweep_once()
+    logged = [
+        (r.question_id, r.event, r.from_state, r.to_state, r.actor, r.run_id)  # type: ignore[attr-defined]
+        for r in caplog.records
+        if r.getMessage() == "question"
+    ]
+    assert logged == [
+        (answered.id, "answer", "open", "answered", "UKID", "run-q"),
+        (left.id, "timeout", "open", "expired", "system", "run-q"),
+    ]
