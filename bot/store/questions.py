@@ -15,6 +15,7 @@ from bot.errors import AlreadyResolved, Expired, NotFound
 from bot.store import keys
 from bot.store.codec import reply
 from bot.store.events import MAXLEN, publish
+from bot.store.scan import hashes, key_names
 from bot.store.scripts import QUESTION
 from bot.store.waiting import wait_until
 
@@ -95,16 +96,9 @@ class QuestionStore:
     async def of_run(self, run_id: str, *, batch: int = 500) -> list[Question]:
         """A run's questions, oldest first. A SCAN over every question (they have no
         index by run): for an operator's look at one run, not for a hot path."""
-        found = [
-            raw.decode() if isinstance(raw, bytes) else str(raw)
-            async for raw in self.redis.scan_iter(match=keys.QUESTION_KEYS, count=batch)
-        ]
-        mine: list[Question] = []
-        for i in range(0, len(found), batch):
-            pipe = self.redis.pipeline(transaction=False)
-            for key in found[i : i + batch]:
-                pipe.hgetall(key)
-            mine += [_from_hash(h) for h in await pipe.execute() if h.get("run_id") == run_id]
+        names = await key_names(self.redis, keys.QUESTION_KEYS, batch=batch)
+        found = await hashes(self.redis, names, batch=batch)
+        mine = [_from_hash(h) for h in found if h.get("run_id") == run_id]
         return sorted(mine, key=lambda q: (q.asked_at, q.id))
 
     async def get(self, qid: str) -> Question:

@@ -14,6 +14,7 @@ from bot.core.models import WORKER, Run
 from bot.errors import NotFound
 from bot.store import keys
 from bot.store.events import publish
+from bot.store.scan import hashes, key_names
 
 RUN_TTL_S = 30 * 86_400
 
@@ -141,17 +142,9 @@ class RunStore:
     async def list(self, *, batch: int = 500) -> builtins.list[Run]:
         """Every run the store holds, newest first. A SCAN over the run hashes: fine for
         an operator's look, not for a hot path (runs have no index of their own)."""
-        ids = [
-            run_id
-            async for raw in self.redis.scan_iter(match=keys.RUN_KEYS, count=batch)
-            if (run_id := keys.run_id_of(raw.decode() if isinstance(raw, bytes) else str(raw)))
-        ]
-        found: list[Run] = []
-        for i in range(0, len(ids), batch):
-            pipe = self.redis.pipeline(transaction=False)
-            for run_id in ids[i : i + batch]:
-                pipe.hgetall(keys.run(run_id))
-            # no id: expired between the SCAN and the read
-            found += [_from_hash(h) for h in await pipe.execute() if h.get("id")]
+        names = await key_names(self.redis, keys.RUN_KEYS, batch=batch)
+        runs = [keys.run(run_id) for name in names if (run_id := keys.run_id_of(name))]
+        # no id: only fields written after the record expired (a late HSET)
+        found = [_from_hash(h) for h in await hashes(self.redis, runs, batch=batch) if h.get("id")]
         found.sort(key=lambda r: (r.created_at, r.id), reverse=True)
         return found
