@@ -109,20 +109,9 @@ def test_the_readme_examples_run_as_written_beside_the_demo(data_dir: Path, tmp_
             # A run id is its first user's, and the two modes are two identities (the
             # token's, the gate's requester): the second mode runs it under a run id of its own.
             for env, code in ((http_env, py), (direct_env, py.replace('"refunds"', '"refunds-2"'))):
-                proc = subprocess.Popen(
-                    [sys.executable, "-c", code],
-                    env=base | env,
-                    cwd=ROOT,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                )
-                try:
-                    card = _approve_as_parent(page_client, '\\"A1\\"', proc)
-                    out, err = proc.communicate(timeout=30)
-                finally:
-                    proc.kill()
-                assert proc.returncode == 0, err
+                argv = [sys.executable, "-c", code]
+                card, status, out, err = _run_approved(page_client, argv, base | env, '\\"A1\\"')
+                assert status == 0, err
                 assert out.strip() == "Refunded 40.0 on A1", err
                 assert "Refunds agent" in json.dumps(card)  # the run's title heads its card
                 resolved = eventually_sync(
@@ -132,6 +121,22 @@ def test_the_readme_examples_run_as_written_beside_the_demo(data_dir: Path, tmp_
                 assert "pending" not in head.lower() and "<@UPARENT>" in json.dumps(resolved)
     finally:
         assert demo.stop() == 0
+
+
+def _run_approved(
+    page_client: httpx.Client, argv: list[str], env: dict[str, str], needle: str
+) -> tuple[dict[str, Any], int, str, str]:
+    """Run an example that waits for a person, approve its card (found by `needle`) as
+    parent: the card, and the example's exit code, stdout and stderr."""
+    proc = subprocess.Popen(
+        argv, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        card = _approve_as_parent(page_client, needle, proc)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    return card, proc.returncode, out, err
 
 
 def _resolved(page_client: httpx.Client, card: dict[str, Any]) -> dict[str, Any] | None:
@@ -153,19 +158,9 @@ def test_the_api_pages_curl_walkthrough_runs_as_written_beside_the_demo(
     try:
         http_env, _ = _exports(demo)
         with httpx.Client(base_url=demo.url, timeout=10) as page_client:
-            proc = subprocess.Popen(
-                ["sh", "-c", sh],
-                env=env_for(data_dir) | http_env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            try:
-                _approve_as_parent(page_client, '\\"amount_cents\\": 4000', proc)
-                out, err = proc.communicate(timeout=30)
-            finally:
-                proc.kill()
-        assert proc.returncode == 0, err
+            argv, env = ["sh", "-c", sh], env_for(data_dir) | http_env
+            _, code, out, err = _run_approved(page_client, argv, env, '\\"amount_cents\\": 4000')
+        assert code == 0, err
         assert out.split() == ["approved", "completed"], out
     finally:
         assert demo.stop() == 0
