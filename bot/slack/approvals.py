@@ -28,6 +28,7 @@ from bot.errors import (
     HitlError,
     NotEligible,
     NotFound,
+    NotReplicated,
     StalePayload,
 )
 from bot.slack import escape as esc
@@ -55,6 +56,8 @@ def refusal_text(exc: HitlError) -> str:
         return lines.refusal("not_eligible", detail=str(exc))
     if isinstance(exc, StalePayload):
         return lines.refusal("stale_payload", detail=str(exc))
+    if isinstance(exc, NotReplicated):  # applied on the primary only: never "Approved"
+        return lines.refusal("not_saved")
     return lines.refusal("invalid", detail=str(exc))
 
 

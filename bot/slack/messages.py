@@ -260,6 +260,7 @@ REFUSAL_PREFIX = {
     "stale_payload": "🔄",
     "invalid": "⚠️",
     "question_closed": ":information_source:",
+    "not_saved": "⏳",
 }
 REFUSAL_YOU = "You"
 REFUSAL_DEFAULTS = {
@@ -271,6 +272,8 @@ REFUSAL_DEFAULTS = {
     ),
     "invalid": "That did not go through; nothing changed.",
     "question_closed": "This question no longer takes answers.",
+    "not_saved": "Not yet saved: the store's replicas did not confirm it in time, so a "
+    "failover could still undo it. Try again.",
 }
 
 Q_HEAD = ":question: *The agent asks*"

@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.models import RUN_FINAL, ActionRequest, Run
 from bot.core.states import State
-from bot.errors import NotFound
+from bot.errors import NotFound, NotReplicated
 from bot.slack import lines, render, views
 from bot.slack.escalations import EscalationPosts
 from bot.slack.groups import channel_id
@@ -112,6 +112,7 @@ class Notifier:
 
     async def _deliver(self, n: Notice, lease: Lease) -> bool:
         try:
+            await self.rt.confirm_saved(n)
             await self.handle(n)
         except SlackApiError as exc:
             status = exc.response.status_code
@@ -129,7 +130,7 @@ class Notifier:
                 await self.bus.ack(n)
                 return True
             return await self._retry_later(n, lease, exc)
-        except (httpx.HTTPError, OSError, StoreError) as exc:
+        except (httpx.HTTPError, OSError, StoreError, NotReplicated) as exc:
             return await self._retry_later(n, lease, exc)
         await self.bus.ack(n)
         self.delivered += 1

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis.asyncio
 from redis.commands.core import AsyncScript
@@ -30,6 +30,9 @@ from redis.exceptions import (
     TimeoutError,
     TryAgainError,
 )
+
+if TYPE_CHECKING:
+    from bot.store.replicas import ReplicaAcks
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -93,15 +96,19 @@ async def run_many(
     script: AsyncScript,
     calls: list[tuple[list[str], list[str | int]]],
     in_flight: asyncio.Semaphore,
+    acks: ReplicaAcks | None = None,
 ) -> list[Any]:
     """One script over many (KEYS, ARGV), in one pipeline. A cluster pipeline refuses
     EVALSHA: there, one call each, at most `in_flight` at once for the whole store (a
     cluster client fails, MaxConnectionsError, rather than queue once a node's pool is
-    used up, and waiters hold connections too)."""
-    if is_cluster(client):
+    used up, and waiters hold connections too). With replica acks (`acks.n` > 0) each
+    call waits for its replicas too, one pipeline each, a timeout logged (not raised)."""
+    if is_cluster(client) or (acks is not None and acks.n > 0):
 
         async def one(k: list[str], a: list[str | int]) -> Any:
             async with in_flight:
+                if acks is not None:
+                    return await acks.script(script, keys=k, args=a, strict=False)
                 return await script(keys=k, args=a)
 
         return list(await asyncio.gather(*(one(k, a) for k, a in calls)))

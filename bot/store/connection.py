@@ -4,6 +4,10 @@ The pool is bounded (HITL_REDIS_MAX_CONNECTIONS) and a command past the bound
 waits up to POOL_WAIT_S for a free connection instead of failing at once with
 "Too many connections". Nothing holds a pooled connection for long: waiters
 block in the per-shard readers of bot/store/hub.py, which have their own.
+
+REDIS_URL may name a Redis/Valkey Cluster node (found by asking it) or, as
+`redis+sentinel://` (or `rediss+sentinel://`), the sentinels of a primary and its
+replicas: bot/store/sentinel.py says how that URL reads and which passwords go where.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from redis.exceptions import RedisClusterException, RedisError
 from bot.config import Settings
 from bot.errors import ConfigError, StoreUnavailable
 from bot.store.cluster import is_cluster_node
-from bot.store.durability import warn_if_unsafe
+from bot.store.durability import report_replicas, warn_if_unsafe
+from bot.store.replicas import configure as configure_acks
+from bot.store.sentinel import BAD_SENTINEL_URL, is_sentinel_url, open_master
 from bot.store.valkey.embedded import LOG_NAME, EmbeddedServer, ensure_server
 
 __all__ = ["connect", "redact_url"]
@@ -44,7 +50,7 @@ EMBEDDED_UNREACHABLE = (
     "or set REDIS_URL to use another Redis/Valkey server."
 )
 
-_QUERY_PASSWORD = re.compile(r"(?i)([?&]password=)[^&#]*")
+_QUERY_PASSWORD = re.compile(r"(?i)([?&](?:sentinel_)?password=)[^&#]*")
 
 
 async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServer | None]:
@@ -63,7 +69,8 @@ async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServ
     try:
         client = await _open_client(url, settings.hitl_redis_max_connections)
     except ValueError as exc:
-        raise ConfigError(BAD_URL.format(url=redact_url(url), error=exc)) from exc
+        bad = BAD_SENTINEL_URL if is_sentinel_url(url) else BAD_URL
+        raise ConfigError(bad.format(url=redact_url(url), error=exc)) from exc
     except (RedisError, OSError) as exc:
         if server is None:
             message = UNREACHABLE.format(url=redact_url(url), error=exc)
@@ -72,8 +79,12 @@ async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServ
                 url=url, error=exc, log=server.data_dir / LOG_NAME
             )
         raise StoreUnavailable(message) from exc
+    configure_acks(client, settings.hitl_replica_acks, settings.hitl_replica_ack_timeout_ms)
     if server is None:
         await warn_if_unsafe(client)
+        await report_replicas(
+            client, settings.hitl_replica_acks, settings.hitl_replica_ack_timeout_ms
+        )
     return client, server
 
 
@@ -96,6 +107,15 @@ async def _open_client(url: str, max_connections: int) -> redis.asyncio.Redis:
         "socket_connect_timeout": CONNECT_TIMEOUT,
         "socket_timeout": None,  # redis-py 8 defaults to 5 s; a blocking read must outlive it
     }
+    if is_sentinel_url(url):
+        # The sentinels name the primary; a cluster runs no sentinels, so no INFO cluster.
+        master = open_master(url, max_connections, POOL_WAIT_S, kwargs)
+        try:
+            await master.ping()
+        except BaseException:
+            await master.aclose()
+            raise
+        return master
     pool = redis.asyncio.BlockingConnectionPool.from_url(
         url, max_connections=max_connections, timeout=POOL_WAIT_S, **kwargs
     )

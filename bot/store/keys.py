@@ -14,6 +14,7 @@ import zlib
 
 PREFIX = "hitl:"
 SHARDS = 16
+_HASH_TAG = re.compile(r"\{[^{}]+\}")
 _SHARD_TAG = re.compile(re.escape(PREFIX) + r"\{s(\d{2})\}:")
 
 
@@ -71,6 +72,16 @@ def wait_control(shard: int, hub_id: str) -> str:
     """One process's control stream in a shard: an entry there wakes that process's
     blocked wait reader so it starts watching a new wake key (bot/store/hub.py)."""
     return f"{tag(shard)}waits:{hub_id}"
+
+
+def replica_mark(key: str) -> str:
+    """A throwaway key in `key`'s slot (its hash tag) that a replica-acknowledged step
+    writes after its script, so WAIT has a write to confirm even when the script wrote
+    nothing (replicas.py)."""
+    found = _HASH_TAG.search(key)
+    if found is None:
+        raise ValueError(f"{key!r} carries no hash tag")
+    return f"{PREFIX}{found.group(0)}:acked"
 
 
 def question(qid: str) -> str:

@@ -21,6 +21,7 @@ from redis.exceptions import ResponseError
 from bot.store import keys, pending_count
 from bot.store.events import EventBus, Notice
 from bot.store.hub import hub_for
+from bot.store.replicas import COUNTS as ACKS
 
 GROUP = "metrics"
 # Seconds from a request's creation to a person's (or the policy's) decision.
@@ -153,6 +154,13 @@ async def render(redis: Redis, *, slack_group: str = "slack") -> str:
         lines.append(
             f"hitl_slack_api_retries_total{_labels(reason=reason)} {SLACK_RETRIES[reason]}"
         )
+    lines += [
+        "# HELP hitl_replica_acks_total Transitions the replicas confirmed in time "
+        "(HITL_REPLICA_ACKS), and those they did not, by this process.",
+        "# TYPE hitl_replica_acks_total counter",
+    ]
+    for outcome in ("confirmed", "timeout"):
+        lines.append(f"hitl_replica_acks_total{_labels(outcome=outcome)} {ACKS[outcome]}")
     return "\n".join(lines) + "\n"
 
 

@@ -33,6 +33,7 @@ from bot.signing import messages as sign_msg
 from bot.store import keys, tools
 from bot.store.cluster import is_cluster, run_many
 from bot.store.codec import from_hash, reply, split_terms, to_hash
+from bot.store.replicas import acks_for
 from bot.store.scripts import CREATE, TRANSITION_SCRIPTS, script_for
 from bot.store.terms import Terms, terms_checked
 from bot.store.transition_argv import (
@@ -92,6 +93,7 @@ class RequestStore:
         self._create = redis.register_script(CREATE)
         self._scripts = {name: redis.register_script(s) for name, s in TRANSITION_SCRIPTS.items()}
         self._in_flight = asyncio.Semaphore(CLUSTER_IN_FLIGHT)
+        self._acks = acks_for(redis)  # HITL_REPLICA_ACKS, as connect() found it
         self._schemas = tools.SchemaCache(redis)
         self._terms = Terms(redis)
         # A run's keys share no hash slot with a request's, so on a cluster a caller
@@ -187,7 +189,11 @@ class RequestStore:
                 keys.run_waiting(unless_steered),
             ]
         with terms_checked(rid):
-            status, out = await self._create(keys=script_keys, args=argv)
+            # A create is acknowledged past the replicas only when it claimed: an executor
+            # is about to run the call (a plain create is found again by its id or key).
+            status, out = await self._acks.script(
+                self._create, keys=script_keys, args=argv, told=claim_as is not None
+            )
         if status == "steered":
             return Created(req, created=False, steered=True)
         if status == "ok":  # the script answers with what it set; the rest is what we sent
@@ -280,7 +286,9 @@ class RequestStore:
             argv = await self._argv_for(rid, d, now, expect, lean=lean, forged=forged)
             with terms_checked(rid):
                 script = self._scripts[name]
-                status, out, *was = await script(keys=keys.request_keys(rid), args=argv)
+                status, out, *was = await self._acks.script(
+                    script, keys=keys.request_keys(rid), args=argv
+                )
             # The request moved between the read the seal was made on and the script: sign
             # again (a caller's own expected version is the caller's to handle).
             if status != "moved" or expect is not None:
@@ -345,7 +353,7 @@ class RequestStore:
             )
         ]
         timeout = self._scripts["timeout"]
-        replies = await run_many(self.redis, timeout, calls, self._in_flight)
+        replies = await run_many(self.redis, timeout, calls, self._in_flight, self._acks)
         out: list[Moved | None] = []
         for (rid, _), (status, raw, *rest) in zip(timers, replies, strict=True):
             if status == "not_found":

@@ -22,6 +22,7 @@ from bot.store.hub import hub_for
 from bot.store.lease import Lease
 from bot.store.owners import RunOwners
 from bot.store.questions import QuestionStore
+from bot.store.replicas import acks_for
 from bot.store.requests import RequestStore
 from bot.store.run_audit import RunAudit
 from bot.store.run_queue import RunQueue
@@ -57,6 +58,11 @@ class StoreSet:
     async def ping(self) -> None:
         """Raise unless the store answers."""
         await self._redis.ping()
+
+    async def confirm_saved(self, n: Notice) -> None:
+        """Raise NotReplicated unless the replicas asked for (HITL_REPLICA_ACKS) hold what
+        `n` announces: a card never shows a step that a failover could still undo."""
+        await acks_for(self._redis).confirm(n.stream)
 
     async def notifier_read_within(self, idle_ms: int) -> bool:
         """Whether a Slack notifier read this store's events in the last `idle_ms`."""
