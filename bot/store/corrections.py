@@ -100,4 +100,5 @@ async def stop_run(
     await withdraw_waiting(steering, requests, None, run_id, actor=actor, reason=RUN_STOPPED)
     if run.state == RunState.QUEUED or (run.outside and run.state not in RUN_FINAL):
         run = await runs.update(run_id, state=RunState.STOPPED)
+    await runs.confirm_saved(run_id)  # told "stopped" only once a failover cannot undo it
     return run

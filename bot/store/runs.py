@@ -14,6 +14,7 @@ from bot.core.models import WORKER, Run
 from bot.errors import NotFound
 from bot.store import keys
 from bot.store.events import publish
+from bot.store.replicas import acks_for
 from bot.store.scan import hashes, key_names
 
 RUN_TTL_S = 30 * 86_400
@@ -116,6 +117,11 @@ class RunStore:
                 },
             )
         return after
+
+    async def confirm_saved(self, run_id: str) -> None:
+        """Raise NotReplicated unless the replicas asked for (HITL_REPLICA_ACKS) hold the
+        run's record as written so far: a stop is acknowledged only once they do."""
+        await acks_for(self.redis).confirm(keys.run(run_id))
 
     async def set_home(self, run_id: str, channel: str, thread_ts: str) -> None:
         await self.redis.hset(
