@@ -36,6 +36,8 @@ HOW_TO_SET: dict[str, str] = {
     "HITL_REDIS_MAX_CONNECTIONS": (
         "the most Redis connections a process's pool opens, default 50 (waiters need none)"
     ),
+    "HITL_REPLICA_ACKS": "replicas that must hold a decision or claim before it counts, default 0",
+    "HITL_REPLICA_ACK_TIMEOUT_MS": "how long to wait for those replicas, default 1000",
     "HITL_DATA_DIR": "a directory for the embedded Valkey's data and socket",
     "HITL_POLICY": "the path of a policy YAML file; unset: the built-in default policy",
     "HITL_API_TOKEN": (

@@ -13,6 +13,8 @@ Status codes:
     request validation     422 validation_error    (malformed JSON too)
     StoreUnavailable       503 store_unavailable   (also a lost Redis connection, or a
                                                     cluster slot failing over; Retry-After)
+    NotReplicated          503 not_replicated      (applied, not yet on HITL_REPLICA_ACKS replicas;
+                                                    Retry-After)
     StoreDamaged           500 store_damaged       (part of a record is gone, e.g. the
                                                     review terms a request names)
     a correction first     409 steered             (+ text, actor: nothing was filed; the
