@@ -53,8 +53,15 @@ def cards_left(emu: SlackEmulator) -> tuple[Counter[str], Counter[str]]:
 
 
 class SoakClient:
-    def __init__(self, fleet: Fleet, emu: SlackEmulator, token: str) -> None:
+    def __init__(
+        self, fleet: Fleet, emu: SlackEmulator, token: str, *, approvals_by_card: bool = False
+    ) -> None:
+        """`approvals_by_card`: an approval counts as acknowledged once its card stopped
+        offering buttons (what the person is told), not when a read of the store saw it:
+        on a replicated store a read may see a step the replicas do not hold yet."""
         self.fleet, self.emu = fleet, emu
+        self.approvals_by_card = approvals_by_card
+        self.refused: list[tuple[str, int, str]] = []  # reads the fleet answered with a 4xx
         self.headers = {"Authorization": f"Bearer {token}"}
         self.acked: dict[str, str] = {}
         self.executions: Counter[str] = Counter()
@@ -98,6 +105,16 @@ class SoakClient:
                 for rid in _approve_values(m.blocks):
                     self.cards.setdefault(rid, (channel.id, m.ts))
 
+    async def card_decided(self, rid: str, within_s: float = 30) -> bool:
+        """Whether the request's card stops offering buttons within `within_s`."""
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
+            _, live = cards_left(self.emu)
+            if rid in self.cards and rid not in live:
+                return True
+            await asyncio.sleep(0.2)
+        return False
+
     async def click(self, rid: str) -> None:
         self.scan_cards()
         where = self.cards.get(rid)
@@ -126,8 +143,13 @@ class SoakClient:
         while state in PENDING:
             await self.click(rid)
             r = await self.send(http, lambda h, u: h.get(f"{u}/v1/approvals/{rid}?wait=2"))
+            if r.status_code != 200:  # a 404: the store lost what it acknowledged
+                self.refused.append((rid, r.status_code, r.text[:200]))
+                return
             state = r.json()["state"]
-        self._ack(rid, state)
+        told = not self.approvals_by_card or (state == "approved" and await self.card_decided(rid))
+        if told:
+            self._ack(rid, state)
         if state != "approved":
             return
         r = await self.send(http, lambda h, u: h.post(f"{u}/v1/approvals/{rid}/claim"))
@@ -154,7 +176,7 @@ class SoakClient:
             self.acked[rid] = state
 
     async def run(self, http: httpx.AsyncClient, i: int) -> None:
-        body = {"agent": "counting", "prompt": f"charge {i + 1}", "channel": "#general"}
+        body = {"agent": "counting", "prompt": f"charge {i + 1}"}
         r = await self.send(http, lambda h, u: h.post(f"{u}/v1/runs", json=body))
         assert r.status_code == 201, r.text
         self.runs.append(r.json()["run_id"])

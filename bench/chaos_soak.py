@@ -5,6 +5,14 @@ emulator fails a tenth of Web API calls (429 and 500).
 
     python bench/chaos_soak.py --requests 1000          # about 2 min on two cores
     python bench/chaos_soak.py --requests 10000 --kill-every 3
+    python bench/chaos_soak.py --cluster --replica-acks 1 --requests 2000
+    python bench/chaos_soak.py --sentinel --replica-acks 0 --requests 2000
+
+`--cluster` (a 3+3 Valkey Cluster) and `--sentinel` (a primary, two replicas, three
+sentinels) replace the one Valkey: serves and workers are killed as before, and the
+current primary every 20-40 s, started again once a replica took over (bench/_replicated.py).
+There an approval counts as acknowledged once its card stopped offering buttons (what
+the person is told), not when a read of the primary saw it.
 
 Every member killed is started again half a second later, as a supervisor would
 (same port, same AOF). The client retries like a careful agent: the same
@@ -32,13 +40,16 @@ from typing import Any
 from _chaos_client import PENDING, SoakClient, cards_left
 from _common import print_load
 from _fleet import Fleet, Member, base_env
-from redis.asyncio import Redis
+from _replicated import open_store, primary_chaos
+from pydantic import SecretStr
 
+from bot.config import Settings
 from bot.core.states import FINAL
 from bot.errors import NotFound
 from bot.sandbox.model import ScriptedModel, Turn, call, say
 from bot.sandbox.slack import SlackEmulator
 from bot.store import audit
+from bot.store.connection import connect
 from bot.store.requests import RequestStore
 
 SECRET, TOKEN, API = "soak-secret", "xoxb-soak", "soak-api-token-0123"
@@ -102,25 +113,35 @@ async def soak(args: argparse.Namespace) -> int:
         "HITL_POLICY": str(tmp / "policy.yml"),
     }
     env = base_env(tmp, slack_api=emu.api_url, model_url=model_url, secrets=secrets)
-    fleet = Fleet(tmp, env, valkey_dir=tmp / "valkey")
+    replicated = open_store(args.store) if args.store != "embedded" else None
+    if replicated is not None:
+        env["REDIS_URL"] = replicated.url
+        env["HITL_REPLICA_ACKS"] = str(args.replica_acks)
+        print(f"store: {args.store}, HITL_REPLICA_ACKS={args.replica_acks}")
+    fleet = Fleet(tmp, env, valkey_dir=None if replicated else tmp / "valkey")
     await fleet.start_all()
     emu.faults.set_rate(args.fault_rate, seed=args.seed)
     kills: Counter[str] = Counter()
     stop = asyncio.Event()
-    killer = asyncio.create_task(chaos(fleet, args.kill_every, stop, kills))
+    killers = [asyncio.create_task(chaos(fleet, args.kill_every, stop, kills))]
+    if replicated is not None:
+        every = (args.primary_kill_min, args.primary_kill_max)
+        killers.append(asyncio.create_task(primary_chaos(replicated, stop, kills, every)))
     started = time.monotonic()
-    client = SoakClient(fleet, emu, API)
+    client = SoakClient(fleet, emu, API, approvals_by_card=replicated is not None)
     try:
         await client.drive(args.requests, args.runs_share, args.concurrency, stop)
     finally:
         stop.set()
-        await killer
+        await asyncio.gather(*killers)
     soak_s = time.monotonic() - started
     print(f"soak: {soak_s:.0f} s; kills: {dict(kills)} ({sum(kills.values())} in all)")
     # Let the fleet settle with nothing killed: the last restarts, the outbox, the sweeper.
     await client.drain(timeout=60)
     failures = await report(fleet, emu, client, tmp)
     await fleet.stop_all()
+    if replicated is not None:
+        replicated.stop()
     await model.stop()
     await emu.stop()
     print(f"logs and data: {tmp}")
@@ -128,7 +149,7 @@ async def soak(args: argparse.Namespace) -> int:
 
 
 async def report(fleet: Fleet, emu: SlackEmulator, client: SoakClient, tmp: Path) -> int:
-    redis = Redis.from_url(fleet.env["REDIS_URL"], decode_responses=True)
+    redis, _ = await connect(Settings(redis_url=SecretStr(fleet.env["REDIS_URL"])))
     store = RequestStore(redis)
     lost, not_final, late, doubles = [], [], [], []
     for rid, acked in client.acked.items():
@@ -171,6 +192,7 @@ async def report(fleet: Fleet, emu: SlackEmulator, client: SoakClient, tmp: Path
     await redis.aclose()
     print(f"requests: {len(client.acked)} through the API, {len(client.runs)} agent runs")
     print(f"runs not finished: {len(client.unfinished_runs)}")
+    print(f"reads refused (4xx): {len(client.refused)} {client.refused[:3]}")
     print(f"lost acknowledged transitions: {len(lost)} {lost[:5]}")
     print(f"double executions: {len(doubles) + len(run_doubles)} {(doubles + run_doubles)[:5]}")
     print(f"requests not final: {len(not_final)} {not_final[:5]}")
@@ -180,6 +202,7 @@ async def report(fleet: Fleet, emu: SlackEmulator, client: SoakClient, tmp: Path
     last = out.decode(errors="replace").strip().splitlines()
     print(f"audit verify: exit {verify.returncode}: {last[-1] if last else ''}")
     bad = [lost, doubles, run_doubles, not_final, late, dup_cards, stale, client.unfinished_runs]
+    bad.append(client.refused)
     return sum(len(b) for b in bad) + (verify.returncode != 0)
 
 
@@ -191,6 +214,13 @@ def main() -> None:
     p.add_argument("--fault-rate", type=float, default=0.1, help="Web API calls that fail")
     p.add_argument("--concurrency", type=int, default=32, help="items in flight at once")
     p.add_argument("--seed", type=int, default=1)
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--cluster", dest="store", action="store_const", const="cluster")
+    where.add_argument("--sentinel", dest="store", action="store_const", const="sentinel")
+    p.set_defaults(store="embedded")
+    p.add_argument("--replica-acks", type=int, default=1, help="HITL_REPLICA_ACKS there")
+    p.add_argument("--primary-kill-min", type=float, default=20.0, help="seconds")
+    p.add_argument("--primary-kill-max", type=float, default=40.0, help="seconds")
     sys.exit(asyncio.run(soak(p.parse_args())))
 
 

@@ -45,8 +45,9 @@ NOT_SAVED = (
     "Not yet saved: {got} of {want} Redis replicas confirmed the write within {ms} ms, "
     "so a failover could still undo it. Try again."
 )
-# What a script answers when it wrote what the caller is told about (or already had).
-TOLD = frozenset({"ok", "repeat"})
+# What a script answers when it wrote what the caller is told about, or had it already
+# (a repeated decision or claim, a create found again by its idempotency key).
+TOLD = frozenset({"ok", "repeat", "exists"})
 
 
 class ReplicaAcks:

@@ -189,11 +189,8 @@ class RequestStore:
                 keys.run_waiting(unless_steered),
             ]
         with terms_checked(rid):
-            # A create is acknowledged past the replicas only when it claimed: an executor
-            # is about to run the call (a plain create is found again by its id or key).
-            status, out = await self._acks.script(
-                self._create, keys=script_keys, args=argv, told=claim_as is not None
-            )
+            # The agent is told its request exists (and, with `claim_as`, to run it).
+            status, out = await self._acks.script(self._create, keys=script_keys, args=argv)
         if status == "steered":
             return Created(req, created=False, steered=True)
         if status == "ok":  # the script answers with what it set; the rest is what we sent
