@@ -156,7 +156,11 @@ class SoakClient:
         if r.status_code == 200:
             self._execute(rid)
         else:  # the claim went through but its answer was lost with the serve
-            now = (await self.send(http, lambda h, u: h.get(f"{u}/v1/approvals/{rid}"))).json()
+            got = await self.send(http, lambda h, u: h.get(f"{u}/v1/approvals/{rid}"))
+            if got.status_code != 200:
+                self.refused.append((rid, got.status_code, got.text[:200]))
+                return
+            now = got.json()
             if now["state"] != "executing":
                 self._ack(rid, now["state"])
                 return

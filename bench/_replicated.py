@@ -48,7 +48,7 @@ class ClusterStore:
         return victim
 
     def rejoin(self, victim: Any) -> None:
-        self.cluster.wait_ok(120)  # a replica serves the victim's slots now
+        self.cluster.wait_failover(120)  # a replica serves the victim's slots now
         self.cluster.restart(victim, timeout=180)
 
     def stop(self) -> None:

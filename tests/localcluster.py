@@ -182,6 +182,12 @@ class LocalCluster:
         node.proc.kill()
         node.proc.wait()
 
+    def wait_failover(self, timeout: float = 60.0) -> None:
+        """Until a replica serves every slot a killed primary served. (`wait_ok` alone is
+        not enough: until the node timeout passes, the live nodes still say ok.)"""
+        _until(lambda: len(self.primaries()) == self.masters, timeout, "a replica promoted")
+        self.wait_ok(timeout)
+
     def restart(self, node: Node, timeout: float = 30.0) -> None:
         """Start a killed node again on its port, as a supervisor would: it keeps its
         nodes.conf, so it rejoins, and as a replica of whoever took its slots over."""

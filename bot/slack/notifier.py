@@ -132,6 +132,12 @@ class Notifier:
             return await self._retry_later(n, lease, exc)
         except (httpx.HTTPError, OSError, StoreError, NotReplicated) as exc:
             return await self._retry_later(n, lease, exc)
+        except NotFound:
+            # The item is gone (a failover lost it before a replica had it, or it was
+            # deleted): retrying would hold up its lane for good, so drop the notice.
+            log.warning("notice of a %s the store no longer has: %s %s", n.kind, n.id, n.event)
+            await self.bus.ack(n)
+            return True
         await self.bus.ack(n)
         self.delivered += 1
         return True

@@ -79,9 +79,8 @@ def replica_mark(key: str) -> str:
     writes after its script, so WAIT has a write to confirm even when the script wrote
     nothing (replicas.py)."""
     found = _HASH_TAG.search(key)
-    if found is None:
-        raise ValueError(f"{key!r} carries no hash tag")
-    return f"{PREFIX}{found.group(0)}:acked"
+    # A key without a tag hashes whole: the same slot as a tag of all of it.
+    return f"{PREFIX}{found.group(0) if found else '{' + key + '}'}:acked"
 
 
 def question(qid: str) -> str:

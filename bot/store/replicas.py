@@ -22,6 +22,7 @@ caller is told to try again.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import weakref
 from collections import Counter
@@ -30,7 +31,7 @@ from typing import Any, cast
 import redis.asyncio
 from redis.asyncio.cluster import ClusterNode, PipelineCommand
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import ConnectionError, NoScriptError, RedisError, TimeoutError
 
 from bot.errors import NotReplicated
 from bot.store import keys
@@ -144,13 +145,22 @@ class ReplicaAcks:
             return got[0], got[2]
         node = self._node(keys_[0])
         batch = [PipelineCommand(i, *c) for i, c in enumerate(commands)]
-        await node.execute_pipeline(batch)
+        try:
+            await node.execute_pipeline(batch)
+        except (ConnectionError, TimeoutError):
+            await self._relearn(keys_[0])
+            raise
         reply = batch[0].result
         if isinstance(reply, RedisError) and not isinstance(reply, NoScriptError):
-            # MOVED, ASK, CLUSTERDOWN...: let the cluster client learn where the slot
-            # went (it follows redirects on a keyed read), then the caller tries again.
-            await self.client.exists(keys_[0])
+            await self._relearn(keys_[0])
         return reply, batch[2].result
+
+    async def _relearn(self, key: str) -> None:
+        """The slot's primary is gone or moved (a failover): let the cluster client learn
+        where it went (it follows redirects and reloads the slots on a keyed read), so
+        the caller's retry reaches the new primary."""
+        with contextlib.suppress(RedisError):
+            await self.client.exists(key)
 
     def _node(self, key: str) -> ClusterNode:
         cluster = cast(redis.asyncio.RedisCluster, self.client)

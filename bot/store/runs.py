@@ -80,6 +80,9 @@ class RunStore:
             run.id,
             {"kind": "run", "id": run.id, "event": "start", "state": run.state.value, "version": 0},
         )
+        # Whoever started it is told it exists: the record and its queue entry both.
+        await self.confirm_saved(run.id)
+        await acks_for(self.redis).confirm(keys.RUN_QUEUE)
         return run
 
     async def calls_filed(self, request_id: str, question_id: str) -> bool:

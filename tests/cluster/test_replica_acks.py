@@ -87,7 +87,7 @@ def caught_up(primary: Node, replica: Node) -> None:
 async def kill_and_rejoin(cluster: LocalCluster, rt: Runtime, rid: str, victim: Node) -> State:
     cluster.kill(victim)
     state = await state_after_failover(rt, rid)
-    cluster.wait_ok(FAILOVER_S)
+    cluster.wait_failover(FAILOVER_S)
     cluster.restart(victim)  # back as a replica: the next test has its 3+3 again
     return state
 
@@ -165,5 +165,5 @@ async def test_without_acks_a_stalled_replica_loses_an_acknowledged_approve(
         finally:
             cluster.resume(replica)
         assert await state_after_failover(rt, req.id) == State.PENDING_REVIEW
-        cluster.wait_ok(FAILOVER_S)
+        cluster.wait_failover(FAILOVER_S)
         cluster.restart(primary)

@@ -1,4 +1,5 @@
-"""The last level's pager webhook is called with retries, and a dead pager is retried later."""
+"""The last level's pager webhook is called with retries, and a dead pager is retried later;
+a notice of an item the store no longer has is dropped."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.policy import Policy
 from bot.slack.notifier import Notifier
+from bot.store.events import publish
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 from bot.store.stores import StoreSet
@@ -45,3 +47,16 @@ async def test_a_pager_that_stays_down_raises_so_the_event_is_retried(
         await _notifier(redis, lambda r: httpx.Response(503)).escalations.page(
             "https://pager.test/x", req
         )
+
+
+async def test_a_notice_of_an_item_the_store_lost_is_dropped_not_retried_forever(
+    redis: Redis,
+) -> None:
+    """A failover can lose a run before a replica had it while its notice survives on
+    another shard: the notice is acknowledged and dropped, so its lane is not held."""
+    notifier = _notifier(redis, lambda r: httpx.Response(200))
+    await notifier.bus.ensure_group()
+    await publish(redis, "run-gone", {"kind": "run", "id": "run-gone", "event": "start"})
+    (notice,) = await notifier.bus.read("t", block_ms=100)
+    assert await notifier.deliver(notice)
+    assert await notifier.bus.backlog() == 0
