@@ -7,7 +7,8 @@
     │   ├── Expired              the request's deadline passed before the decision
     │   ├── StalePayload         the decision was made on a payload that changed
     │   ├── NotEligible          this person may not decide this request
-    │   └── ForgedDecision       the approval is not signed by serve's key: never run
+    │   ├── ForgedDecision       the approval is not signed by serve's key: never run
+    │   └── StaleFence           a report from an executor whose claim was superseded
     ├── PayloadError             tool arguments that are not plain JSON, or too large
     ├── NotFound                 no request, question or run with that id
     ├── IdempotencyConflict      an idempotency key reused with another payload
@@ -87,6 +88,12 @@ class ForgedDecision(InvalidTransition):
     claim it and the audit says so (`forged_decision`)."""
 
 
+class StaleFence(InvalidTransition):
+    """An executor reported with a fencing token (its claim's `fence`) that is no longer the
+    request's: the request was claimed again since (its first claim lost in a failover),
+    so this report is refused, audited (`stale_fence`), and the later claim's stands."""
+
+
 class PayloadError(HitlError):
     """The tool call cannot be canonicalised: not plain JSON, NaN, or too large."""
 
@@ -128,6 +135,7 @@ WIRE: dict[type[HitlError], tuple[int, str]] = {
     AlreadyResolved: (409, "already_resolved"),
     StalePayload: (409, "stale_payload"),
     ForgedDecision: (409, "forged_decision"),
+    StaleFence: (409, "stale_fence"),
     InvalidTransition: (409, "invalid_transition"),
     Expired: (410, "expired"),
     NotEligible: (403, "not_eligible"),

@@ -59,6 +59,11 @@ REASON_REQUIRED = "A rejection needs a reason code, one of: {codes}."
 EDIT_NOT_ALLOWED = "The policy does not allow editing {tool} before approval."
 EDIT_NEEDS_ARGS = "Edit and approve needs the new arguments."
 NOT_ALLOWED = "Cannot {event} a request that is {state}."
+STALE_FENCE = (
+    "Not recorded: request {id} was claimed again by another executor since the claim "
+    "this report holds (fence {given}), so this report is not recorded; the later "
+    "claim's report is the one that stands."
+)
 UNKNOWN_REQUEST = "No request with id {id}."
 UNKNOWN_RUN = "No run with id {id}."
 TERMS_DAMAGED = (

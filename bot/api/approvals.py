@@ -9,7 +9,7 @@ from bot.api.errors import documented, steered_response
 from bot.api.fastjson import FastJsonRoute
 from bot.api.longpoll import hold
 from bot.api.ownership import Ownership
-from bot.api.schemas import ApprovalIn, CancelIn, ItemPath, ResultIn, Wait
+from bot.api.schemas import ApprovalIn, CancelIn, ClaimIn, ItemPath, ResultIn, Wait
 from bot.core.models import ActionRequest
 from bot.store import execution
 from bot.store.guarded import SteeredFirst, create_unless_steered
@@ -86,20 +86,29 @@ def router(rt: Runtime, owners: Ownership, *, max_wait_s: float) -> APIRouter:
         summary="approved -> executing, exactly once (for outside executors)",
         responses=documented(404, 409, 410),
         description="Refused with 409 `forged_decision` (and audited) when the approval is "
-        "not signed by this bot's key.",
+        "not signed by this bot's key. The request comes back with its `fence`: hand it to "
+        "the action beside the idempotency key and send it with the result. A 503 "
+        "(`not_replicated`): do not start; claim again with the same `claim_token`.",
     )
-    async def claim(request_id: ItemPath, request: Request) -> Response:
+    async def claim(
+        request_id: ItemPath, request: Request, body: ClaimIn | None = None
+    ) -> Response:
         identity = caller(request)
         await owners.own_request(request_id, identity)
-        return _sent(
-            await execution.claim(rt.requests, request_id, actor=identity, check=rt.claims)
+        token = (body or ClaimIn()).claim_token
+        claimed = await execution.claim(
+            rt.requests, request_id, actor=identity, check=rt.claims, token=token
         )
+        return _sent(claimed)
 
     @r.post(
         "/{request_id}/result",
         response_model=ActionRequest,
         summary="Report how the execution (or its compensation) went",
         responses=documented(404, 409, 410, 422),
+        description="Send the claim's `fence`: a report whose claim was superseded since "
+        "(lost in a failover, the request claimed again) is refused with 409 `stale_fence` "
+        "and audited.",
     )
     async def result(request_id: ItemPath, body: ResultIn, request: Request) -> Response:
         await owners.own_request(request_id, caller(request))
@@ -111,6 +120,7 @@ def router(rt: Runtime, owners: Ownership, *, max_wait_s: float) -> APIRouter:
             compensated=body.compensated,
             actor=caller(request),
             check=rt.claims,
+            fence=body.fence,
         )
         return _sent(done)
 

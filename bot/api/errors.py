@@ -6,6 +6,7 @@ Status codes:
     IdempotencyConflict    409 idempotency_conflict
     AlreadyResolved        409 already_resolved    (+ by, at, how, state)
     StalePayload           409 stale_payload
+    StaleFence             409 stale_fence         (a report whose claim was superseded)
     InvalidTransition      409 invalid_transition  (+ state, event)
     Expired                410 expired
     NotEligible            403 not_eligible

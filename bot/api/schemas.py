@@ -14,6 +14,7 @@ from bot.core.wire import (
     RUN_ID,
     ApprovalIn,
     CancelIn,
+    ClaimIn,
     Health,
     QuestionIn,
     ResultIn,
@@ -38,6 +39,7 @@ Wait = Annotated[
 __all__ = [
     "ApprovalIn",
     "CancelIn",
+    "ClaimIn",
     "Health",
     "ItemPath",
     "QuestionIn",

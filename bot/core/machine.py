@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot import messages as msg
+from bot.core.fence import fence_of, new_claim_token, token_of
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTier
 from bot.core.payload import canonical_args, payload_hash
 from bot.core.states import ALLOWED, FINAL, HUMAN_EVENTS, Event, ReasonCode, State, SystemReason
@@ -20,6 +21,7 @@ from bot.errors import (
     InvalidTransition,
     NotEligible,
     PayloadError,
+    StaleFence,
     StalePayload,
 )
 
@@ -85,7 +87,11 @@ def apply(req: ActionRequest, d: Decision, now: int) -> Step:
     if d.event == E.TIMEOUT:
         return _timeout(req, d, now)
     draft = _Draft(req, now)
+    if d.event in _REPORTS:
+        _check_fence(req, d)
     if d.event == E.CLAIM:
+        if req.state == S.EXECUTING and d.claim_token and token_of(req.fence) == d.claim_token:
+            return Step(req, repeat=True)  # the same executor retrying its claim: the same claim
         _require(req, d, {S.APPROVED, S.AUTO_APPROVED})
         if req.expires_at is not None and now >= req.expires_at:  # never run late
             raise Expired(
@@ -94,6 +100,8 @@ def apply(req: ActionRequest, d: Decision, now: int) -> Step:
                 event=d.event.value,
             )
         draft.move(E.CLAIM, S.EXECUTING)
+        token = d.claim_token or new_claim_token()
+        draft.updates["fence"] = fence_of(req.version + 1, token)
         return draft.finish(req.execution_timeout_ms)
     if d.event == E.SUCCEED:
         _require(req, d, {S.EXECUTING})
@@ -124,6 +132,20 @@ def apply(req: ActionRequest, d: Decision, now: int) -> Step:
         state=req.state.value,
         event=d.event.value,
     )
+
+
+_REPORTS = frozenset({E.SUCCEED, E.FAIL, E.ROLLBACK_OK, E.ROLLBACK_FAILED})
+
+
+def _check_fence(req: ActionRequest, d: Decision) -> None:
+    """A report holding a claim other than the request's own is refused, whatever the
+    state: that claim was superseded, so its executor's word must not stand."""
+    if d.claim_fence is not None and d.claim_fence != req.fence:
+        raise StaleFence(
+            msg.STALE_FENCE.format(id=req.id, given=d.claim_fence),
+            state=req.state.value,
+            event=d.event.value,
+        )
 
 
 def _require(req: ActionRequest, d: Decision, states: set[State]) -> None:

@@ -93,6 +93,9 @@ class ActionRequest(BaseModel):
     approvals: tuple[Approval, ...] = ()
     resolution: Resolution | None = None
     detail: str | None = None  # the executor's last report
+    # "<version>.<claim token>" of the claim that holds it (bot/core/fence.py): the
+    # executor's fencing token, which its report shows; None until claimed
+    fence: str | None = None
     idempotency_key: str | None = None
     audit_head: str = ""
 
@@ -151,6 +154,10 @@ class Decision(BaseModel):
     fence: int | None = None  # the version a timer was armed at; stale timers are no-ops
     detail: str | None = Field(default=None, max_length=DETAIL_MAX)
     has_compensation: bool = False
+    # An executor's claim: its own token (the same on a retry of the same claim; None:
+    # the store picks one). Its report: the `fence` its claim handed it (None: unfenced).
+    claim_token: str | None = None
+    claim_fence: str | None = None
     via: str | None = None  # how a person decided, when not by button: "thread_reply:C…:ts"
 
 
@@ -171,6 +178,7 @@ class AuditEntry(BaseModel):
     payload_hash: str | None = None
     view_hash: str | None = None
     via: str | None = None
+    fence: str | None = None  # a claim's, or the stale one a refused report held
     version: int
     prev: str = ""  # only a first entry's is put back (GENESIS); a later one missing is a break
     raw: str = Field(exclude=True, default="")

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from bot import messages as msg
+from bot.core.fence import FENCE, TOKEN
 from bot.core.models import DETAIL_MAX, RiskTier, Run
 from bot.core.payload import MAX_ARGS_DEPTH
 from bot.core.plainjson import lone_surrogate, too_deep
@@ -126,6 +127,28 @@ class ResultIn(_In):
             "On a failure: true if a compensating action exists and is running (the request "
             "goes to rollback_pending; report its outcome with a second result), otherwise "
             "the request goes to manual_intervention."
+        ),
+    )
+    fence: str | None = Field(
+        default=None,
+        pattern=FENCE,
+        description=(
+            "The `fence` the claim answered with. Pass it: a report whose claim was "
+            "superseded (lost in a failover, the request claimed again) is then refused "
+            "with 409 `stale_fence` and audited, so it cannot overwrite the later claim's. "
+            "Without it the report is accepted from whoever holds the request."
+        ),
+    )
+
+
+class ClaimIn(_In):
+    claim_token: str | None = Field(
+        default=None,
+        pattern=TOKEN,
+        description=(
+            "The executor's own random token for this claim (8-64 url-safe characters, one "
+            "per request it means to run). The same token again, say after a 503, gets the "
+            "same claim back instead of a 409; left out, the server picks one."
         ),
     )
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.config import Settings
+from bot.core.fence import new_claim_token
 from bot.core.models import SYSTEM, ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.proposal import exempt
@@ -58,10 +59,21 @@ class ClaimCheck:
 
 
 async def claim_checked(
-    requests: RequestStore, rid: str, *, actor: str = SYSTEM, check: ClaimCheck
+    requests: RequestStore,
+    rid: str,
+    *,
+    actor: str = SYSTEM,
+    check: ClaimCheck,
+    token: str | None = None,
 ) -> ActionRequest:
-    """approved -> executing, exactly once, only for a decision serve signed. A second
-    claim raises AlreadyResolved; a forged or foreign-signed one ForgedDecision."""
+    """approved -> executing, exactly once, only for a decision serve signed: the request
+    with its `fence`, which the executor hands its tool and shows in its report. A second
+    claim raises AlreadyResolved; a forged or foreign-signed one ForgedDecision.
+
+    `token`: the executor's claim token (bot/core/fence.py). The same executor retrying
+    with the same token (say after NotReplicated) gets the claim it holds back; None: one
+    is made up, and such a claim cannot be retried."""
+    token = token or new_claim_token()
     for _ in range(RETRIES):
         req = await requests.get(rid)
         problem = None
@@ -69,7 +81,7 @@ async def claim_checked(
             problem = check.problem(req)
             if problem is None:
                 problem = replay_problem(req, await audit.lines(requests.redis, rid))
-        claim = Decision(event=Event.CLAIM, actor=actor)
+        claim = Decision(event=Event.CLAIM, actor=actor, claim_token=token)
         if problem is not None:
             log.error(
                 FORGED,

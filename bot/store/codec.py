@@ -38,6 +38,7 @@ OPTIONAL = (
     "detail",
     "idem",
     "owner",
+    "fence",
 )
 _OPTIONAL = frozenset(OPTIONAL)
 
@@ -156,6 +157,7 @@ def to_hash(req: ActionRequest) -> dict[str, str]:
         "res_seal": _s(res and res.seal),
         "detail": _s(req.detail),
         "idem": _s(req.idempotency_key),
+        "fence": _s(req.fence),
         "audit_head": req.audit_head,
     }
     return {k: v for k, v in h.items() if v or k not in _OPTIONAL}
@@ -243,7 +245,22 @@ def from_hash(h: dict[str, str]) -> ActionRequest:
         resolution=res,
         detail=_opt(h.get("detail")),
         idempotency_key=_opt(h.get("idem")),
+        fence=_opt(h.get("fence")),
         audit_head=h.get("audit_head", ""),
+    )
+
+
+def created(sent: ActionRequest, got: dict[str, str]) -> ActionRequest:
+    """The request CREATE wrote: what the caller sent, with what the script set (it
+    answers with only those: state, version, deadline, audit head, a claim's fence)."""
+    return sent.model_copy(
+        update={
+            "state": State(got["state"]),
+            "version": int(got["version"]),
+            "expires_at": int(got["expires_at"]) if got["expires_at"] else None,
+            "audit_head": got["audit_head"],
+            "fence": got.get("fence") or None,
+        }
     )
 
 

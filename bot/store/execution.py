@@ -11,8 +11,10 @@ connections of their own with a read timeout past their block.
 
 from __future__ import annotations
 
+from bot.core.fence import fence_of, token_of
 from bot.core.models import ActionRequest, Decision, Question, clip
 from bot.core.states import Event, State
+from bot.errors import StaleFence
 from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
@@ -33,11 +35,12 @@ def _clip(detail: str | None) -> str | None:
 
 
 async def claim(
-    requests: RequestStore, rid: str, *, actor: str, check: ClaimCheck
+    requests: RequestStore, rid: str, *, actor: str, check: ClaimCheck, token: str | None = None
 ) -> ActionRequest:
     """approved -> executing, exactly once, and only for a decision serve signed: a second
-    claim raises AlreadyResolved, a forged approval ForgedDecision (bot/store/claims.py)."""
-    return await claim_checked(requests, rid, actor=actor, check=check)
+    claim raises AlreadyResolved, a forged approval ForgedDecision (bot/store/claims.py).
+    The same `token` again: the same claim back (a retry after NotReplicated)."""
+    return await claim_checked(requests, rid, actor=actor, check=check, token=token)
 
 
 async def report(
@@ -50,6 +53,7 @@ async def report(
     actor: str,
     check: ClaimCheck,
     executing: bool = False,
+    fence: str | None = None,
 ) -> ActionRequest:
     """Record how an execution (or its compensation) went.
 
@@ -60,18 +64,25 @@ async def report(
     Anything else is refused by the store with the reason (who decided, when).
     `executing`: the caller holds the claim, so the read that finds the state is skipped
     (if a deadline moved it meanwhile, the store refuses the report just the same).
+    `fence`: the one the executor's claim handed it; the report of a claim superseded
+    since raises StaleFence (audited). Found approved, the request is claimed first with
+    the fence's token only if that makes the very claim the fence names: the executor's
+    claim was lost in a failover, nobody claimed it since, and the call did run.
     """
     if executing:
         req = None
     else:
         req = await requests.get(rid)
     if req is not None and req.state in (State.APPROVED, State.AUTO_APPROVED):
-        req = await claim(requests, rid, actor=actor, check=check)
+        token = token_of(fence)
+        if fence is None or (token is not None and fence == fence_of(req.version + 1, token)):
+            req = await claim(requests, rid, actor=actor, check=check, token=token)
     if req is not None and req.state == State.ROLLBACK_PENDING:
         event = Event.ROLLBACK_OK if ok else Event.ROLLBACK_FAILED
-        decision = Decision(event=event, actor=actor, detail=_clip(detail))
+        decision = Decision(event=event, actor=actor, detail=_clip(detail), claim_fence=fence)
     else:
         decision = _outcome(ok=ok, detail=detail, compensated=compensated, actor=actor)
+        decision = decision.model_copy(update={"claim_fence": fence})
     return (await requests.transition(rid, decision)).request
 
 
@@ -93,11 +104,30 @@ async def report_executed(
     detail: str | None,
     compensated: bool | None,
     actor: str,
+    fence: str | None = None,
+    check: ClaimCheck | None = None,
 ) -> State:
     """`report` for the executor that holds the claim and needs nothing back: the state the
-    request moved to, without reading the request (a free call's second round trip)."""
+    request moved to, without reading the request (a free call's second round trip).
+    Refused for its `fence` and given `check`: `report` with it, which takes the claim
+    back if a failover lost it (the call ran) and raises StaleFence otherwise."""
     decision = _outcome(ok=ok, detail=detail, compensated=compensated, actor=actor)
-    return await requests.advance(rid, decision)
+    try:
+        return await requests.advance(rid, decision.model_copy(update={"claim_fence": fence}))
+    except StaleFence:
+        if check is None:
+            raise
+    done = await report(
+        requests,
+        rid,
+        ok=ok,
+        detail=detail,
+        compensated=compensated,
+        actor=actor,
+        check=check,
+        fence=fence,
+    )
+    return done.state
 
 
 async def withdraw(requests: RequestStore, rid: str, *, actor: str, reason: str) -> ActionRequest:

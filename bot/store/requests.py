@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
+from bot.core.fence import new_claim_token
 from bot.core.ids import keyed_request_id, new_request_id
 from bot.core.machine import apply
 from bot.core.models import ActionRequest, Decision, RiskTier
@@ -32,7 +33,7 @@ from bot.signing import Signer
 from bot.signing import messages as sign_msg
 from bot.store import keys, tools
 from bot.store.cluster import is_cluster, run_many
-from bot.store.codec import from_hash, reply, split_terms, to_hash
+from bot.store.codec import created, from_hash, reply, split_terms, to_hash
 from bot.store.replicas import acks_for
 from bot.store.scripts import CREATE, TRANSITION_SCRIPTS, script_for
 from bot.store.terms import Terms, terms_checked
@@ -115,6 +116,7 @@ class RequestStore:
         args_schema: dict[str, Any] | None = None,
         schema_by_worker: bool = False,
         claim_as: str | None = None,
+        claim_token: str | None = None,
         unless_steered: str | None = None,
         owner: str | None = None,
     ) -> Created:
@@ -129,6 +131,7 @@ class RequestStore:
         `claim_as`: an executor's name. A new request the policy exempts from review is
         then claimed by it in the same round trip (`Created.claimed`), audited as a claim
         would be; a request that needs review, or an existing one, is left as it is.
+        `claim_token`: its claim token (bot/core/fence.py; None: the store's).
 
         `unless_steered`: a run id (only where `guards_steering`). If the run has a
         correction queued or a stop asked, nothing is created (`Created.steered`), in the
@@ -178,7 +181,7 @@ class RequestStore:
             terms,
         ]
         if claim_as and not needs_review:
-            argv.append(claim_as)
+            argv += [claim_as, claim_token or new_claim_token()]
         script_keys = keys.request_keys(rid)
         if unless_steered is not None:
             if not self.guards_steering:
@@ -193,18 +196,7 @@ class RequestStore:
             status, out = await self._acks.script(self._create, keys=script_keys, args=argv)
         if status == "steered":
             return Created(req, created=False, steered=True)
-        if status == "ok":  # the script answers with what it set; the rest is what we sent
-            got = reply(out)
-            stored = req.model_copy(
-                update={
-                    "state": State(got["state"]),
-                    "version": int(got["version"]),
-                    "expires_at": int(got["expires_at"]) if got["expires_at"] else None,
-                    "audit_head": got["audit_head"],
-                }
-            )
-        else:
-            stored = from_hash(reply(out))
+        stored = created(req, reply(out)) if status == "ok" else from_hash(reply(out))
         claimed = status == "ok" and stored.state == State.EXECUTING
         if status == "ok":
             log_created(stored, requester, claim_as if claimed else None, exempt=not needs_review)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.core.fence import new_claim_token
 from bot.core.machine import apply
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution
 from bot.core.states import HUMAN_EVENTS, Event, State, SystemReason
@@ -212,7 +213,8 @@ def argv_of(
 ) -> list[str | int]:
     """The ARGV of `d`'s script (bot/store/scripts `script_for`), in the order its
     first lines name them. `lean`: on 'ok' the script replies with id, state, version,
-    tool and run_id only; `forged`, on a claim: why the executor refuses the decision."""
+    tool and run_id only; `forged`, on a claim: why the executor refuses the decision.
+    A claim carries its token, a report the fence its claim handed it (bot/core/fence.py)."""
     head: list[str | int] = [now, d.actor, signed.expect, "1" if lean else ""]
     if d.event in HUMAN_EVENTS:
         head.insert(1, d.event.value)
@@ -233,8 +235,11 @@ def argv_of(
         fence = "" if d.fence is None else d.fence
         return [*head, fence, signed.seal, "1" if signed.leave else ""]
     if d.event == Event.CLAIM:
-        return [*head, forged]
+        # Every claim stores a fence: a caller that chose no token (it will not retry
+        # the claim) gets one of the store's.
+        return [*head, forged, d.claim_token or new_claim_token()]
     if d.event == Event.CANCEL:
         return [*head, d.reason_code or "", d.text or "", d.view_hash or ""]
     head.insert(1, d.event.value)
-    return [*head, d.detail or "", "1" if d.has_compensation else "0"]
+    compensation = "1" if d.has_compensation else "0"
+    return [*head, d.detail or "", compensation, d.claim_fence or ""]

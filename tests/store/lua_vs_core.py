@@ -15,7 +15,14 @@ from redis.asyncio import Redis
 from bot.core.machine import Step, apply
 from bot.core.models import ActionRequest, Decision
 from bot.core.states import HUMAN_EVENTS, Event
-from bot.errors import AlreadyResolved, Expired, InvalidTransition, NotEligible, StalePayload
+from bot.errors import (
+    AlreadyResolved,
+    Expired,
+    InvalidTransition,
+    NotEligible,
+    StaleFence,
+    StalePayload,
+)
 from bot.store import audit
 from bot.store.requests import RequestStore
 
@@ -25,14 +32,23 @@ REFUSAL_CODE: dict[type[InvalidTransition], str] = {
     Expired: "expired",
     NotEligible: "not_eligible",
     StalePayload: "stale_payload",
+    StaleFence: "stale_fence",
     InvalidTransition: "invalid",
 }
 
 Audited = tuple[str, str, str | None, str | None, str | None]  # kind, event, from, to, reason
 
 
+# Claim tokens a step may claim with: the machine and the script then store the same fence.
+TOKENS = ("tokenAAAA1", "tokenBBBB2")
+
+
 def decision(s: dict[str, Any], req: ActionRequest) -> Decision:
     fence = {"none": None, "current": req.version, "old": req.version - 1}[s["fence"]]
+    # What a report holds: no fence, the request's own, or one of a claim superseded since.
+    held = {"none": None, "current": req.fence, "stale": f"{req.version}.{TOKENS[1]}x"}[
+        s.get("held", "none")
+    ]
     return Decision(
         event=s["event"],
         actor=s["actor"],
@@ -42,6 +58,8 @@ def decision(s: dict[str, Any], req: ActionRequest) -> Decision:
         new_args=s["edit"],
         fence=fence,
         has_compensation=s["comp"],
+        claim_token=s.get("token", TOKENS[0]),
+        claim_fence=held,
         detail="d",
         text=s.get("text"),
         # The card a person saw is kept with their decision. Only people send one: Lua keeps
@@ -61,6 +79,7 @@ def comparable(r: ActionRequest) -> tuple[Any, ...]:
         r.original_hash,
         r.args,
         r.detail,
+        r.fence,
         tuple((a.actor, a.at) for a in r.approvals),
         res and (res.actor, res.at, res.event, res.reason_code, res.text, res.view_hash),
     )
@@ -80,8 +99,8 @@ def expected_audit(req: ActionRequest, d: Decision, step: Step) -> list[Audited]
 
 
 def expected_refusal(req: ActionRequest, d: Decision, exc: InvalidTransition) -> list[Audited]:
-    if d.event not in HUMAN_EVENTS:
-        return []  # only people's refused decisions are audited
+    if d.event not in HUMAN_EVENTS and not isinstance(exc, StaleFence):
+        return []  # only people's refused decisions, and superseded reports, are audited
     code = REFUSAL_CODE[type(exc)]
     return [("refused", d.event.value, req.state.value, req.state.value, code)]
 

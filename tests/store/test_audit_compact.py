@@ -35,6 +35,7 @@ WHOLE_AUDIT = """local function audit(A, h, e)
   h.audit_seq = tostring(seq)
 end
 """
+TOKEN = "w1-claim-token"  # a claim's fence is audited: the same in both runs of a flow
 HELPER = re.compile(r"local function audit\(A, h, e\)\n.*?\nend\n", re.DOTALL)
 
 
@@ -73,7 +74,7 @@ async def pending(store: RequestStore, policy: Policy, clock: FakeClock) -> str:
 async def executed(store: RequestStore, policy: Policy, clock: FakeClock) -> str:
     req = (await store.create(policy, tool="refund", args={"amount": 5}, requester="U1")).request
     await store.transition(req.id, approve(req.payload_hash, view_hash="v" * 8))
-    await store.transition(req.id, Decision(event=Event.CLAIM, actor="w1"))
+    await store.transition(req.id, Decision(event=Event.CLAIM, actor="w1", claim_token=TOKEN))
     await store.transition(req.id, Decision(event=Event.SUCCEED, detail=""))
     return req.id
 
@@ -81,7 +82,7 @@ async def executed(store: RequestStore, policy: Policy, clock: FakeClock) -> str
 async def rolled_back(store: RequestStore, policy: Policy, clock: FakeClock) -> str:
     req = (await store.create(policy, tool="refund", args={"amount": 5}, requester="U1")).request
     await store.transition(req.id, approve(req.payload_hash))
-    await store.transition(req.id, Decision(event=Event.CLAIM, actor="w1"))
+    await store.transition(req.id, Decision(event=Event.CLAIM, actor="w1", claim_token=TOKEN))
     await store.transition(req.id, Decision(event=Event.FAIL, detail="", has_compensation=True))
     await store.transition(req.id, Decision(event=Event.ROLLBACK_OK, detail="undone"))
     return req.id
@@ -123,7 +124,9 @@ async def edited_then_cancelled(store: RequestStore, policy: Policy, clock: Fake
 
 
 async def free_and_claimed(store: RequestStore, policy: Policy, clock: FakeClock) -> str:
-    made = await store.create(policy, tool="move_claw", args={}, requester="", claim_as="w1")
+    made = await store.create(
+        policy, tool="move_claw", args={}, requester="", claim_as="w1", claim_token=TOKEN
+    )
     assert made.claimed
     return made.request.id
 

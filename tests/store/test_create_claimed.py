@@ -23,6 +23,7 @@ from bot.store.requests import RequestStore
 from tests.store.lua_vs_core import comparable, expected_audit
 
 VOLATILE = {"id", "audit_head", "idem"}  # differ between two requests by construction
+TOKEN = "worker-1-token"  # the claim token both ways claim with: their fences then agree
 
 
 async def trail(redis: Redis, rid: str) -> list[tuple[Any, ...]]:
@@ -61,8 +62,11 @@ async def test_claimed_create_leaves_what_create_then_claim_leaves(
     call = {"tool": "move_claw", "args": {"dir": "left"}, "requester": "U1", "run_id": "r1"}
     old = (await store.create(policy, **call, idempotency_key="a")).request  # type: ignore[arg-type]
     assert old.state == State.APPROVED
-    await store.transition(old.id, Decision(event=Event.CLAIM, actor="worker-1"))
-    made = await store.create(policy, **call, idempotency_key="b", claim_as="worker-1")  # type: ignore[arg-type]
+    claim = Decision(event=Event.CLAIM, actor="worker-1", claim_token=TOKEN)
+    await store.transition(old.id, claim)
+    made = await store.create(
+        policy, **call, idempotency_key="b", claim_as="worker-1", claim_token=TOKEN
+    )  # type: ignore[arg-type]
 
     assert made.created and made.claimed and made.request.state == State.EXECUTING
     assert made.request.resolution is not None
@@ -110,10 +114,10 @@ async def test_claimed_create_matches_the_pure_machine(
     """What Lua claimed is what `bot.core.machine` makes of the approved request."""
     call = {"tool": "move_claw", "args": {"dir": "up"}, "requester": "U1"}
     approved = (await store.create(policy, **call)).request  # type: ignore[arg-type]
-    claim = Decision(event=Event.CLAIM, actor="worker-1")
+    claim = Decision(event=Event.CLAIM, actor="worker-1", claim_token=TOKEN)
     step = apply(approved, claim, clock())
     await redis.flushdb()
-    made = await store.create(policy, **call, claim_as="worker-1")  # type: ignore[arg-type]
+    made = await store.create(policy, **call, claim_as="worker-1", claim_token=TOKEN)  # type: ignore[arg-type]
     assert comparable(made.request) == comparable(
         step.request.model_copy(update={"id": made.request.id})
     )
@@ -152,8 +156,8 @@ async def test_advance_moves_as_transition_does_and_refuses_alike(
 ) -> None:
     """`advance` is `transition` without the read back: same effect, same refusals."""
     call = {"tool": "move_claw", "args": {"dir": "up"}, "requester": "U1"}
-    a = (await store.create(policy, **call, claim_as="w")).request  # type: ignore[arg-type]
-    b = (await store.create(policy, **call, claim_as="w")).request  # type: ignore[arg-type]
+    a = (await store.create(policy, **call, claim_as="w", claim_token=TOKEN)).request  # type: ignore[arg-type]
+    b = (await store.create(policy, **call, claim_as="w", claim_token=TOKEN)).request  # type: ignore[arg-type]
     assert await store.advance(a.id, Decision(event=Event.SUCCEED, detail="done")) == (
         State.COMPLETED
     )

@@ -19,7 +19,7 @@ from bot.core.policy import parse_policy
 from bot.store.requests import RequestStore
 from tests.conftest import QUORUM_POLICY
 from tests.keys import serve_signer
-from tests.store.lua_vs_core import REFUSAL_CODE, compare, decision
+from tests.store.lua_vs_core import REFUSAL_CODE, TOKENS, compare, decision
 
 MIN = 60_000
 REVIEW, LEVEL2, CLAIM, EXEC = 10 * MIN, 5 * MIN, 10 * MIN, 15 * MIN
@@ -194,6 +194,36 @@ EXAMPLES: dict[str, tuple[tuple[str, dict[str, Any]], list[dict[str, Any]], list
     ),
     "cancel without a reason": (MEDIUM, [st("cancel", "system")], ["cancelled"]),
     "claim before approval": (MEDIUM, [CLAIMED], ["invalid"]),
+    "a claim retried with its token, then another executor's claim": (
+        MEDIUM,
+        [APPROVE, CLAIMED, CLAIMED, st("claim", "worker", token=TOKENS[1])],
+        ["approved", "executing", "repeat", "already_resolved"],
+    ),
+    "a report holding its claim's fence": (
+        MEDIUM,
+        [
+            APPROVE,
+            CLAIMED,
+            st("fail", "worker", comp=True, held="current"),
+            st("rollback_ok", "worker", held="current"),
+        ],
+        ["approved", "executing", "rollback_pending", "rolled_back"],
+    ),
+    "a report holding a superseded claim's fence": (
+        MEDIUM,
+        [APPROVE, CLAIMED, st("succeed", "worker", held="stale"), st("succeed", "worker")],
+        ["approved", "executing", "stale_fence", "completed"],
+    ),
+    "a stale report after the request completed": (
+        MEDIUM,
+        [
+            APPROVE,
+            CLAIMED,
+            st("succeed", "worker", held="current"),
+            st("fail", "worker", held="stale"),
+        ],
+        ["approved", "executing", "completed", "stale_fence"],
+    ),
 }
 
 

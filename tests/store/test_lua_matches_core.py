@@ -25,7 +25,7 @@ from bot.store.requests import RequestStore
 from tests.clients import CLUSTER, open_client
 from tests.conftest import QUORUM_POLICY
 from tests.keys import serve_signer
-from tests.store.lua_vs_core import compare, decision
+from tests.store.lua_vs_core import TOKENS, compare, decision
 
 POLICY = parse_policy(QUORUM_POLICY)
 CALLS = [
@@ -54,6 +54,8 @@ step = st.fixed_dictionaries(
         "fence": st.sampled_from(["none", "current", "old"]),
         "advance": st.sampled_from([0, 1, 60_000, 5 * 60_000, 10 * 60_000, 3_600_000]),
         "comp": st.booleans(),
+        "token": st.sampled_from(TOKENS),
+        "held": st.sampled_from(["none", "current", "stale"]),
     }
 )
 

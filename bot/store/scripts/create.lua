@@ -11,6 +11,7 @@ local records = cjson.decode(ARGV[3])  -- [[event, from, to, reason, seal?], ...
 local h = fill(cjson.decode(ARGV[4]))
 local terms = ARGV[5]  -- the review terms' JSON, kept once per shard
 local claimer = ARGV[6] or ''  -- '' or the executor that claims an approved new request
+local token = ARGV[7] or ''  -- and its claim token (bot/core/fence.py)
 
 -- A run's correction queue and record are in the run's hash slot (one Redis only): a
 -- call made while a correction waits or a stop is asked creates nothing, and the
@@ -53,8 +54,8 @@ local created_version, created_state = h.version, h.state
 if claimer ~= '' and h.state == S.approved then
   -- CLAIM's move, in memory: the claim deadline it replaces is never indexed
   local t = start(K, h, now, E.claim, claimer)
-  settle(t, claim(t))
-  audit_moves(t)
+  settle(t, claim(t, token))
+  audit_moves(t, function(e) e.fence = h.fence end)
 end
 local args = {}
 for k, v in pairs(h) do
@@ -81,4 +82,4 @@ if h.state == S.executing then
 end
 -- The caller holds every other field already: it sent them.
 return {'ok', cjson.encode({state = h.state, version = h.version, expires_at = h.expires_at,
-                           audit_head = h.audit_head})}
+                           audit_head = h.audit_head, fence = h.fence})}

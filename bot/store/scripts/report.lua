@@ -4,9 +4,16 @@ local now, event, actor = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local expect, lean = ARGV[4], ARGV[5]  -- see `begin` and `commit`
 local detail = ARGV[6]  -- what the executor says of it, kept on the request and audited
 local compensation = ARGV[7]  -- '1': a compensating action exists (a failure rolls back)
+-- '' or the fence the executor's claim handed it: another claim's (this one was lost in
+-- a failover and the request claimed again) is refused and audited, whatever the state
+local fence = ARGV[8] or ''
 
 local t, done = begin(K, now, event, actor, expect, false)
 if not t then return done end
+if fence ~= '' and fence ~= t.h.fence then
+  local entry = {text = detail, payload_hash = t.h.payload_hash, fence = fence}
+  return refuse(t, 'stale_fence', entry)
+end
 local expires_in
 if event == E.succeed or event == E.fail then
   if t.state ~= S.executing then return resolved_or_invalid(t) end

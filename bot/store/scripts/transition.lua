@@ -66,10 +66,20 @@ local function resolve(t, e, why, text, view, seal)
   u.res_reason, u.res_text, u.res_view, u.res_seal = why or '', text, view, seal
 end
 -- approved -> executing: the CLAIM script's move, and CREATE's for a call it claims at
--- once. Returns how long the execution may take.
-local function claim(t)
+-- once. The fence names the version the claim moves the request to and the executor's
+-- `token` (bot/core/fence.py): a claim lost in a failover and the next one share the
+-- version, never the token. Returns how long the execution may take.
+local function claim(t, token)
   move(t, E.claim, S.executing)
+  t.upd.fence = tostring(t.version + 1) .. '.' .. token
   return tonumber(t.h.exec_ms)
+end
+-- The same executor retrying its claim (it sends the token it claimed with): the claim
+-- it already holds, nothing written.
+local function same_claim(t, token)
+  if t.state ~= S.executing or token == '' then return false end
+  local dot = string.find(t.h.fence, '.', 1, true)
+  return dot ~= nil and string.sub(t.h.fence, dot + 1) == token
 end
 -- The moves applied to t.h: the new state and version, and the deadline `expires_in`
 -- from now (none once final).
