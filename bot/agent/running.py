@@ -1,8 +1,9 @@
 """Step 3 of the tool boundary: run an approved call exactly once and report it.
 
-Claimed exactly once, run with the request id as its idempotency key, reported; a
-failure is compensated or handed to a person; a hard stop cancels a running
-coroutine tool. A mixin of `bot.agent.gate.ToolGate`, which decides what reaches here.
+Claimed exactly once, run with the request id as its idempotency key and the claim's
+fence (bot/core/fence.py), reported with that fence; a failure is compensated or handed
+to a person; a hard stop cancels a running coroutine tool. A mixin of
+`bot.agent.gate.ToolGate`, which decides what reaches here.
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ from bot.agent import messages as msg
 from bot.agent.errors import InvalidArguments, LostClaim
 from bot.agent.outcome import Outcome, explain, stopped
 from bot.agent.tools import Tool
-from bot.core.models import ActionRequest, Decision, clip
+from bot.core.fence import new_claim_token
+from bot.core.models import SYSTEM, ActionRequest, Decision, clip
 from bot.core.states import Event, State, SystemReason
-from bot.errors import Expired, ForgedDecision, InvalidTransition
+from bot.errors import Expired, ForgedDecision, InvalidTransition, StoreUnavailable
 from bot.store.claims import ClaimCheck, claim_checked
+from bot.store.execution import report_executed
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 
 STOP_POLL_S = 0.5  # how soon a hard stop reaches a tool that is already running
+CLAIM_TRIES = 3  # a claim the replicas did not confirm is sent again with its token
+CLAIM_RETRY_S = 0.5  # times the try number: the replicas' time to catch up
 
 
 class _StoppedMidCall(Exception):
@@ -58,7 +63,7 @@ class Running:
             await self._cancel(req, SystemReason.RUN_STOPPED)
             return stopped(req.id)
         try:
-            claimed = await claim_checked(self.requests, req.id, check=self.claims)
+            claimed = await self._claim(req.id)
         except ForgedDecision as exc:  # audited and logged by the check: the model is told
             return Outcome(str(exc), "forged_decision", req.id)
         except Expired:
@@ -70,6 +75,20 @@ class Running:
                 return await self._explain(now, run_id)
             raise LostClaim(f"request {req.id} was claimed by another executor") from None
         return await self._run_shielded(claimed, tool, run_id)
+
+    async def _claim(self, rid: str) -> ActionRequest:
+        """The checked claim, sent again with its token while the store does not confirm
+        it (NotReplicated): the same claim comes back, never a second one. Unconfirmed
+        after the last try, it raises and the tool does not run."""
+        token = new_claim_token()
+        for attempt in range(1, CLAIM_TRIES + 1):
+            try:
+                return await claim_checked(self.requests, rid, check=self.claims, token=token)
+            except StoreUnavailable:
+                if attempt == CLAIM_TRIES:
+                    raise
+                await asyncio.sleep(CLAIM_RETRY_S * attempt)
+        raise AssertionError("unreachable: the last try returns or raises")
 
     async def _run_shielded(self, claimed: ActionRequest, tool: Tool, run_id: str) -> Outcome:
         # Claimed: from here the tool runs and reports even if this task is cancelled
@@ -90,7 +109,16 @@ class Running:
         except Exception as exc:  # any failure of the tool is reported, never lost
             return await self._failed(req, tool, run_id, f"{type(exc).__name__}: {exc}")
         try:
-            await self.requests.advance(req.id, Decision(event=Event.SUCCEED, detail=clip(output)))
+            await report_executed(
+                self.requests,
+                req.id,
+                ok=True,
+                detail=clip(output),
+                compensated=None,
+                actor=SYSTEM,
+                fence=req.fence,
+                check=self.claims,
+            )
         except InvalidTransition:
             # The execution deadline fired first; a person now checks it by hand.
             return explain(await self.requests.get(req.id))
@@ -110,7 +138,9 @@ class Running:
         A sync tool runs in a thread that cannot be interrupted, so it is let
         finish and reported as usual; the run stops right after it.
         """
-        call = asyncio.ensure_future(tool.call(req.args, idempotency_key=req.id, run_id=run_id))
+        call = asyncio.ensure_future(
+            tool.call(req.args, idempotency_key=req.id, run_id=run_id, fence=req.fence)
+        )
         if not inspect.iscoroutinefunction(tool.fn) or self.runs is None:
             return await call
         while True:
@@ -133,21 +163,24 @@ class Running:
 
     async def _compensate(self, req: ActionRequest, tool: Tool, run_id: str, error: str) -> Outcome:
         compensate = tool.compensate is not None
-        fail = Decision(event=Event.FAIL, detail=error, has_compensation=compensate)
+        fence = req.fence
+        fail = Decision(
+            event=Event.FAIL, detail=error, has_compensation=compensate, claim_fence=fence
+        )
         await self.requests.transition(req.id, fail)
         if not compensate:
             return Outcome(msg.FAILED_MANUAL.format(error=error), "manual_intervention", req.id)
         try:
-            await tool.undo(req.args, idempotency_key=req.id, run_id=run_id)
+            await tool.undo(req.args, idempotency_key=req.id, run_id=run_id, fence=fence)
         except Exception as exc:  # the compensation failing is exactly when a person must look
             detail = clip(f"{error}; compensation failed: {type(exc).__name__}: {exc}")
-            await self.requests.transition(
-                req.id, Decision(event=Event.ROLLBACK_FAILED, detail=detail)
-            )
+            failed = Decision(event=Event.ROLLBACK_FAILED, detail=detail, claim_fence=fence)
+            await self.requests.transition(req.id, failed)
             return Outcome(msg.FAILED_MANUAL.format(error=error), "manual_intervention", req.id)
-        await self.requests.transition(
-            req.id, Decision(event=Event.ROLLBACK_OK, detail=clip(f"{error}; compensated"))
+        undone = Decision(
+            event=Event.ROLLBACK_OK, detail=clip(f"{error}; compensated"), claim_fence=fence
         )
+        await self.requests.transition(req.id, undone)
         return Outcome(msg.FAILED_ROLLED_BACK.format(error=error), "rolled_back", req.id)
 
     async def _orphaned(self, req: ActionRequest) -> Outcome:

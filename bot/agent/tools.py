@@ -5,9 +5,10 @@ a person, and how to undo it. The model's arguments are validated against the
 schema before anything else sees them: a malformed call goes back to the model
 as an error and never reaches a person or the function.
 
-Two parameter names are filled in by the gate, never by the model:
-`idempotency_key` (the request id, the same on every retry of the same call)
-and `run_id`.
+Three parameter names are filled in by the gate, never by the model:
+`idempotency_key` (the request id, the same on every retry of the same call),
+`fence` (the claim's fencing token, bot/core/fence.py: a system the tool writes to
+can refuse a write from an executor whose claim was superseded) and `run_id`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from bot.agent.errors import InvalidArguments
 from bot.core.models import RiskTier
 
-INJECTED = frozenset({"idempotency_key", "run_id"})
+INJECTED = frozenset({"idempotency_key", "fence", "run_id"})
 ASK_DESCRIPTION = (
     "Ask the person a question and wait for the answer. Use it when you are not sure what "
     "they want; never guess instead."
@@ -150,15 +151,29 @@ class Tool:
         except ValidationError as exc:
             raise InvalidArguments(_problems(exc)) from None
 
-    async def call(self, args: Mapping[str, Any], *, idempotency_key: str, run_id: str) -> str:
-        given = {"idempotency_key": idempotency_key, "run_id": run_id}
+    async def call(
+        self,
+        args: Mapping[str, Any],
+        *,
+        idempotency_key: str,
+        run_id: str,
+        fence: str | None = None,
+    ) -> str:
+        given = {"idempotency_key": idempotency_key, "run_id": run_id, "fence": fence}
         kwargs = self._kwargs(args) | {k: given[k] for k in self.injected}
         return _as_text(await _invoke(self.fn, kwargs))
 
-    async def undo(self, args: Mapping[str, Any], *, idempotency_key: str, run_id: str) -> None:
+    async def undo(
+        self,
+        args: Mapping[str, Any],
+        *,
+        idempotency_key: str,
+        run_id: str,
+        fence: str | None = None,
+    ) -> None:
         if self.compensate is None:
             raise RuntimeError(f"{self.name} has no compensating action")
-        given = {"idempotency_key": idempotency_key, "run_id": run_id}
+        given = {"idempotency_key": idempotency_key, "run_id": run_id, "fence": fence}
         await _invoke(self.compensate, _fit(self.compensate, self._kwargs(args) | given))
 
     def policy(self) -> dict[str, Any] | None:

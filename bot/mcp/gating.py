@@ -90,7 +90,7 @@ async def report(gate: Gate, req: ActionRequest, *, ok: bool, detail: str) -> No
     """Record how it went; a report that cannot be written is logged, never raised:
     the call has run, and the request's execution deadline flags it for a person."""
     try:
-        await gate.report(req.id, ok=ok, detail=detail)
+        await gate.report(req.id, ok=ok, detail=detail, fence=req.fence)
     except HitlError as exc:
         log.warning("report_failed", extra={"request_id": req.id, "error": str(exc)})
 
@@ -101,7 +101,7 @@ async def hand_over(gate: Gate, req: ActionRequest, via: str) -> None:
     refused (an approval serve did not sign, one already claimed) is Refused: the caller
     must not run what this gateway could not claim."""
     try:
-        await gate.claim(req.id)
+        req = await gate.claim(req.id)
     except HitlError as exc:
         log.warning("claim_failed", extra={"request_id": req.id, "error": str(exc)})
         raise Refused(msg.CLAIM_FAILED.format(tool=req.tool, error=exc)) from None

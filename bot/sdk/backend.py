@@ -40,7 +40,10 @@ class Backend(Protocol):
         """The request once it leaves pending_review, or as it stands after `timeout_s`."""
         ...
 
-    async def claim(self, rid: str) -> ActionRequest: ...
+    async def claim(self, rid: str, *, token: str | None = None) -> ActionRequest:
+        """approved -> executing with the caller's claim `token` (bot/core/fence.py): the
+        request with its `fence`; the same token again gets the same claim back."""
+        ...
 
     async def report(
         self,
@@ -50,10 +53,17 @@ class Backend(Protocol):
         detail: str | None,
         compensated: bool | None,
         executing: bool = False,
+        fence: str | None = None,
     ) -> ActionRequest: ...
 
     async def report_executed(
-        self, rid: str, *, ok: bool, detail: str | None, compensated: bool | None
+        self,
+        rid: str,
+        *,
+        ok: bool,
+        detail: str | None,
+        compensated: bool | None,
+        fence: str | None = None,
     ) -> None:
         """`report` with `executing`, when the caller needs nothing back."""
 

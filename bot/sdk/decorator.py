@@ -13,6 +13,11 @@ from the function is reported (`failed`) and re-raised; with `compensate`, the
 compensating function runs with the same arguments and its outcome is
 reported too (`rolled_back` or `manual_intervention`).
 
+A function (or compensation) with a parameter named `fence` gets the claim's fencing
+token in it, beside whatever idempotency key it derives from the call: pass it to the
+system the action writes to. It is filled in by the gate, never reviewed; declare it
+last or keyword-only.
+
 Sync functions run in the caller's thread; only the gate's I/O goes to the
 gate's private event loop, so they work with or without a running loop.
 """
@@ -42,6 +47,7 @@ log = logging.getLogger(__name__)
 
 Invocation = tuple[tuple[Any, ...], dict[str, Any]]
 _K = inspect.Parameter
+FENCE = "fence"  # the parameter the gate fills in with the claim's fence
 
 
 @dataclass(frozen=True)
@@ -111,8 +117,11 @@ class _Guard:
         self.run_title = run_title
         self.timeout = timeout
         names = list(self.sig.parameters)
-        self.hidden = set(exclude) | (
-            {names[0]} if names and names[0] in ("self", "cls") else set()
+        self.fenced = FENCE in self.sig.parameters
+        self.hidden = (
+            set(exclude)
+            | ({names[0]} if names and names[0] in ("self", "cls") else set())
+            | ({FENCE} if self.fenced else set())
         )
         self.key_fn = idempotency_key
         self.compensate = compensate
@@ -125,8 +134,13 @@ class _Guard:
     # -- arguments -----------------------------------------------------------------
 
     def prepare(self, a: tuple[Any, ...], kw: dict[str, Any]) -> _Call:
-        bound = self.sig.bind(*a, **kw)  # a wrong call fails as it would unwrapped
+        # The caller leaves `fence` out (the claim fills it in): bound here only so the
+        # rest of a wrong call fails as it would unwrapped.
+        placeholder = {FENCE: None} if self.fenced and FENCE not in kw else {}
+        bound = self.sig.bind(*a, **kw, **placeholder)
         bound.apply_defaults()
+        if self.fenced:
+            del bound.arguments[FENCE]
         review = {k: v for k, v in bound.arguments.items() if k not in self.hidden}
         hidden = {k: v for k, v in bound.arguments.items() if k in self.hidden}
         key = self.key_fn(*a, **kw) if self.key_fn is not None else None
@@ -144,7 +158,8 @@ class _Guard:
         values = {**args, **hidden}
         for p in params:
             if p.name not in values:
-                if p.kind in (_K.VAR_POSITIONAL, _K.VAR_KEYWORD) or p.default is not p.empty:
+                optional = p.kind in (_K.VAR_POSITIONAL, _K.VAR_KEYWORD) or p.default is not p.empty
+                if optional or (self.fenced and p.name == FENCE):
                     continue
                 raise TypeError(f"missing argument {p.name!r}")
             v = values[p.name]
@@ -156,8 +171,19 @@ class _Guard:
                 pos.append(v)
             else:
                 kws[p.name] = v
-        self.sig.bind(*pos, **kws)
+        self.sig.bind_partial(*pos, **kws) if self.fenced else self.sig.bind(*pos, **kws)
         return tuple(pos), kws
+
+    def fenced_call(self, fn: Callable[..., Any], inv: Invocation, fence: str | None) -> Any:
+        """Call `fn` (the function or its compensation) with `inv`, and the claim's fence
+        if `fn` takes one."""
+        pa, pk = inv
+        sig = self.sig if fn is self.fn else inspect.signature(fn)
+        if FENCE not in sig.parameters:
+            return fn(*pa, **pk)
+        bound = sig.bind_partial(*pa, **pk)
+        bound.arguments[FENCE] = fence
+        return fn(*bound.args, **bound.kwargs)
 
     def schema_for(self, call: _Call) -> dict[str, Any] | None:
         """The schema to record with this call.
@@ -219,26 +245,28 @@ class _Guard:
         try:
             if first:
                 await self.gate.report_executed(
-                    req.id, ok=ok, detail=detail, compensated=compensated
+                    req.id, ok=ok, detail=detail, compensated=compensated, fence=req.fence
                 )
             else:
-                await self.gate.report(req.id, ok=ok, detail=detail, compensated=compensated)
+                await self.gate.report(
+                    req.id, ok=ok, detail=detail, compensated=compensated, fence=req.fence
+                )
         except HitlError as exc:
             log.warning(msg.REPORT_FAILED, req.id, exc)
 
     # -- the two ways of running ---------------------------------------------------
 
     async def run_async(self, a: tuple[Any, ...], kw: dict[str, Any]) -> Any:
-        req, (pa, pk) = await self.obtain(self.prepare(a, kw))
+        req, inv = await self.obtain(self.prepare(a, kw))
         try:
-            result = await cast(Callable[..., Awaitable[Any]], self.fn)(*pa, **pk)
+            result = await cast(Awaitable[Any], self.fenced_call(self.fn, inv, req.fence))
         except BaseException as exc:
             await self.report(
                 req, ok=False, detail=_failure(exc), compensated=bool(self.compensate), first=True
             )
             if self.compensate is not None:
                 try:
-                    undone = self.compensate(*pa, **pk)
+                    undone = self.fenced_call(self.compensate, inv, req.fence)
                     if inspect.isawaitable(undone):
                         await undone
                 except Exception as comp_exc:
@@ -251,16 +279,16 @@ class _Guard:
 
     def run_sync(self, a: tuple[Any, ...], kw: dict[str, Any]) -> Any:
         gate = self.gate
-        req, (pa, pk) = gate.run_sync(self.obtain(self.prepare(a, kw)))
+        req, inv = gate.run_sync(self.obtain(self.prepare(a, kw)))
         try:
-            result = self.fn(*pa, **pk)
+            result = self.fenced_call(self.fn, inv, req.fence)
         except BaseException as exc:
             comp = bool(self.compensate)
             failed = self.report(req, ok=False, detail=_failure(exc), compensated=comp, first=True)
             gate.run_sync(failed)
             if self.compensate is not None:
                 try:
-                    self.compensate(*pa, **pk)
+                    self.fenced_call(self.compensate, inv, req.fence)
                 except Exception as comp_exc:
                     gate.run_sync(self.report(req, ok=False, detail=_failure(comp_exc)))
                 else:

@@ -96,8 +96,10 @@ class DirectBackend:
     async def wait(self, rid: str, timeout_s: float) -> ActionRequest:
         return await execution.wait_request(self.rt.requests, rid, timeout_s)
 
-    async def claim(self, rid: str) -> ActionRequest:
-        return await execution.claim(self.rt.requests, rid, actor=self.actor, check=self.rt.claims)
+    async def claim(self, rid: str, *, token: str | None = None) -> ActionRequest:
+        return await execution.claim(
+            self.rt.requests, rid, actor=self.actor, check=self.rt.claims, token=token
+        )
 
     async def report(
         self,
@@ -107,6 +109,7 @@ class DirectBackend:
         detail: str | None,
         compensated: bool | None,
         executing: bool = False,
+        fence: str | None = None,
     ) -> ActionRequest:
         return await execution.report(
             self.rt.requests,
@@ -117,13 +120,27 @@ class DirectBackend:
             actor=self.actor,
             check=self.rt.claims,
             executing=executing,
+            fence=fence,
         )
 
     async def report_executed(
-        self, rid: str, *, ok: bool, detail: str | None, compensated: bool | None
+        self,
+        rid: str,
+        *,
+        ok: bool,
+        detail: str | None,
+        compensated: bool | None,
+        fence: str | None = None,
     ) -> None:
         await execution.report_executed(
-            self.rt.requests, rid, ok=ok, detail=detail, compensated=compensated, actor=self.actor
+            self.rt.requests,
+            rid,
+            ok=ok,
+            detail=detail,
+            compensated=compensated,
+            actor=self.actor,
+            fence=fence,
+            check=self.rt.claims,
         )
 
     async def cancel(self, rid: str, *, reason: str) -> ActionRequest:

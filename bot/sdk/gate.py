@@ -31,12 +31,13 @@ import httpx
 from bot import messages as bot_msg
 from bot.clock import wall_ms
 from bot.config import Settings
+from bot.core.fence import new_claim_token
 from bot.core.models import ActionRequest, RiskTier, clip
 from bot.core.payload import canonical_args
 from bot.core.policy import Policy
 from bot.core.states import Event, State, SystemReason
 from bot.core.wire import ApprovalIn, checked
-from bot.errors import ConfigError, InvalidTransition
+from bot.errors import ConfigError, InvalidTransition, StoreUnavailable
 from bot.sdk import messages as msg
 from bot.sdk.asking import Asking
 from bot.sdk.backend import Backend, NewRequest
@@ -48,6 +49,8 @@ DEFAULT_REQUESTER = "sdk"
 MAX_WAIT_S = 55.0  # one long-poll; under the server's 60 s cap
 SWEEPER_GRACE_S = 30.0  # past a deadline with no escalation: no sweeper is running
 FIELDS_CACHE = 256  # distinct (tool, requester, ...) sets known to pass ApprovalIn
+CLAIM_TRIES = 3  # a claim the store did not confirm is sent again with its token
+CLAIM_RETRY_S = 0.5  # times the try number: the replicas' or the failover's time to settle
 
 
 class CallFields(TypedDict, total=False):
@@ -320,9 +323,24 @@ class Gate(Asking):
     async def get(self, request_id: str) -> ActionRequest:
         return await (await self.backend()).get(request_id)
 
-    async def claim(self, request_id: str) -> ActionRequest:
-        """approved -> executing, exactly once; a second claim raises AlreadyResolved."""
-        return await (await self.backend()).claim(request_id)
+    async def claim(self, request_id: str, *, token: str | None = None) -> ActionRequest:
+        """approved -> executing, exactly once; a second claim raises AlreadyResolved. The
+        request comes back with its `fence`: hand it to the action and to `report`.
+
+        The claim's token (`token`, else a fresh one) is sent again if the store did not
+        confirm the claim (NotReplicated, or it was out of reach): the same executor then
+        gets its own claim back, never a second one. Still unconfirmed, it raises, and the
+        call must not run."""
+        token = token or new_claim_token()
+        b = await self.backend()
+        for attempt in range(1, CLAIM_TRIES + 1):
+            try:
+                return await b.claim(request_id, token=token)
+            except StoreUnavailable:
+                if attempt == CLAIM_TRIES:
+                    raise
+                await asyncio.sleep(CLAIM_RETRY_S * attempt)
+        raise AssertionError("unreachable: the last try returns or raises")
 
     async def report(
         self,
@@ -332,14 +350,22 @@ class Gate(Asking):
         detail: str | None = None,
         compensated: bool | None = None,
         executing: bool = False,
+        fence: str | None = None,
     ) -> ActionRequest:
         """Report the execution (or, on rollback_pending, the compensation).
 
         `executing`: this gate claimed the request and has not reported yet (saves a read).
+        `fence`: the claimed request's; a report whose claim was superseded since raises
+        StaleFence instead of overwriting the later claim's (without it: accepted).
         """
         clipped = None if detail is None else clip(detail)
         return await (await self.backend()).report(
-            request_id, ok=ok, detail=clipped, compensated=compensated, executing=executing
+            request_id,
+            ok=ok,
+            detail=clipped,
+            compensated=compensated,
+            executing=executing,
+            fence=fence,
         )
 
     async def report_executed(
@@ -349,12 +375,13 @@ class Gate(Asking):
         ok: bool,
         detail: str | None = None,
         compensated: bool | None = None,
+        fence: str | None = None,
     ) -> None:
         """`report` by the gate that claimed the request and has not reported yet, when
         the caller needs nothing back: in direct mode the request is not read back."""
         clipped = None if detail is None else clip(detail)
         await (await self.backend()).report_executed(
-            request_id, ok=ok, detail=clipped, compensated=compensated
+            request_id, ok=ok, detail=clipped, compensated=compensated, fence=fence
         )
 
     async def cancel(self, request_id: str, *, reason: str = "withdrawn") -> ActionRequest:

@@ -12,7 +12,7 @@ import httpx
 from pydantic import BaseModel
 
 from bot.core.models import ActionRequest, Question, Steering
-from bot.core.wire import ApprovalIn, CancelIn, QuestionIn, ResultIn
+from bot.core.wire import ApprovalIn, CancelIn, ClaimIn, QuestionIn, ResultIn
 from bot.errors import (
     WIRE,
     AlreadyResolved,
@@ -137,8 +137,9 @@ class HttpBackend:
             read_s=timeout_s + WAIT_SLACK_S,
         )
 
-    async def claim(self, rid: str) -> ActionRequest:
-        return await self._request("POST", f"/v1/approvals/{rid}/claim")
+    async def claim(self, rid: str, *, token: str | None = None) -> ActionRequest:
+        body = None if token is None else ClaimIn(claim_token=token)
+        return await self._request("POST", f"/v1/approvals/{rid}/claim", body=body)
 
     async def report(
         self,
@@ -148,14 +149,23 @@ class HttpBackend:
         detail: str | None,
         compensated: bool | None,
         executing: bool = False,
+        fence: str | None = None,
     ) -> ActionRequest:
-        body = ResultIn(ok=ok, detail=detail, compensated=compensated)
+        body = ResultIn(ok=ok, detail=detail, compensated=compensated, fence=fence)
         return await self._request("POST", f"/v1/approvals/{rid}/result", body=body)
 
     async def report_executed(
-        self, rid: str, *, ok: bool, detail: str | None, compensated: bool | None
+        self,
+        rid: str,
+        *,
+        ok: bool,
+        detail: str | None,
+        compensated: bool | None,
+        fence: str | None = None,
     ) -> None:
-        await self.report(rid, ok=ok, detail=detail, compensated=compensated, executing=True)
+        await self.report(
+            rid, ok=ok, detail=detail, compensated=compensated, executing=True, fence=fence
+        )
 
     async def cancel(self, rid: str, *, reason: str) -> ActionRequest:
         body = CancelIn(reason=reason)
