@@ -6,9 +6,11 @@ speaks through is the store's business.
 
 from __future__ import annotations
 
+from redis.asyncio.sentinel import MasterNotFoundError
 from redis.exceptions import (
     AskError,
     ClusterError,
+    ReadOnlyError,
     RedisError,
     ResponseError,
     SlotNotCoveredError,
@@ -22,9 +24,15 @@ StoreError = RedisError
 
 # Passing store trouble: a lost connection, or on a cluster a slot without a primary
 # yet (failover), moving, or still redirecting once the client's retries ran out.
+# Behind Sentinel: no primary known yet (MasterNotFoundError, a ConnectionError, named
+# so that narrowing the tuple keeps it), or a write reaching the demoted primary
+# (READONLY: redis-py's sentinel connections turn it into a ConnectionError and look
+# the primary up again; listed for any reply read outside them).
 STORE_DOWN: tuple[type[Exception], ...] = (
     _ConnectionError,
     _TimeoutError,
+    MasterNotFoundError,
+    ReadOnlyError,
     ClusterError,
     TryAgainError,
     AskError,

@@ -100,6 +100,10 @@ async def test_url_with_an_unknown_scheme_is_a_config_error(data_dir: Path) -> N
         ("rediss://user:s3cret@host/1", "rediss://user:***@host/1"),
         ("redis://user:p%40ss@host", "redis://user:***@host"),
         ("unix:///tmp/v.sock?password=s3cret&db=2", "unix:///tmp/v.sock?password=***&db=2"),
+        (
+            "redis+sentinel://:s3cret@h1,h2:26380/mymaster?sentinel_password=w4tch",
+            "redis+sentinel://:***@h1,h2:26380/mymaster?sentinel_password=***",
+        ),
     ],
 )
 def test_redact_url(url: str, shown: str) -> None:
