@@ -152,7 +152,11 @@ class SoakClient:
             self._ack(rid, state)
         if state != "approved":
             return
-        r = await self.send(http, lambda h, u: h.post(f"{u}/v1/approvals/{rid}/claim"))
+        # One token for every try of this claim: a retry after a lost answer (or a 503 the
+        # replicas caused) gets the same claim back, with the fence to report with.
+        token = {"claim_token": f"soak{i:06d}"}
+        r = await self.send(http, lambda h, u: h.post(f"{u}/v1/approvals/{rid}/claim", json=token))
+        fence = r.json().get("fence") if r.status_code == 200 else None
         if r.status_code == 200:
             self._execute(rid)
         else:  # the claim went through but its answer was lost with the serve
@@ -166,7 +170,8 @@ class SoakClient:
                 return
             if self.executions[rid] == 0:
                 self._execute(rid)
-        done = {"ok": True, "detail": "refunded"}
+            fence = now.get("fence")
+        done = {"ok": True, "detail": "refunded", "fence": fence}
         r = await self.send(http, lambda h, u: h.post(f"{u}/v1/approvals/{rid}/result", json=done))
         if r.status_code == 200:
             self._ack(rid, "completed")

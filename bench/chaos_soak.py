@@ -149,7 +149,10 @@ async def soak(args: argparse.Namespace) -> int:
 
 
 async def report(fleet: Fleet, emu: SlackEmulator, client: SoakClient, tmp: Path) -> int:
-    redis, _ = await connect(Settings(redis_url=SecretStr(fleet.env["REDIS_URL"])))
+    acks = int(fleet.env.get("HITL_REPLICA_ACKS") or 0)
+    redis, _ = await connect(
+        Settings(redis_url=SecretStr(fleet.env["REDIS_URL"]), hitl_replica_acks=acks)
+    )
     store = RequestStore(redis)
     lost, not_final, late, doubles = [], [], [], []
     for rid, acked in client.acked.items():
