@@ -35,6 +35,7 @@ from bot.store.events import EventBus
 from bot.store.requests import RequestStore
 from tests.api.live import TOKEN, make_runtime
 from tests.cluster.conftest import one_id_per_shard
+from tests.keys import serve_signer
 from tests.localcluster import LocalCluster
 from tests.poll import eventually
 
@@ -124,7 +125,7 @@ async def _all_shards_write(store: RequestStore, policy: Policy) -> bool:
 async def test_kill_a_primary_under_load(
     cluster: LocalCluster, redis: Redis, policy: Policy
 ) -> None:
-    store = RequestStore(redis)
+    store = RequestStore(redis, signer=serve_signer())  # as serve's clicks are: claimable
     app = create_app(make_runtime(redis, policy))
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     auth = {"Authorization": f"Bearer {TOKEN}"}
@@ -187,3 +188,4 @@ async def test_kill_a_primary_under_load(
     assert load.done >= after + 50, figures  # traffic recovered, nobody acting
     assert victim not in cluster.primaries() and len(cluster.primaries()) == cluster.masters
     assert broken == 0, figures
+    assert load.statuses[200] > 0, figures  # results recorded: the approvals were claimable
