@@ -168,3 +168,5 @@ CLI_POLICY_TIMEOUTS = (
     "An approved call waits {claim} for its executor; a claimed call may run {run} "
     "without a report."
 )
+# A person's decision while the store does not answer (a failover, a lost connection).
+STORE_DOWN_DECISION = "The store did not answer, so nothing was decided. Try again in a moment."

