@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis.asyncio
+import redis.asyncio.sentinel
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
     AskError as _AskError,
@@ -26,6 +27,7 @@ from redis.exceptions import (
 from redis.exceptions import (
     ClusterError,
     ConnectionError,
+    ReadOnlyError,
     RedisClusterException,
     TimeoutError,
     TryAgainError,
@@ -46,6 +48,7 @@ TRANSIENT: tuple[type[Exception], ...] = (
     TryAgainError,
     _AskError,  # MovedError too
     RedisClusterException,  # SlotNotCoveredError, "Redis Cluster cannot be connected"
+    ReadOnlyError,  # Sentinel: a connection still on the old primary, now a replica
 )
 STARTUP_RETRY_S = 120.0  # longer than any failover the cluster's node timeout allows
 
@@ -53,6 +56,15 @@ STARTUP_RETRY_S = 120.0  # longer than any failover the cluster's node timeout a
 def is_cluster(client: object) -> bool:
     """True for a cluster client (`redis.asyncio.RedisCluster`)."""
     return isinstance(client, redis.asyncio.RedisCluster)
+
+
+def fails_over(client: object) -> bool:
+    """True where a primary's loss is passed over by the store itself: a cluster, or a
+    client that finds its primary through Sentinel."""
+    if is_cluster(client):
+        return True
+    pool = getattr(client, "connection_pool", None)
+    return isinstance(pool, redis.asyncio.sentinel.SentinelConnectionPool)
 
 
 async def is_cluster_node(client: redis.asyncio.Redis) -> bool:
@@ -68,7 +80,8 @@ async def retry_startup(
     cluster: bool,
     within_s: float = STARTUP_RETRY_S,
 ) -> T:
-    """Run a startup step; on a cluster, retry transient store errors for `within_s`.
+    """Run a startup step; where the store fails over (`cluster`: a cluster or Sentinel,
+    `fails_over`), retry transient store errors for `within_s`.
 
     A consumer group created while its slot fails over must not end the process;
     past `within_s` the last error is raised (fail closed: the supervisor sees it).

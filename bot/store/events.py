@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from bot.store import keys
-from bot.store.cluster import is_cluster, retry_startup
+from bot.store.cluster import fails_over, is_cluster, retry_startup
 
 MAXLEN = 100_000  # a backstop: serve trims what every group acknowledged (events_trim.py)
 
@@ -80,7 +80,7 @@ class EventBus:
             await retry_startup(
                 partial(self._create, stream),
                 what=f"group on {stream}",
-                cluster=is_cluster(self.redis),
+                cluster=fails_over(self.redis),
             )
 
     async def _create(self, stream: str) -> None:

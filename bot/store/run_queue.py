@@ -18,7 +18,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from bot.store import keys
-from bot.store.cluster import is_cluster, retry_startup
+from bot.store.cluster import fails_over, retry_startup
 
 GROUP = "workers"
 Row = tuple[str, dict[str, str] | None]  # (stream entry id, its fields; None: deleted)
@@ -35,7 +35,7 @@ class RunQueue:
         await retry_startup(
             self._create_group,
             what="creating the run queue's group",
-            cluster=is_cluster(self.redis),
+            cluster=fails_over(self.redis),
         )
 
     async def _create_group(self) -> None:

@@ -13,6 +13,7 @@ from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import ConfigError, StoreUnavailable
+from bot.store.cluster import fails_over
 from bot.store.connection import connect, redact_url
 from bot.store.hub import hub_for
 from bot.store.requests import RequestStore
@@ -33,6 +34,8 @@ async def test_a_sentinel_url_gives_a_client_of_the_primary(
     assert (await client.info("server"))["tcp_port"] == sentinel.primary().port
     pool = client.connection_pool
     assert pool.max_connections == Settings().hitl_redis_max_connections
+    # A primary's loss is waited out at start (consumer groups), as on a cluster.
+    assert fails_over(client)
 
 
 async def test_a_full_pool_makes_a_command_wait_not_fail(sentinel: LocalSentinel) -> None:

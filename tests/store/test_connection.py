@@ -10,11 +10,14 @@ from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
+from redis.asyncio import Redis
 
 from bot.config import HOW_TO_SET, Settings
 from bot.errors import ConfigError, StoreUnavailable
+from bot.store.cluster import fails_over
 from bot.store.connection import connect, redact_url
 from bot.store.valkey.embedded import EmbeddedServer, ensure_server
+from tests.clients import CLUSTER
 from tests.poll import eventually
 
 
@@ -128,3 +131,9 @@ async def test_a_full_pool_makes_a_command_wait_not_fail(data_dir: Path, redis_u
         assert await asyncio.gather(*busy) == [None, None]
     finally:
         await client.aclose()
+
+
+async def test_only_a_cluster_or_sentinel_fails_over(redis: Redis) -> None:
+    """Startup steps are retried only where the store passes over a lost primary (the
+    Sentinel case: tests/sentinel)."""
+    assert fails_over(redis) == CLUSTER
