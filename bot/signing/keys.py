@@ -14,6 +14,7 @@ import binascii
 import contextlib
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -153,10 +154,11 @@ def _write_pub(data_dir: Path, signer: Signer) -> None:
     pub = data_dir / PUB_FILE
     if pub.exists() and pub.read_text().strip() == signer.public_b64():
         return
-    tmp = data_dir / f".{PUB_FILE}.{os.getpid()}"
-    tmp.write_text(signer.public_b64() + "\n")
-    tmp.chmod(0o644)
-    tmp.replace(pub)
+    fd, name = tempfile.mkstemp(dir=data_dir, prefix=f".{PUB_FILE}.")
+    with os.fdopen(fd, "w") as f:
+        f.write(signer.public_b64() + "\n")
+    os.chmod(name, 0o644)
+    os.replace(name, pub)
 
 
 def load_signer(settings: Settings, *, create: bool = True) -> Signer:
@@ -172,11 +174,18 @@ def load_signer(settings: Settings, *, create: bool = True) -> Signer:
     seed = Ed25519PrivateKey.generate().private_bytes(
         RAW, serialization.PrivateFormat.Raw, serialization.NoEncryption()
     )
-    # O_EXCL: of two first starts at once, one writes and both read the same key.
-    with contextlib.suppress(FileExistsError):
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    # Of two first starts at once, one key wins and both read it whole: the key is
+    # written to a file of this process's own, then linked into place (link refuses an
+    # existing name). Created in place, the other start could read it still empty.
+    fd, name = tempfile.mkstemp(dir=data_dir, prefix=f".{KEY_FILE}.")  # mode 0600
+    tmp = Path(name)
+    try:
         with os.fdopen(fd, "w") as f:
             f.write(base64.b64encode(seed).decode() + "\n")
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     signer = _read_key_file(path)
     _write_pub(data_dir, signer)
     return signer

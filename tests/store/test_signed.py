@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -235,3 +237,24 @@ async def test_arguments_swapped_after_a_signed_approval_are_refused(
     await redis.hset(keys.request(req.id), "args", json.dumps({"amount": 5000}))
     with pytest.raises(ForgedDecision, match="arguments"):
         await claim_checked(signed_store, req.id, check=check(policy))
+
+
+def _first_start(settings: Settings, start: threading.Barrier) -> str:
+    start.wait()
+    return load_signer(settings).public_b64()
+
+
+def test_first_starts_at_once_share_one_whole_key(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`serve`s started together on a new data dir: one key is made and each reads it
+    whole (none finds the file still empty and calls it damaged)."""
+    monkeypatch.delenv("HITL_SIGNING_KEY")
+    for attempt in range(5):
+        settings = Settings(hitl_data_dir=tmp_path / str(attempt))
+        start = threading.Barrier(8)
+        with ThreadPoolExecutor(8) as pool:
+            made = list(pool.map(lambda _: _first_start(settings, start), range(8)))  # noqa: B023
+        assert len(set(made)) == 1
+        # No temporary file is left behind.
+        assert {p.name for p in settings.hitl_data_dir.iterdir()} == {KEY_FILE, PUB_FILE}
