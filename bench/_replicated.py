@@ -1,6 +1,11 @@
 """The chaos soak's replicated stores: a 3+3 Valkey Cluster, or a primary with two
 replicas under three sentinels, whose current primary is `kill -9`'d every 20-40 s.
 
+With `lag_s` > 0 the primary's replicas first stall and lose their link for that long
+while the primary goes on taking writes (a partition, a replica that fell behind), and
+then the primary dies: the replica promoted lacks what the primary acknowledged
+meanwhile. That is the window replica acks close, made wide enough to measure.
+
 The killed node is started again once a replica has taken its place, as a supervisor
 with a restart delay would: it rejoins as a replica and resyncs. (Restarted at once,
 before the failover, a node without an append-only file would come back an empty
@@ -11,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,7 +32,7 @@ class Replicated(Protocol):
     @property
     def url(self) -> str: ...
 
-    def kill_primary(self, rnd: random.Random) -> Any: ...
+    def kill_primary(self, rnd: random.Random, lag_s: float) -> Any: ...
 
     def rejoin(self, victim: Any) -> None: ...
 
@@ -42,9 +49,9 @@ class ClusterStore:
     def url(self) -> str:
         return self.cluster.url
 
-    def kill_primary(self, rnd: random.Random) -> Any:
+    def kill_primary(self, rnd: random.Random, lag_s: float) -> Any:
         victim = rnd.choice(self.cluster.primaries())
-        self.cluster.kill(victim)
+        lag(victim, self.cluster.replicas_of(victim), lag_s, self.cluster.kill)
         return victim
 
     def rejoin(self, victim: Any) -> None:
@@ -67,9 +74,10 @@ class SentinelStore:
     def url(self) -> str:
         return self.setup.url
 
-    def kill_primary(self, rnd: random.Random) -> Any:
+    def kill_primary(self, rnd: random.Random, lag_s: float) -> Any:
         victim = self.setup.primary()
-        self.setup.kill(victim)
+        others = [n for n in self.setup.nodes if n is not victim and n.alive]
+        lag(victim, others, lag_s, self.setup.kill)
         return victim
 
     def rejoin(self, victim: Any) -> None:
@@ -80,12 +88,34 @@ class SentinelStore:
         self.setup.stop()
 
 
+def lag(victim: Any, replicas: list[Any], lag_s: float, kill: Any) -> None:
+    """Stall `replicas` and cut their link for `lag_s` (what the primary already sent
+    would otherwise still be read on waking), kill -9 `victim`, wake the replicas."""
+    if lag_s <= 0:
+        kill(victim)
+        return
+    for r in replicas:
+        r.proc.send_signal(signal.SIGSTOP)
+    try:
+        with victim.client() as c:
+            c.execute_command("CLIENT", "KILL", "TYPE", "replica")
+        time.sleep(lag_s)  # the primary takes writes its replicas will never see
+        kill(victim)
+    finally:
+        for r in replicas:
+            r.proc.send_signal(signal.SIGCONT)
+
+
 def open_store(kind: str) -> Replicated:
     return ClusterStore() if kind == "cluster" else SentinelStore()
 
 
 async def primary_chaos(
-    store: Replicated, stop: asyncio.Event, kills: Counter[str], every: tuple[float, float]
+    store: Replicated,
+    stop: asyncio.Event,
+    kills: Counter[str],
+    every: tuple[float, float],
+    lag_s: float = 0.0,
 ) -> None:
     """Until `stop`: wait 20-40 s (`every`), kill -9 the primary, restart it once a
     replica took over."""
@@ -96,6 +126,6 @@ async def primary_chaos(
             return
         except TimeoutError:
             pass
-        victim = await asyncio.to_thread(store.kill_primary, rnd)
+        victim = await asyncio.to_thread(store.kill_primary, rnd, lag_s)
         kills["primary"] += 1
         await asyncio.to_thread(store.rejoin, victim)

@@ -5,12 +5,13 @@ emulator fails a tenth of Web API calls (429 and 500).
 
     python bench/chaos_soak.py --requests 1000          # about 2 min on two cores
     python bench/chaos_soak.py --requests 10000 --kill-every 3
-    python bench/chaos_soak.py --cluster --replica-acks 1 --requests 2000
-    python bench/chaos_soak.py --sentinel --replica-acks 0 --requests 2000
+    python bench/chaos_soak.py --cluster --replica-acks 1 --requests 2000 --replica-lag 1
+    python bench/chaos_soak.py --sentinel --replica-acks 0 --requests 2000 --replica-lag 1
 
 `--cluster` (a 3+3 Valkey Cluster) and `--sentinel` (a primary, two replicas, three
 sentinels) replace the one Valkey: serves and workers are killed as before, and the
-current primary every 20-40 s, started again once a replica took over (bench/_replicated.py).
+current primary every 20-40 s (with `--replica-lag S`, after its replicas fell S seconds
+behind), started again once a replica took over (bench/_replicated.py).
 There an approval counts as acknowledged once its card stopped offering buttons (what
 the person is told), not when a read of the primary saw it.
 
@@ -117,7 +118,10 @@ async def soak(args: argparse.Namespace) -> int:
     if replicated is not None:
         env["REDIS_URL"] = replicated.url
         env["HITL_REPLICA_ACKS"] = str(args.replica_acks)
-        print(f"store: {args.store}, HITL_REPLICA_ACKS={args.replica_acks}")
+        print(
+            f"store: {args.store}, HITL_REPLICA_ACKS={args.replica_acks}, "
+            f"replicas {args.replica_lag} s behind at each primary kill"
+        )
     fleet = Fleet(tmp, env, valkey_dir=None if replicated else tmp / "valkey")
     await fleet.start_all()
     emu.faults.set_rate(args.fault_rate, seed=args.seed)
@@ -126,7 +130,8 @@ async def soak(args: argparse.Namespace) -> int:
     killers = [asyncio.create_task(chaos(fleet, args.kill_every, stop, kills))]
     if replicated is not None:
         every = (args.primary_kill_min, args.primary_kill_max)
-        killers.append(asyncio.create_task(primary_chaos(replicated, stop, kills, every)))
+        chaos_of_primaries = primary_chaos(replicated, stop, kills, every, args.replica_lag)
+        killers.append(asyncio.create_task(chaos_of_primaries))
     started = time.monotonic()
     client = SoakClient(fleet, emu, API, approvals_by_card=replicated is not None)
     try:
@@ -224,6 +229,9 @@ def main() -> None:
     p.add_argument("--replica-acks", type=int, default=1, help="HITL_REPLICA_ACKS there")
     p.add_argument("--primary-kill-min", type=float, default=20.0, help="seconds")
     p.add_argument("--primary-kill-max", type=float, default=40.0, help="seconds")
+    p.add_argument(
+        "--replica-lag", type=float, default=0.0, help="seconds the replicas fall behind first"
+    )
     sys.exit(asyncio.run(soak(p.parse_args())))
 
 
