@@ -242,6 +242,9 @@ class SoakClient:
                 left = []
                 for run_id in todo:
                     r = await self.send(http, lambda h, u, i=run_id: h.get(f"{u}/v1/runs/{i}"))
+                    if r.status_code != 200:  # a 404: the store lost a run it acknowledged
+                        self.refused.append((run_id, r.status_code, r.text[:200]))
+                        continue
                     if r.json()["state"] not in ("finished", "stopped", "failed", "turn_limit"):
                         left.append(run_id)
                 todo = left
