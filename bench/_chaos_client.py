@@ -62,6 +62,8 @@ class SoakClient:
         self.fleet, self.emu = fleet, emu
         self.approvals_by_card = approvals_by_card
         self.refused: list[tuple[str, int, str]] = []  # reads the fleet answered with a 4xx
+        # Acknowledged approvals seen gone while the soak ran (then decided again).
+        self.regressed: list[tuple[str, str, str]] = []
         self.headers = {"Authorization": f"Bearer {token}"}
         self.acked: dict[str, str] = {}
         self.executions: Counter[str] = Counter()
@@ -150,42 +152,62 @@ class SoakClient:
         assert r.status_code in (200, 201), r.text
         rid = r.json()["id"]
         self.acked.setdefault(rid, "pending_review")
-        state = r.json()["state"]
+        state: str | None = r.json()["state"]
+        token = {"claim_token": f"soak{i:06d}"}  # one for every try of this claim
+        while True:
+            state = await self._decided(http, rid, state)
+            if state != "approved":
+                return
+            claimed, state, fence = await self._claim(http, rid, token)
+            if claimed:
+                break
+            if state not in PENDING:
+                return
+        done = {"ok": True, "detail": "refunded", "fence": fence}
+        r = await self.send(http, lambda h, u: h.post(f"{u}/v1/approvals/{rid}/result", json=done))
+        if r.status_code == 200:
+            self._ack(rid, "completed")
+
+    async def _decided(self, http: httpx.AsyncClient, rid: str, state: str | None) -> str | None:
+        """Click and wait until the request leaves review; its state (None: gone)."""
         while state in PENDING:
             await self.click(rid)
             r = await self.send(http, lambda h, u: h.get(f"{u}/v1/approvals/{rid}?wait=2"))
             if r.status_code != 200:  # a 404: the store lost what it acknowledged
                 self.refused.append((rid, r.status_code, r.text[:200]))
-                return
+                return None
             state = r.json()["state"]
         told = not self.approvals_by_card or (state == "approved" and await self.card_decided(rid))
-        if told:
+        if told and state is not None:
             self._ack(rid, state)
-        if state != "approved":
-            return
-        # One token for every try of this claim: a retry after a lost answer (or a 503 the
-        # replicas caused) gets the same claim back, with the fence to report with.
-        token = {"claim_token": f"soak{i:06d}"}
+        return state
+
+    async def _claim(
+        self, http: httpx.AsyncClient, rid: str, token: dict[str, str]
+    ) -> tuple[bool, str | None, str | None]:
+        """Claim, then (claimed, state, fence). The token makes a retry after a lost answer
+        or a 503 the replicas caused get the same claim back."""
         r = await self.send(http, lambda h, u: h.post(f"{u}/v1/approvals/{rid}/claim", json=token))
-        fence = r.json().get("fence") if r.status_code == 200 else None
         if r.status_code == 200:
             self._execute(rid)
-        else:  # the claim went through but its answer was lost with the serve
-            got = await self.send(http, lambda h, u: h.get(f"{u}/v1/approvals/{rid}"))
-            if got.status_code != 200:
-                self.refused.append((rid, got.status_code, got.text[:200]))
-                return
-            now = got.json()
-            if now["state"] != "executing":
-                self._ack(rid, now["state"])
-                return
-            if self.executions[rid] == 0:
-                self._execute(rid)
-            fence = now.get("fence")
-        done = {"ok": True, "detail": "refunded", "fence": fence}
-        r = await self.send(http, lambda h, u: h.post(f"{u}/v1/approvals/{rid}/result", json=done))
-        if r.status_code == 200:
-            self._ack(rid, "completed")
+            return True, "executing", r.json().get("fence")
+        # Refused: the claim went through but its answer was lost with the serve, or the
+        # approval itself is gone (a failover before the replicas had it).
+        got = await self.send(http, lambda h, u: h.get(f"{u}/v1/approvals/{rid}"))
+        if got.status_code != 200:
+            self.refused.append((rid, got.status_code, got.text[:200]))
+            return False, None, None
+        now = got.json()
+        if now["state"] in PENDING:  # the person decides again: the card still asks
+            if ORDER.get(self.acked.get(rid, ""), 0) > 0:  # it had been acknowledged
+                self.regressed.append((rid, self.acked[rid], now["state"]))
+            return False, now["state"], None
+        if now["state"] != "executing":
+            self._ack(rid, now["state"])
+            return False, now["state"], None
+        if self.executions[rid] == 0:
+            self._execute(rid)
+        return True, "executing", now.get("fence")
 
     def _execute(self, rid: str) -> None:
         self._ack(rid, "executing")

@@ -159,7 +159,7 @@ async def report(fleet: Fleet, emu: SlackEmulator, client: SoakClient, tmp: Path
         Settings(redis_url=SecretStr(fleet.env["REDIS_URL"]), hitl_replica_acks=acks)
     )
     store = RequestStore(redis)
-    lost, not_final, late, doubles = [], [], [], []
+    lost, not_final, late, doubles = list(client.regressed), [], [], []
     for rid, acked in client.acked.items():
         try:
             req = await store.get(rid)
