@@ -5,10 +5,11 @@ again too, never left unanswered."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 
 from bot.core.states import State
 from bot.slack import render
@@ -29,6 +30,18 @@ def replicated() -> Iterator[Replicated]:
 @pytest.fixture(scope="module")
 def redis_url(replicated: Replicated) -> str:
     return replicated.url
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[Redis]:
+    """A plain client of the primary, whatever store the rest of the run uses (this
+    module is about one primary and its replica; tests/cluster has the cluster's)."""
+    client = Redis.from_url(redis_url, decode_responses=True)
+    await client.flushdb()
+    try:
+        yield client
+    finally:
+        await client.aclose()
 
 
 @pytest.fixture
