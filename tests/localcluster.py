@@ -42,6 +42,15 @@ class Node:
     def client(self, timeout: float = 2.0) -> redis.Redis:
         return redis.Redis(host=HOST, port=self.port, decode_responses=True, socket_timeout=timeout)
 
+    def pause(self) -> None:
+        """SIGSTOP: the node holds its sockets but answers nothing (a stalled replica)."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGCONT)
+
 
 def _ping(node: Node) -> bool:
     with node.client() as c:
@@ -197,15 +206,6 @@ class LocalCluster:
         self._spawn(str(get_binary_path()), node)
         _until(partial(_ping, node), timeout, f"node {node.port} answering again")
         _until(partial(self._synced, node), timeout, f"node {node.port} a replica in sync")
-
-    def pause(self, node: Node) -> None:
-        """SIGSTOP: the node holds its sockets but answers nothing (a stalled replica)."""
-        assert node.proc is not None
-        node.proc.send_signal(signal.SIGSTOP)
-
-    def resume(self, node: Node) -> None:
-        assert node.proc is not None
-        node.proc.send_signal(signal.SIGCONT)
 
     def at_port(self, port: int) -> Node:
         return next(n for n in self.nodes if n.port == port)

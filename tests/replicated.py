@@ -61,15 +61,6 @@ class Replicated:
         with node.client() as c:
             return str(c.info("replication").get("master_link_status")) == "up"
 
-    def pause(self, node: Node) -> None:
-        """SIGSTOP: a stalled replica, which acknowledges nothing until resumed."""
-        assert node.proc is not None
-        node.proc.send_signal(signal.SIGSTOP)
-
-    def resume(self, node: Node) -> None:
-        assert node.proc is not None
-        node.proc.send_signal(signal.SIGCONT)
-
     def kill(self, node: Node) -> None:
         assert node.proc is not None
         node.proc.kill()

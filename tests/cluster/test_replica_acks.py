@@ -128,13 +128,13 @@ async def test_a_stalled_replica_means_not_saved_and_a_retry_saves_it(
     primary = primary_of(cluster, acked._redis, req.id)
     (replica,) = cluster.replicas_of(primary)
     timeouts = replicas.COUNTS["timeout"]
-    cluster.pause(replica)
+    replica.pause()
     try:
         with pytest.raises(NotReplicated, match="Not yet saved"):
             await acked.requests.transition(req.id, approve(req))
         assert replicas.COUNTS["timeout"] == timeouts + 1
     finally:
-        cluster.resume(replica)
+        replica.resume()
     # The same click again: the decision is on the primary already (a repeat), and now
     # the replica confirms it, so it is acknowledged this time.
     again = await acked.requests.transition(req.id, approve(req))
@@ -153,7 +153,7 @@ async def test_without_acks_a_stalled_replica_loses_an_acknowledged_approve(
         primary = primary_of(cluster, rt._redis, req.id)
         (replica,) = cluster.replicas_of(primary)
         caught_up(primary, replica)  # the create is on the replica: only the approve is not
-        cluster.pause(replica)
+        replica.pause()
         try:
             # What the primary already sent sits in the stalled replica's socket and would
             # still be read on waking: close the link, so the approve is on the primary only.
@@ -163,7 +163,7 @@ async def test_without_acks_a_stalled_replica_loses_an_acknowledged_approve(
             assert moved.request.state == State.APPROVED  # acknowledged to the person
             cluster.kill(primary)
         finally:
-            cluster.resume(replica)
+            replica.resume()
         assert await state_after_failover(rt, req.id) == State.PENDING_REVIEW
         cluster.wait_failover(FAILOVER_S)
         cluster.restart(primary)

@@ -55,7 +55,7 @@ async def test_an_unconfirmed_approve_is_not_yet_saved_and_a_second_click_saves_
     rid = await bot.propose("refund", {"amount": 30, "to": "cust-7"})
     ch, ts = await bot.message_of(rid)
     (replica,) = replicated.followers
-    replicated.pause(replica)
+    replica.pause()
     try:
         await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
         told = await eventually(lambda: _ephemeral(bot, "UALICE", "Not yet saved"))
@@ -64,7 +64,7 @@ async def test_an_unconfirmed_approve_is_not_yet_saved_and_a_second_click_saves_
         assert button_values(card.blocks)  # still waiting: nothing on it says Approved
         assert "Approved" not in all_text(card.blocks)
     finally:
-        replicated.resume(replica)
+        replica.resume()
     await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
 
     async def approved_card() -> bool:

@@ -52,11 +52,11 @@ async def runtime(r: Replicated, policy: Policy, acks: int) -> AsyncIterator[Run
 @contextlib.contextmanager
 def stalled(r: Replicated) -> Iterator[None]:
     (replica,) = r.followers
-    r.pause(replica)
+    replica.pause()
     try:
         yield
     finally:
-        r.resume(replica)
+        replica.resume()
 
 
 @pytest.mark.parametrize(
