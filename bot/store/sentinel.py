@@ -117,7 +117,7 @@ class BoundedSentinelPool(SentinelConnectionPool, BlockingConnectionPool):
     plain path's BlockingConnectionPool does, instead of failing at once."""
 
     def __init__(self, service_name: str, sentinel_manager: Sentinel, **kwargs: Any) -> None:
-        super().__init__(service_name, sentinel_manager, **kwargs)  # type: ignore[no-untyped-call]
+        super().__init__(service_name, sentinel_manager, **kwargs)  # type: ignore[no-untyped-call,unused-ignore]
         # Kept apart because Sentinel.discover_master reorders its list with a swap that
         # concurrent lookups (every connection of a pool after a failover) can garble,
         # one client in it twice and another gone: that one must still be closed.
@@ -147,7 +147,7 @@ def open_master(
         sentinel_kwargs["password"] = parsed.sentinel_password
     if parsed.tls:
         sentinel_kwargs["ssl"] = True
-    sentinel = Sentinel(parsed.sentinels, sentinel_kwargs=sentinel_kwargs)  # type: ignore[no-untyped-call]
+    sentinel = Sentinel(parsed.sentinels, sentinel_kwargs=sentinel_kwargs)  # type: ignore[no-untyped-call,unused-ignore]
     node_kwargs: dict[str, Any] = {**kwargs, "db": parsed.db}
     if parsed.username is not None:
         node_kwargs["username"] = parsed.username
