@@ -17,18 +17,16 @@ from bot.agent import messages as msg
 from bot.agent.errors import InvalidArguments, LostClaim
 from bot.agent.outcome import Outcome, explain, stopped
 from bot.agent.tools import Tool
-from bot.core.fence import new_claim_token
+from bot.core.fence import claim_retried
 from bot.core.models import SYSTEM, ActionRequest, Decision, clip
 from bot.core.states import Event, State, SystemReason
-from bot.errors import Expired, ForgedDecision, InvalidTransition, StoreUnavailable
+from bot.errors import Expired, ForgedDecision, InvalidTransition
 from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.execution import report_executed
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 
 STOP_POLL_S = 0.5  # how soon a hard stop reaches a tool that is already running
-CLAIM_TRIES = 3  # a claim the replicas did not confirm is sent again with its token
-CLAIM_RETRY_S = 0.5  # times the try number: the replicas' time to catch up
 
 
 class _StoppedMidCall(Exception):
@@ -80,15 +78,9 @@ class Running:
         """The checked claim, sent again with its token while the store does not confirm
         it (NotReplicated): the same claim comes back, never a second one. Unconfirmed
         after the last try, it raises and the tool does not run."""
-        token = new_claim_token()
-        for attempt in range(1, CLAIM_TRIES + 1):
-            try:
-                return await claim_checked(self.requests, rid, check=self.claims, token=token)
-            except StoreUnavailable:
-                if attempt == CLAIM_TRIES:
-                    raise
-                await asyncio.sleep(CLAIM_RETRY_S * attempt)
-        raise AssertionError("unreachable: the last try returns or raises")
+        return await claim_retried(
+            lambda token: claim_checked(self.requests, rid, check=self.claims, token=token)
+        )
 
     async def _run_shielded(self, claimed: ActionRequest, tool: Tool, run_id: str) -> Outcome:
         # Claimed: from here the tool runs and reports even if this task is cancelled

@@ -15,7 +15,16 @@ the request was claimed again since, and that claim's report is the one that sta
 
 from __future__ import annotations
 
+import asyncio
 import secrets
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from bot.errors import StoreUnavailable
+
+T = TypeVar("T")
+CLAIM_TRIES = 3  # a claim the store did not confirm is sent again with its token
+CLAIM_RETRY_S = 0.5  # times the try number: the replicas' or the failover's time to settle
 
 TOKEN = r"^[A-Za-z0-9_-]{8,64}$"  # what an executor may choose (url-safe, unguessable)
 FENCE = r"^[0-9]{1,19}\.[A-Za-z0-9_-]{8,64}$"
@@ -36,3 +45,17 @@ def token_of(fence: str | None) -> str | None:
     if not fence or "." not in fence:
         return None
     return fence.split(".", 1)[1] or None
+
+
+async def claim_retried(claim: Callable[[str], Awaitable[T]], token: str | None = None) -> T:
+    """`claim(token)`, sent again with the same token while the store does not confirm it
+    (NotReplicated, or out of reach): the same executor then gets its own claim back,
+    never a second one. Still unconfirmed after the last try, it raises, and the call
+    must not run."""
+    token = token or new_claim_token()
+    for attempt in range(1, CLAIM_TRIES):
+        try:
+            return await claim(token)
+        except StoreUnavailable:
+            await asyncio.sleep(CLAIM_RETRY_S * attempt)
+    return await claim(token)

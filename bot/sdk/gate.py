@@ -31,13 +31,13 @@ import httpx
 from bot import messages as bot_msg
 from bot.clock import wall_ms
 from bot.config import Settings
-from bot.core.fence import new_claim_token
+from bot.core.fence import claim_retried
 from bot.core.models import ActionRequest, RiskTier, clip
 from bot.core.payload import canonical_args
 from bot.core.policy import Policy
 from bot.core.states import Event, State, SystemReason
 from bot.core.wire import ApprovalIn, checked
-from bot.errors import ConfigError, InvalidTransition, StoreUnavailable
+from bot.errors import ConfigError, InvalidTransition
 from bot.sdk import messages as msg
 from bot.sdk.asking import Asking
 from bot.sdk.backend import Backend, NewRequest
@@ -49,8 +49,6 @@ DEFAULT_REQUESTER = "sdk"
 MAX_WAIT_S = 55.0  # one long-poll; under the server's 60 s cap
 SWEEPER_GRACE_S = 30.0  # past a deadline with no escalation: no sweeper is running
 FIELDS_CACHE = 256  # distinct (tool, requester, ...) sets known to pass ApprovalIn
-CLAIM_TRIES = 3  # a claim the store did not confirm is sent again with its token
-CLAIM_RETRY_S = 0.5  # times the try number: the replicas' or the failover's time to settle
 
 
 class CallFields(TypedDict, total=False):
@@ -331,16 +329,8 @@ class Gate(Asking):
         confirm the claim (NotReplicated, or it was out of reach): the same executor then
         gets its own claim back, never a second one. Still unconfirmed, it raises, and the
         call must not run."""
-        token = token or new_claim_token()
         b = await self.backend()
-        for attempt in range(1, CLAIM_TRIES + 1):
-            try:
-                return await b.claim(request_id, token=token)
-            except StoreUnavailable:
-                if attempt == CLAIM_TRIES:
-                    raise
-                await asyncio.sleep(CLAIM_RETRY_S * attempt)
-        raise AssertionError("unreachable: the last try returns or raises")
+        return await claim_retried(lambda t: b.claim(request_id, token=t), token)
 
     async def report(
         self,

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from bot.core import fence as fence_module
 from bot.core.models import ActionRequest, Decision
 from bot.core.states import Event, State
 from bot.errors import NotReplicated
 from bot.sdk import Gate, require_approval
-from bot.sdk import gate as gate_module
 from bot.store import audit
 from bot.store.requests import RequestStore
 from tests.sdk.conftest import Reviewer
@@ -100,7 +100,7 @@ async def test_a_claim_not_confirmed_is_sent_again_with_the_same_token(
         return got
 
     monkeypatch.setattr(backend, "claim", unconfirmed_once)
-    monkeypatch.setattr(gate_module, "CLAIM_RETRY_S", 0.0)
+    monkeypatch.setattr(fence_module, "CLAIM_RETRY_S", 0.0)
     got = await gate.claim(made.id)
     assert len(tokens) == 2 and tokens[0] is not None and tokens[0] == tokens[1]
     assert got.state == State.EXECUTING and got.fence == f"{got.version}.{tokens[0]}"
@@ -121,6 +121,6 @@ async def test_a_claim_never_confirmed_raises(
         raise NotReplicated("not yet on the replicas")
 
     monkeypatch.setattr(backend, "claim", never)
-    monkeypatch.setattr(gate_module, "CLAIM_RETRY_S", 0.0)
+    monkeypatch.setattr(fence_module, "CLAIM_RETRY_S", 0.0)
     with pytest.raises(NotReplicated):
         await gate.claim(made.id)
