@@ -94,16 +94,7 @@ class ReplicaAcks:
         slot wrote so far (a marker written now, then WAIT: replication keeps order)."""
         if self.n == 0:
             return
-        commands = self._commands(None, [key], [])
-        if is_cluster(self.client):
-            batch = [PipelineCommand(i, *c) for i, c in enumerate(commands)]
-            await self._node(key).execute_pipeline(batch)
-            acked = batch[-1].result
-        else:
-            pipe = self.client.pipeline(transaction=False)
-            for c in commands:
-                pipe.execute_command(*c)
-            acked = (await pipe.execute(raise_on_error=False))[-1]
+        acked = (await self._send(key, self._commands(None, [key], [])))[-1]
         self._check(acked, strict=True)
 
     def _check(self, acked: object, *, strict: bool) -> None:
@@ -136,24 +127,28 @@ class ReplicaAcks:
         self, script: AsyncScript, keys_: list[str], args: list[Any]
     ) -> tuple[Any, Any]:
         """The script's reply and WAIT's, from one round trip on one connection."""
-        commands = self._commands(script, keys_, args)
+        got = await self._send(keys_[0], self._commands(script, keys_, args))
+        reply = got[0]
+        moved = isinstance(reply, RedisError) and not isinstance(reply, NoScriptError)
+        if moved and is_cluster(self.client):  # MOVED, CLUSTERDOWN...: the slot went
+            await self._relearn(keys_[0])
+        return reply, got[-1]
+
+    async def _send(self, key: str, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """`commands` pipelined on one connection to the primary of `key`'s slot: each
+        one's reply, an error in its place where it failed."""
         if not is_cluster(self.client):
             pipe = self.client.pipeline(transaction=False)
             for c in commands:
                 pipe.execute_command(*c)
-            got = await pipe.execute(raise_on_error=False)
-            return got[0], got[2]
-        node = self._node(keys_[0])
+            return list(await pipe.execute(raise_on_error=False))
         batch = [PipelineCommand(i, *c) for i, c in enumerate(commands)]
         try:
-            await node.execute_pipeline(batch)
+            await self._node(key).execute_pipeline(batch)
         except (ConnectionError, TimeoutError):
-            await self._relearn(keys_[0])
+            await self._relearn(key)
             raise
-        reply = batch[0].result
-        if isinstance(reply, RedisError) and not isinstance(reply, NoScriptError):
-            await self._relearn(keys_[0])
-        return reply, batch[2].result
+        return [c.result for c in batch]
 
     async def _relearn(self, key: str) -> None:
         """The slot's primary is gone or moved (a failover): let the cluster client learn
