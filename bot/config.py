@@ -40,6 +40,10 @@ HOW_TO_SET: dict[str, str] = {
     "HITL_REPLICA_ACK_TIMEOUT_MS": "how long to wait for those replicas, default 1000",
     "HITL_DATA_DIR": "a directory for the embedded Valkey's data and socket",
     "HITL_POLICY": "the path of a policy YAML file; unset: the built-in default policy",
+    "HITL_SHADOW_POLICY": (
+        "a second policy YAML file every create is also judged by, never enforced "
+        "(hitl-bot policy shadow-report); unset: none"
+    ),
     "HITL_API_TOKEN": (
         'a long random string, e.g. $(python -c "import secrets; print(secrets.token_urlsafe(32))")'
     ),
@@ -106,6 +110,7 @@ class Settings(BaseSettings):
     hitl_replica_ack_timeout_ms: int = Field(default=1000, ge=10, le=60_000)
     hitl_data_dir: Path = Field(default_factory=_default_data_dir)
     hitl_policy: Path | None = None
+    hitl_shadow_policy: Path | None = None  # judged beside HITL_POLICY, never enforced
     hitl_api_token: SecretStr | None = None
     hitl_api_tokens: SecretStr | None = None
     hitl_api_operators: str | None = None
@@ -128,7 +133,7 @@ class Settings(BaseSettings):
         # "http://host/api" + "chat.postMessage" loses the "api" segment.
         return value if value.endswith("/") else value + "/"
 
-    @field_validator("hitl_data_dir", "hitl_policy")
+    @field_validator("hitl_data_dir", "hitl_policy", "hitl_shadow_policy")
     @classmethod
     def _expand_user(cls, value: Path | None) -> Path | None:
         # A quoted "~/..." in a unit file or .env reaches us unexpanded.

@@ -20,6 +20,7 @@ from bot.cli import runs as cli_runs
 from bot.cli.audit import audit_app, keys_app
 from bot.cli.audit import run_cli as _run
 from bot.cli.channels import check_channels_in_slack
+from bot.cli.policy_replay import policy_diff, shadow_report
 from bot.cli.valkey import valkey_app
 from bot.core.chain import expand
 from bot.core.durations import format_duration
@@ -41,6 +42,10 @@ policy_app = typer.Typer(
     help="Check a policy file, or show the one in effect.",
     rich_markup_mode=None,
 )
+policy_app.command("diff", short_help="What a policy change would do to recorded requests.")(
+    policy_diff
+)
+policy_app.command("shadow-report", short_help="Where the shadow policy disagrees.")(shadow_report)
 # Each with a short_help of its own: click cuts one it derives to fit the terminal.
 app.add_typer(audit_app, name="audit", short_help="Verify and export the audit trail.")
 app.add_typer(keys_app, name="keys", short_help="The key decisions are signed with.")

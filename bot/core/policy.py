@@ -229,17 +229,18 @@ class Policy(_Strict):
         return tuple(out)
 
 
-def load_policy(path: str | Path | None) -> Policy:
-    """Read and validate a policy file; None gives the built-in default."""
+def load_policy(path: str | Path | None, *, setting: str | None = "HITL_POLICY") -> Policy:
+    """Read and validate a policy file; None gives the built-in default. `setting`: the
+    variable that named the file, for the fix (None: a file given on a command line)."""
     if path is None:
         return DEFAULT_POLICY
     p = Path(path)
     try:
         data = yaml.safe_load(p.read_text())
     except OSError as exc:
+        fix = f"set {setting} to" if setting else "give the path of"
         raise ConfigError(
-            f"{p}: cannot read the policy file ({exc.strerror}); "
-            "fix: set HITL_POLICY to an existing YAML file"
+            f"{p}: cannot read the policy file ({exc.strerror}); fix: {fix} an existing YAML file"
         ) from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: not valid YAML: {exc}; fix: correct the YAML syntax") from exc

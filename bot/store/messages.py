@@ -50,3 +50,7 @@ CLI_IN_USE = (
 )
 CLI_STOPPED = "Stopped the embedded Valkey for {data_dir} (pid {pid}); its data stays in {aof}."
 CLI_FAILED = "Could not stop the embedded Valkey for {data_dir}: {error}; fix: try again."
+SHADOW_UNREADABLE = (
+    "HITL_SHADOW_POLICY: {problem}\nA shadow policy that cannot be read would report no "
+    "disagreements; fix the file, or unset HITL_SHADOW_POLICY to run without one."
+)

@@ -18,7 +18,7 @@ from typing import cast
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from bot.store import keys, pending_count
+from bot.store import keys, pending_count, shadow
 from bot.store.events import EventBus, Notice
 from bot.store.hub import hub_for
 from bot.store.replicas import COUNTS as ACKS
@@ -37,6 +37,7 @@ HELP = {
     "hitl_auto_resolutions_total": "Requests decided by the policy default, by outcome.",
     "hitl_executions_total": "Executions that finished, by outcome.",
     "hitl_decision_seconds": "Time from request to decision.",
+    **shadow.HELP,
 }
 
 
@@ -83,6 +84,7 @@ class MetricsCollector:
         ev, state = n.event, n.state
         if ev == "create":
             incr["hitl_requests_created_total"] += 1
+            await shadow.count(self.redis, n.id, incr)
         if ev == "timeout":
             incr[f"hitl_timeouts_total{_labels(to=state)}"] += 1
             if state == "pending_review":

@@ -36,6 +36,7 @@ from bot.store.cluster import is_cluster, run_many
 from bot.store.codec import created, from_hash, reply, split_terms, to_hash
 from bot.store.replicas import acks_for
 from bot.store.scripts import CREATE, TRANSITION_SCRIPTS, script_for
+from bot.store.shadow import create_fields
 from bot.store.terms import Terms, terms_checked
 from bot.store.transition_argv import (
     Signed,
@@ -86,9 +87,13 @@ class RequestStore:
         clock: Clock = wall_ms,
         ids: IdFactory = new_id,
         signer: Signer | None = None,
+        shadow: Policy | None = None,
     ) -> None:
         self.redis = redis
         self.signer = signer
+        # HITL_SHADOW_POLICY: every create is judged by it too, never enforced; its
+        # verdict is stored on the request (bot/store/shadow.py).
+        self.shadow = shadow
         self.clock = clock
         self.ids = ids
         self._create = redis.register_script(CREATE)
@@ -173,6 +178,7 @@ class RequestStore:
             req, approved = exempted(self.signer, req, now)
             records.append(approved)
         body, terms = split_terms(to_hash(req))
+        body |= create_fields(policy, self.shadow, req, risk)
         argv: list[str | bytes | int] = [
             now,
             requester,

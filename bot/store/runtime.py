@@ -10,7 +10,9 @@ from redis.asyncio import Redis
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.core.policy import Policy, load_policy
+from bot.errors import ConfigError
 from bot.signing import Signer, public_keys, trusted_keys
+from bot.store import messages as msg
 from bot.store.claims import ClaimCheck
 from bot.store.connection import connect
 from bot.store.hub import close_hub
@@ -31,8 +33,10 @@ class Runtime(StoreSet):
         policy: Policy,
         clock: Clock = wall_ms,
         signer: Signer | None = None,
+        shadow: Policy | None = None,
     ) -> None:
         super().__init__(redis, clock=clock, signer=signer)
+        self.requests.shadow = shadow  # HITL_SHADOW_POLICY: judged, never enforced
         self.settings = settings
         self.server = server
         self.policy = policy
@@ -41,6 +45,17 @@ class Runtime(StoreSet):
         self.claims = ClaimCheck(
             trusted_keys(settings, signer), policy, lambda: public_keys(settings)
         )
+
+
+def load_shadow(settings: Settings) -> Policy | None:
+    """The shadow policy (HITL_SHADOW_POLICY), or None. One that fails to load stops
+    start-up: running without it would report "no disagreements" for a file never read."""
+    if settings.hitl_shadow_policy is None:
+        return None
+    try:
+        return load_policy(settings.hitl_shadow_policy, setting="HITL_SHADOW_POLICY")
+    except ConfigError as exc:
+        raise ConfigError(msg.SHADOW_UNREADABLE.format(problem=exc)) from None
 
 
 @contextlib.asynccontextmanager
@@ -60,6 +75,7 @@ async def open_runtime(
     """
     settings = settings or Settings.load()
     policy = policy or load_policy(settings.hitl_policy)
+    shadow = load_shadow(settings)
     # The embedded server is joined before connecting: registered as a user (so it
     # outlives whoever started it while this process runs) and watched (so it is
     # started again if it dies). connect() then attaches to it.
@@ -80,6 +96,7 @@ async def open_runtime(
             policy=policy,
             clock=clock,
             signer=signer,
+            shadow=shadow,
         )
     finally:
         await close_hub(redis)

@@ -1,0 +1,43 @@
+"""What the operator's command line says (the `policy diff` and `shadow-report` commands)."""
+
+from __future__ import annotations
+
+DIFF_HEAD = "Replayed {n} requests made since {since} through {old} (old) and {new} (new)."
+DIFF_EMPTY = "No requests were made since {since}: nothing to replay."
+DIFF_TIERS = "Requests by tier, old -> new:"
+DIFF_REVIEW = (
+    "Review: {dropped} would no longer go to a person (review: none); {added} would now go to one."
+)
+DIFF_NO_TERMS = "The two files give every tier the same review terms."
+DIFF_TERMS = "Review terms that change, by tier:"
+DIFF_KINDS = "Requests whose review terms would change: {kinds}."
+DIFF_TO_AUTO = "Decided by a person, resolved without one under the new policy ({n}):"
+DIFF_TO_PERSON = "Resolved without a person, sent to one under the new policy ({n}):"
+DIFF_NONE_MOVED = "No request would move between a person and the policy."
+DIFF_REFUSED = (
+    "{n} requests asked for a channel the new policy does not review their tier in "
+    "(it would refuse them): {ids}"
+)
+DIFF_UNLIKE = (
+    "Note: {n} requests were gated at a tier or review the old file does not give them "
+    "(was it the policy in effect then, or did callers raise the tier?): {ids}"
+)
+# How a recorded end reads, and what the new policy makes of it.
+DIFF_WAS_PERSON = "{result} by {who} after {waited}"
+DIFF_WAS_AUTO = "{result} (no review)"
+DIFF_WAS_DEFAULT = "{result} after {waited} (nobody answered)"
+DIFF_BECOMES_NO_REVIEW = "approved at once (review: none)"
+DIFF_BECOMES_PERSON = "sent to a person"
+DIFF_BECOMES_DEFAULT = "{default} after {chain} (its chain runs out before that)"
+DIFF_LONGER = "kept before a person for {chain}"
+
+SHADOW_HEAD = (
+    "{n} requests made since {since} were judged by the shadow policy; {m} disagree "
+    "with the real one."
+)
+SHADOW_NONE = (
+    "No request made since {since} carries a shadow verdict: is HITL_SHADOW_POLICY set "
+    "for the processes that create requests (serve, the worker, the SDK in direct mode)?"
+)
+SHADOW_BY_KIND = "Disagreements by tool and kind:"
+SHADOW_AGREE = "The shadow policy agrees with the real one on every request."
