@@ -17,7 +17,8 @@ from rich.text import Text
 from bot.cli import messages as msg
 from bot.cli.audit import run_cli, since_ms
 from bot.core.durations import format_duration
-from bot.core.policy import Policy, load_policy
+from bot.core.models import RiskTier
+from bot.core.policy import TIER_ORDER, Policy, load_policy
 from bot.core.policydiff import (
     BECOMES_NO_REVIEW,
     BECOMES_PERSON,
@@ -47,6 +48,7 @@ def _row(t: Table, *cells: str) -> None:
 
 def _print(t: Table) -> None:
     (out if out.is_terminal else Console(width=WIDE)).print(t)
+    out.print()  # a blank line before the next part
 
 
 def _say(text: str) -> None:
@@ -58,7 +60,7 @@ def _load(path: Path) -> Policy:
     try:
         return load_policy(path, setting=None)
     except HitlError as exc:
-        err.print(str(exc), markup=False, highlight=False)
+        err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 
@@ -110,10 +112,15 @@ def _changes(changes: list[Change]) -> Table:
     return t
 
 
+def _tier_order(item: tuple[tuple[RiskTier, RiskTier], int]) -> tuple[int, int]:
+    (a, b), _ = item
+    return TIER_ORDER.index(a), TIER_ORDER.index(b)
+
+
 def _print_diff(d: PolicyDiff, old: Path, new: Path, since: str) -> None:
     _say(msg.DIFF_HEAD.format(n=d.requests, since=since, old=old, new=new))
     tiers = Table("old tier", "new tier", "requests")
-    for (a, b), n in sorted(d.tiers.items(), key=lambda x: (x[0][0].value, x[0][1].value)):
+    for (a, b), n in sorted(d.tiers.items(), key=_tier_order):
         _row(tiers, a.value, b.value if b != a else f"{b.value} (same)", str(n))
     _say(msg.DIFF_TIERS)
     _print(tiers)
@@ -150,7 +157,8 @@ def diff_json(d: PolicyDiff, old: Path, new: Path, since_ms: int) -> dict[str, A
         "since": since_ms,
         "requests": d.requests,
         "tiers": [
-            {"old": a.value, "new": b.value, "requests": n} for (a, b), n in sorted(d.tiers.items())
+            {"old": a.value, "new": b.value, "requests": n}
+            for (a, b), n in sorted(d.tiers.items(), key=_tier_order)
         ],
         "review": {"dropped": d.review_dropped, "added": d.review_added},
         "kinds": dict(sorted(d.kinds.items())),
