@@ -147,9 +147,23 @@ class ShadowVerdict:
             return None
 
 
-def shadow_verdict(real: Policy, shadow: Policy, call: Call) -> ShadowVerdict:
-    """What `shadow` would have done with `call`, and where it differs from `real`."""
-    mine, theirs = judge(real, call), judge(shadow, call)
+def enforced(req: ActionRequest, review: bool) -> Judged:
+    """What the policy in effect gave a request it just proposed (`propose`'s result):
+    read off the request rather than judged again, on a create's path."""
+    return Judged(
+        tier=req.risk,
+        review=review,
+        levels=req.levels,
+        approvers=frozenset(req.approvers),
+        quorum=req.quorum,
+        default=req.on_exhausted,
+    )
+
+
+def shadow_verdict(real: Judged, shadow: Policy, call: Call) -> ShadowVerdict:
+    """What `shadow` would have done with `call`, and where it differs from `real`, the
+    verdict of the policy in effect (`judge` or `enforced`)."""
+    theirs = judge(shadow, call)
     return ShadowVerdict(
-        tier=theirs.tier, review=theirs.review, differs=disagreements(mine, theirs)
+        tier=theirs.tier, review=theirs.review, differs=disagreements(real, theirs)
     )

@@ -178,7 +178,7 @@ class RequestStore:
             req, approved = exempted(self.signer, req, now)
             records.append(approved)
         body, terms = split_terms(to_hash(req))
-        body |= create_fields(policy, self.shadow, req, risk)
+        body |= create_fields(self.shadow, req, needs_review, risk)
         argv: list[str | bytes | int] = [
             now,
             requester,

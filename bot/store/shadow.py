@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 
 from bot.core.models import ActionRequest, RiskTier
 from bot.core.policy import Policy
-from bot.core.verdicts import Call, ShadowVerdict, shadow_verdict
+from bot.core.verdicts import Call, ShadowVerdict, enforced, shadow_verdict
 from bot.store import keys
 
 RISK_ASKED = "risk_asked"  # the tier the caller asked for (it may only raise the policy's)
@@ -32,10 +32,11 @@ HELP = {
 
 
 def create_fields(
-    real: Policy, shadow: Policy | None, req: ActionRequest, risk: RiskTier | None
+    shadow: Policy | None, req: ActionRequest, review: bool, risk: RiskTier | None
 ) -> dict[str, str]:
     """What a new request stores beside its own fields: the caller's raise (so a later
-    replay judges the call as it was made) and, under a shadow policy, its verdict."""
+    replay judges the call as it was made) and, under a shadow policy, its verdict
+    beside what the real policy gave the request (`req`, `review`: `propose`'s)."""
     out = {RISK_ASKED: risk.value} if risk is not None else {}
     if shadow is not None:
         call = Call(
@@ -47,7 +48,7 @@ def create_fields(
             channel=req.channel,
             on_behalf_of=req.on_behalf_of,
         )
-        out[SHADOW] = shadow_verdict(real, shadow, call).dumps()
+        out[SHADOW] = shadow_verdict(enforced(req, review), shadow, call).dumps()
     return out
 
 

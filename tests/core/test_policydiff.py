@@ -8,7 +8,15 @@ from typing import Any
 from bot.core.models import RiskTier
 from bot.core.policy import parse_policy
 from bot.core.policydiff import Outcome, Recorded, diff
-from bot.core.verdicts import Call, ShadowVerdict, disagreements, judge, shadow_verdict
+from bot.core.proposal import propose
+from bot.core.verdicts import (
+    Call,
+    ShadowVerdict,
+    disagreements,
+    enforced,
+    judge,
+    shadow_verdict,
+)
 from tests.policy_pair import NEW, OLD
 
 MIN = 60_000
@@ -110,8 +118,19 @@ def test_requests_recorded_under_another_policy_are_named() -> None:
 
 
 def test_the_shadow_verdict_survives_the_hash_and_junk_reads_as_none() -> None:
-    v = shadow_verdict(old, new, _call("refund", amount=50))
+    call = _call("refund", amount=50)
+    v = shadow_verdict(judge(old, call), new, call)
     assert (v.tier, v.review, v.differs) == (RiskTier.LOW, False, ("tier", "review"))
     assert ShadowVerdict.loads(v.dumps()) == v
     for junk in ("", "{", "[]", '{"tier": "huge", "review": 1, "differs": []}'):
         assert ShadowVerdict.loads(junk) is None
+
+
+def test_what_a_create_reads_off_its_request_is_what_judge_gives() -> None:
+    raised = Call(tool="refund", args={"amount": 10}, requester="a", at=AT, risk=RiskTier.HIGH)
+    for call in (_call("refund", amount=50), _call("deploy"), _call("send_email"), raised):
+        req, review = propose(
+            old, request_id="r1", tool=call.tool, args=call.args, requester=call.requester,
+            now=call.at, risk=call.risk,
+        )  # fmt: skip
+        assert enforced(req, review) == judge(old, call)
