@@ -39,7 +39,7 @@ from bot.store.runtime import Runtime
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, rich_markup_mode=None)
 policy_app = typer.Typer(
     no_args_is_help=True,
-    help="Check a policy file, or show the one in effect.",
+    help="Check a policy file, show the one in effect, or try a change on recorded requests.",
     rich_markup_mode=None,
 )
 policy_app.command("diff", short_help="What a policy change would do to recorded requests.")(

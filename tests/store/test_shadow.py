@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from bot.config import Settings
 from bot.core.models import RiskTier
 from bot.core.policy import parse_policy
 from bot.errors import ConfigError
-from bot.store import keys
+from bot.store import keys, shadow
 from bot.store.requests import RequestStore
 from bot.store.runtime import open_runtime
 from tests.policy_pair import NEW, OLD, dump
@@ -55,12 +56,25 @@ async def test_the_shadow_judges_every_create_and_is_never_enforced(
 async def test_every_process_that_opens_the_store_judges_by_the_shadow(
     redis_url: str, tmp_path: Path
 ) -> None:
-    shadow = tmp_path / "shadow.yaml"
-    shadow.write_text(dump(NEW))
-    settings = Settings(redis_url=redis_url, hitl_shadow_policy=shadow)
+    shadow_file = tmp_path / "shadow.yaml"
+    shadow_file.write_text(dump(NEW))
+    settings = Settings(redis_url=redis_url, hitl_shadow_policy=shadow_file)
     async with open_runtime(settings) as rt:  # serve, the worker, the SDK in direct mode
         assert rt.requests.shadow == new
-    shadow.write_text("tiers: {low: {}}\n")
+    shadow_file.write_text("tiers: {low: {}}\n")
     with pytest.raises(ConfigError, match=r"HITL_SHADOW_POLICY: .*shadow\.yaml: tiers\.low"):
         async with open_runtime(settings):
             pass
+
+
+async def test_a_tool_name_cannot_forge_a_metrics_line(store: RequestStore, redis: Redis) -> None:
+    store.shadow = new
+    tool = 'x"} 1\nhitl_fake_total 9'  # a direct-mode caller's tool name is any text
+    req = (await store.create(old, tool=tool, args={}, requester="a")).request
+    incr: Counter[str] = Counter()
+    await shadow.count(redis, req.id, incr)
+    # unlisted: medium under both, whose review timeout the new file shortens
+    assert incr == {
+        "hitl_shadow_verdicts_total": 1,
+        'hitl_shadow_disagreements_total{kind="timeout",tool="x\\"} 1\\nhitl_fake_total 9"}': 1,
+    }
