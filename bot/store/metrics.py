@@ -18,7 +18,7 @@ from typing import cast
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from bot.store import keys, pending_count
+from bot.store import fatigue, keys, pending_count
 from bot.store.events import EventBus, Notice
 from bot.store.hub import hub_for
 from bot.store.replicas import COUNTS as ACKS
@@ -37,7 +37,9 @@ HELP = {
     "hitl_auto_resolutions_total": "Requests decided by the policy default, by outcome.",
     "hitl_executions_total": "Executions that finished, by outcome.",
     "hitl_decision_seconds": "Time from request to decision.",
+    **fatigue.HELP,
 }
+HISTOGRAMS = frozenset({"hitl_decision_seconds", *fatigue.HISTOGRAMS})
 
 
 def _labels(**kv: str) -> str:
@@ -72,6 +74,7 @@ class MetricsCollector:
         incr: Counter[str] = Counter()
         if n.kind == "request":
             await self._request(n, incr)
+            await fatigue.count(self.redis, n.id, n.version, incr)  # by tier: bot/core/fatigue.py
         pipe = self.redis.pipeline(transaction=True)
         counters = keys.metrics(keys.shard_of_key(n.stream))
         for field, by in incr.items():
@@ -123,16 +126,15 @@ async def render(redis: Redis, *, slack_group: str = "slack") -> str:
     lines: list[str] = []
     families: dict[str, list[str]] = {}
     for field, value in sorted(raw.items()):
-        name = field.split("{", 1)[0]
-        if name == "hitl_decision_seconds_sum_ms":
-            families.setdefault("hitl_decision_seconds", []).append(
-                f"hitl_decision_seconds_sum {int(value) / 1000}"
-            )
+        name, brace, labels = field.partition("{")
+        if name.endswith("_seconds_sum_ms"):  # kept in whole ms: HINCRBY counts integers
+            family = name.removesuffix("_sum_ms")
+            families.setdefault(family, []).append(f"{family}_sum{brace}{labels} {value / 1000}")
             continue
         family = name.removesuffix("_bucket").removesuffix("_count")
         families.setdefault(family, []).append(f"{field} {value}")
     for family, rows in families.items():
-        kind = "histogram" if family == "hitl_decision_seconds" else "counter"
+        kind = "histogram" if family in HISTOGRAMS else "counter"
         lines += [f"# HELP {family} {HELP.get(family, family)}", f"# TYPE {family} {kind}", *rows]
     lines += [
         "# HELP hitl_pending_requests Requests waiting for a person, by risk tier.",
