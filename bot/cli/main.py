@@ -20,6 +20,7 @@ from bot.cli import runs as cli_runs
 from bot.cli.audit import audit_app, keys_app
 from bot.cli.audit import run_cli as _run
 from bot.cli.channels import check_channels_in_slack
+from bot.cli.report import report
 from bot.cli.valkey import valkey_app
 from bot.core.chain import expand
 from bot.core.durations import format_duration
@@ -55,6 +56,9 @@ app.add_typer(
     claude_code_app,
     name="claude-code",
     short_help="Claude Code's PreToolUse hook, and its install.",
+)
+app.command("report", short_help="Approval fatigue by tier and approver; --html for charts.")(
+    report
 )
 out = Console()
 err = Console(stderr=True)
