@@ -53,16 +53,23 @@ async def _request_history(redis: Redis, rid: str, version: int | None = None) -
     return decisions_of(rid, str(risk), json.loads(args), shown, entries)
 
 
-async def history(store: RequestStore, since_ms: int, until_ms: int) -> list[Decided]:
-    """Every decision taken in [since_ms, until_ms], from the requests that may hold one."""
+async def history(
+    store: RequestStore, since_ms: int, until_ms: int, *, limit: int | None = None
+) -> list[Decided]:
+    """Every decision taken in [since_ms, until_ms], from the requests that may hold one
+    (`limit`: from the newest that many only)."""
+    rids = await store.ids_between(max(0, since_ms - LOOKBACK_MS), until_ms)
     out: list[Decided] = []
-    for rid in await store.ids_between(max(0, since_ms - LOOKBACK_MS), until_ms):
+    for rid in rids if limit is None else rids[-limit:]:
         out += [d for d in await _request_history(store.redis, rid) if since_ms <= d.at]
     return out
 
 
-async def figures(store: RequestStore, since_ms: int, now_ms: int) -> Report:
-    return report(await history(store, since_ms, now_ms), since_ms=since_ms, now_ms=now_ms)
+async def figures(
+    store: RequestStore, since_ms: int, now_ms: int, *, limit: int | None = None
+) -> Report:
+    decided = await history(store, since_ms, now_ms, limit=limit)
+    return report(decided, since_ms=since_ms, now_ms=now_ms)
 
 
 def _labels(**kv: str) -> str:
