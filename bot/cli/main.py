@@ -57,9 +57,6 @@ app.add_typer(
     name="claude-code",
     short_help="Claude Code's PreToolUse hook, and its install.",
 )
-app.command("report", short_help="Approval fatigue by tier and approver; --html for charts.")(
-    report
-)
 out = Console()
 err = Console(stderr=True)
 T = TypeVar("T")
@@ -390,6 +387,11 @@ def worker(
     for spec in agent or []:
         args += ["--agent", spec]
     worker_main(args)
+
+
+app.command("report", short_help="Approval fatigue by tier and approver; --html for charts.")(
+    report
+)
 
 
 def main() -> None:
