@@ -32,15 +32,17 @@ def _approver(name: str, f: Figures) -> str:
 
 
 def tier_text(tier: str, f: TierFigures) -> str:
-    lines = [
-        smsg.FATIGUE_TIER.format(
-            tier=esc.mrkdwn(tier),
-            n=f.by_people,
-            approved=_share(f.rate("approved")),
-            rejected=_share(f.rate("rejected")),
-        )
-    ]
-    if f.by_people:
+    if not f.by_people:
+        lines = [smsg.FATIGUE_TIER_POLICY_ONLY.format(tier=esc.mrkdwn(tier))]
+    else:
+        lines = [
+            smsg.FATIGUE_TIER.format(
+                tier=esc.mrkdwn(tier),
+                n=f.by_people,
+                approved=_share(f.rate("approved")),
+                rejected=_share(f.rate("rejected")),
+            )
+        ]
         lines.append(
             smsg.FATIGUE_TIMES.format(
                 median=_secs(f.median), p90=_secs(f.p90), fast=f.too_fast, n=f.by_people

@@ -321,6 +321,7 @@ HOME_RUN_HOW = "reply there to steer it; `/hitl stop {id}` stops it"
 FATIGUE_HEAD = "📊 Approval fatigue, last 7 days"
 FATIGUE_NONE = "No decision in the last 7 days."
 FATIGUE_TIER = "*{tier}* · {n} by people · approved {approved} · rejected {rejected}"
+FATIGUE_TIER_POLICY_ONLY = "*{tier}* · no decision by people"
 FATIGUE_TIMES = "Card to decision: median {median}, p90 {p90} · too fast: {fast} of {n}"
 FATIGUE_BUSIEST = "Busiest approver: {who} ({share})"
 FATIGUE_POLICY = (
