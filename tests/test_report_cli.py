@@ -72,6 +72,50 @@ async def test_report_writes_a_self_contained_html_page(
     # Two weeks: last week's UOLD joins the medium tier (4 decisions, UANA took 2)
     for figure in ("UANA (50%)", "10.0 s", "30.0 s", "1 of 4", "UOLD", "this week", "week -1"):
         assert figure in html
+    assert "week -2" not in html  # two weeks asked, two weeks drawn
     assert html.count("<svg") == 2 and "<rect" in html
     assert "&lt;img src=x onerror=alert(1)&gt;&amp;" in html and "<img" not in html
     assert "<script" not in html and not re.search(r"(src|href)=\"?https?:", html)
+
+
+async def test_shot_the_html_report_opened_in_chromium(
+    store: RequestStore,
+    policy: Policy,
+    clock: FakeClock,
+    redis: Redis,
+    redis_url: str,
+    tmp_path: Path,
+) -> None:
+    """The page as a person opens it, offline: both charts drawn, the figures beside them
+    (and the screenshot the docs show: fatigue-report.png)."""
+    from playwright.async_api import async_playwright
+
+    from tests import chromium
+    from tests.e2e.test_browser import ARGS, CHROMIUM
+    from tests.shots import keep
+
+    chromium.require(str(CHROMIUM))
+    await _seeded(store, policy, clock, redis)
+    page_file = tmp_path / "fatigue.html"
+    code, _, err = await cli(
+        "report", "--since", "14d", "--html", str(page_file), redis_url=redis_url
+    )
+    assert code == 0, err
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1100, "height": 900})
+            fetched: list[str] = []
+            page.on("request", lambda r: fetched.append(r.url))
+            await page.goto(page_file.as_uri())
+            charts = page.locator("svg")
+            assert await charts.count() == 2
+            for i in range(2):
+                box = await charts.nth(i).bounding_box()
+                assert box is not None and box["width"] > 300 and box["height"] > 60
+            text = await page.inner_text("body")
+            assert "UANA (50%)" in text and EVIL in text  # shown as text, not markup
+            assert fetched == [page_file.as_uri()]  # nothing else asked for
+            await keep(page, "fatigue-report", tmp_path)
+        finally:
+            await browser.close()

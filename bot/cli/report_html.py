@@ -24,6 +24,7 @@ STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0 2em; }
 th, td { border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: right; }
+td { white-space: nowrap; }
 th:nth-child(-n+2), td:nth-child(-n+2) { text-align: left; }
 svg text { font: 12px system-ui, sans-serif; fill: #222; }
 """

@@ -23,6 +23,7 @@ from bot.core.models import SYSTEM, AuditEntry
 READ_BASE_S = 2.0  # the least time to take in any card: the tool, the buttons
 READ_PER_LINE_S = 0.3  # a quick reader's pace over one more line of arguments
 WEEK_MS = 7 * 86_400_000
+SLACK_MS = 3_600_000
 PERSON = ("approved", "rejected")  # outcomes a person chose
 AUTO = ("auto_approved", "auto_rejected", "no_review")  # outcomes the policy chose
 OUTCOMES = (*PERSON, *AUTO)
@@ -192,7 +193,9 @@ class Report:
 def report(decisions: Iterable[Decided], *, since_ms: int, now_ms: int) -> Report:
     """The figures of the decisions taken in [since_ms, now_ms], by tier (in the policy's
     order, then any other), by approver within a tier, and by week back from `now_ms`."""
-    n_weeks = max(1, math.ceil((now_ms - since_ms) / WEEK_MS))
+    # A window a few moments over whole weeks (its ends read from two clocks) is not
+    # given one more, nearly empty, week: what falls there counts in the oldest.
+    n_weeks = max(1, math.ceil((now_ms - since_ms - SLACK_MS) / WEEK_MS))
     tiers: dict[str, TierFigures] = {}
     weeks: list[dict[str, Counter[str]]] = [defaultdict(Counter) for _ in range(n_weeks)]
     for d in sorted(decisions, key=lambda d: (d.at, d.request_id)):
