@@ -76,9 +76,15 @@ def _labels(**kv: str) -> str:
     return "{" + ",".join(f'{k}="{v}"' for k, v in sorted(kv.items())) + "}"
 
 
-async def count(redis: Redis, rid: str, version: int, incr: Counter[str]) -> None:
+# The events that may carry a decision: others (claims, reports, cancels) read nothing.
+DECIDING = frozenset({"create", "approve", "edit_and_approve", "reject", "timeout"})
+
+
+async def count(redis: Redis, rid: str, event: str, version: int, incr: Counter[str]) -> None:
     """Add to `incr` the decision that the transition to `version` made, if it made one,
     read from that version's audit entry (so each approval of a quorum counts once)."""
+    if event not in DECIDING:
+        return
     for d in await _request_history(redis, rid, version):
         incr[f"hitl_tier_decisions_total{_labels(tier=d.tier, outcome=d.outcome)}"] += 1
         secs = d.seconds

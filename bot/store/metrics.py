@@ -74,7 +74,8 @@ class MetricsCollector:
         incr: Counter[str] = Counter()
         if n.kind == "request":
             await self._request(n, incr)
-            await fatigue.count(self.redis, n.id, n.version, incr)  # by tier: bot/core/fatigue.py
+            # By tier, from the audit entry: bot/store/fatigue.py
+            await fatigue.count(self.redis, n.id, n.event, n.version, incr)
         pipe = self.redis.pipeline(transaction=True)
         counters = keys.metrics(keys.shard_of_key(n.stream))
         for field, by in incr.items():
