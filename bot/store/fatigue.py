@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import cast
 
 from redis.asyncio import Redis
 
@@ -39,29 +38,48 @@ HELP = {
 HISTOGRAMS = frozenset({"hitl_card_decision_seconds"})
 
 
-async def _request_history(redis: Redis, rid: str, version: int | None = None) -> list[Decided]:
-    pipe = redis.pipeline(transaction=True)  # one slot: the request and its audit
-    pipe.hmget(keys.request(rid), FIELDS)
-    pipe.lrange(keys.audit(rid), 0, -1)
-    (risk, args, card_at, created), lines = await pipe.execute()
+BATCH = 500  # requests read per round trip by the report and the App Home
+
+
+def _decisions(
+    rid: str, got: list[str | None], lines: list[str], version: int | None = None
+) -> list[Decided]:
+    risk, args, card_at, created = got
     if not risk or not args:
         return []  # gone (trimmed) between the index read and this one
     shown = int(card_at) if card_at else int(created) if created else None
-    entries = [AuditEntry.parse(line) for line in cast(list[str], lines)]
+    entries = [AuditEntry.parse(line) for line in lines]
     if version is not None:
         entries = [e for e in entries if e.version == version]
-    return decisions_of(rid, str(risk), json.loads(args), shown, entries)
+    return decisions_of(rid, risk, json.loads(args), shown, entries)
+
+
+async def _request_history(redis: Redis, rid: str, version: int) -> list[Decided]:
+    pipe = redis.pipeline(transaction=True)  # one slot: the request and its audit
+    pipe.hmget(keys.request(rid), FIELDS)
+    pipe.lrange(keys.audit(rid), 0, -1)
+    got, lines = await pipe.execute()
+    return _decisions(rid, got, lines, version)
 
 
 async def history(
     store: RequestStore, since_ms: int, until_ms: int, *, limit: int | None = None
 ) -> list[Decided]:
     """Every decision taken in [since_ms, until_ms], from the requests that may hold one
-    (`limit`: from the newest that many only)."""
+    (`limit`: from the newest that many only), read `BATCH` requests a round trip."""
     rids = await store.ids_between(max(0, since_ms - LOOKBACK_MS), until_ms)
+    rids = rids if limit is None else rids[-limit:]
     out: list[Decided] = []
-    for rid in rids if limit is None else rids[-limit:]:
-        out += [d for d in await _request_history(store.redis, rid) if since_ms <= d.at]
+    for start in range(0, len(rids), BATCH):
+        batch = rids[start : start + BATCH]
+        pipe = store.redis.pipeline(transaction=False)  # many slots: no MULTI
+        for rid in batch:
+            pipe.hmget(keys.request(rid), FIELDS)
+            pipe.lrange(keys.audit(rid), 0, -1)
+        got = await pipe.execute()
+        for i, rid in enumerate(batch):
+            found = _decisions(rid, got[2 * i], got[2 * i + 1])
+            out += [d for d in found if since_ms <= d.at]
     return out
 
 

@@ -61,9 +61,16 @@ async def decide_again(store: RequestStore, rid: str, actor: str) -> None:
     )
 
 
+@pytest.mark.parametrize("batch", [500, 2])  # one round trip, or many
 async def test_the_weeks_figures_by_tier_and_approver(
-    store: RequestStore, policy: Policy, clock: FakeClock, redis: Redis
+    store: RequestStore,
+    policy: Policy,
+    clock: FakeClock,
+    redis: Redis,
+    batch: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(fatigue, "BATCH", batch)
     await seed(store, policy, clock, redis)
     got = (await fatigue.figures(store, clock() - 7 * DAY, clock())).as_json()
     medium, critical, low = got["tiers"]["medium"], got["tiers"]["critical"], got["tiers"]["low"]
