@@ -320,6 +320,10 @@ HOME_RUN_HOW = "reply there to steer it; `/hitl stop {id}` stops it"
 # The operators' panel on the App Home (bot/slack/fatigue_panel.py)
 FATIGUE_HEAD = "📊 Approval fatigue, last 7 days"
 FATIGUE_NONE = "No decision in the last 7 days."
+FATIGUE_FAILED = (
+    "📊 The approval-fatigue figures could not be read: an audit trail is damaged. "
+    "`hitl-bot audit verify` names it."
+)
 FATIGUE_TIER = "*{tier}* · {n} by people · approved {approved} · rejected {rejected}"
 FATIGUE_TIER_POLICY_ONLY = "*{tier}* · no decision by people"
 FATIGUE_TIMES = "Card to decision: median {median}, p90 {p90} · too fast: {fast} of {n}"

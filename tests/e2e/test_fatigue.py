@@ -15,6 +15,7 @@ import pytest
 
 from bot.core.states import State
 from bot.slack import render
+from bot.store import keys
 from tests.e2e.conftest import POLICY, Bot
 from tests.poll import eventually
 
@@ -131,3 +132,14 @@ async def test_the_app_home_shows_the_weeks_figures_to_operators_only(bot: Bot) 
     others = {b.get("block_id") for b in await _home(bot, "UALICE")}
     assert "hitl_policy_head" in others  # her App Home, drawn whole
     assert not any(str(b).startswith("hitl_fatigue") for b in others)
+
+
+async def test_a_damaged_history_leaves_the_rest_of_the_app_home(bot: Bot) -> None:
+    rid = await bot.propose("refund", {"amount": 5})
+    await _approve(bot, rid, "UALICE")
+    await bot.redis.lset(keys.audit(rid), 0, "not json")
+    waiting = await bot.propose("refund", {"amount": 6})
+    await bot.message_of(waiting)
+    shown = {b.get("block_id"): b for b in await _home(bot, OPERATOR)}
+    assert "hitl_fatigue_failed" in shown
+    assert waiting in json.dumps(list(shown.values()))  # what waits for her still shows
