@@ -21,6 +21,7 @@ from bot.cli.audit import audit_app, keys_app
 from bot.cli.audit import run_cli as _run
 from bot.cli.channels import check_channels_in_slack
 from bot.cli.policy_replay import policy_diff, shadow_report
+from bot.cli.report import report
 from bot.cli.valkey import valkey_app
 from bot.core.chain import expand
 from bot.core.durations import format_duration
@@ -391,6 +392,11 @@ def worker(
     for spec in agent or []:
         args += ["--agent", spec]
     worker_main(args)
+
+
+app.command("report", short_help="Approval fatigue by tier and approver; --html for charts.")(
+    report
+)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from bot.core.models import RUN_FINAL, ActionRequest
 from bot.errors import HitlError
 from bot.slack import messages as msg
 from bot.slack import render
+from bot.slack.fatigue_home import operators_panel
 from bot.slack.home import RunLine, home_view
 from bot.slack.permissions import audit_refusal, is_operator, may_decide, may_direct, may_read
 from bot.store.corrections import correct, stop_run
@@ -110,5 +111,7 @@ class Commands:
         user = event.get("user", "")
         reqs = await self.mine(client, user)
         runs = await self.my_runs(client, user)
-        view = home_view(reqs, self.rt.policy, now_ms=self.rt.clock(), runs=runs)
+        now = self.rt.clock()
+        panel = await operators_panel(self.rt, client, user, now)
+        view = home_view(reqs, self.rt.policy, now_ms=now, runs=runs, operators=panel)
         await client.views_publish(user_id=user, view=view)

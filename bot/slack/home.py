@@ -27,13 +27,16 @@ def home_view(
     *,
     now_ms: int,
     runs: Sequence[RunLine] = (),
+    operators: Sequence[Block] = (),
 ) -> View:
-    """The requests waiting for this person, the live runs they may steer or stop, then
-    the policy, within Slack's 100 blocks."""
+    """The requests waiting for this person, the live runs they may steer or stop, the
+    operators' panel (`operators`: empty for anyone else), then the policy, within
+    Slack's 100 blocks."""
     title = smsg.HOME_PENDING_HEAD.format(n=len(pending))
     mine = pending_blocks(pending, now_ms=now_ms, max_blocks=40, title=title)
     running = runs_blocks(runs, max_blocks=MAX_RUN_BLOCKS)
-    rest = esc.VIEW_BLOCKS - len(mine) - len(running) - 2
+    panel = [*operators, esc.divider()] if operators else []
+    rest = esc.VIEW_BLOCKS - len(mine) - len(running) - len(panel) - 2
     return {
         "type": "home",
         "blocks": [
@@ -41,6 +44,7 @@ def home_view(
             esc.divider(),
             *running,
             esc.divider(),
+            *panel,
             *policy_blocks(policy, max_blocks=rest),
         ],
     }

@@ -31,6 +31,7 @@ FREE_CALLS = "free_calls"  # that line's calls, as JSON [[request id, line], ...
 FREE_ENDED = "free_ended"
 OPEN_VIEW_TTL_S = 86_400  # a modal left open longer than a day is forgotten, not updated
 LINK = "link"  # the permalink of the run's thread, for `hitl-bot show RUN_ID`
+CARD_AT = "card_at"  # when a request's card was first posted (ms): bot/core/fatigue.py
 
 
 @dataclass(frozen=True)
@@ -97,12 +98,15 @@ class Cards:
         return await self._ref(keys.request(rid), POSTING)
 
     async def save_request_card(
-        self, rid: str, channel: str, ts: str, view: str | None = None
+        self, rid: str, channel: str, ts: str, view: str | None = None, *, at: int | None = None
     ) -> None:
-        """The card's place (and the blocks it shows), its intent cleared, in one step."""
+        """The card's place (and the blocks it shows), its intent cleared, in one step;
+        `at`, when the card was posted, is kept from the first save only."""
         key = keys.request(rid)
         pipe = self.redis.pipeline(transaction=True)
         pipe.hset(key, mapping={"msg_channel": channel, "msg_ts": ts})
+        if at is not None:
+            pipe.hsetnx(key, CARD_AT, str(at))
         if view is not None:
             pipe.hset(key, "msg_view", view)
         pipe.hdel(key, POSTING)

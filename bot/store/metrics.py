@@ -18,7 +18,7 @@ from typing import cast
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from bot.store import keys, pending_count, shadow
+from bot.store import fatigue, keys, pending_count, shadow
 from bot.store.events import EventBus, Notice
 from bot.store.hub import hub_for
 from bot.store.replicas import COUNTS as ACKS
@@ -38,7 +38,9 @@ HELP = {
     "hitl_executions_total": "Executions that finished, by outcome.",
     "hitl_decision_seconds": "Time from request to decision.",
     **shadow.HELP,
+    **fatigue.HELP,
 }
+HISTOGRAMS = frozenset({"hitl_decision_seconds", *fatigue.HISTOGRAMS})
 
 
 def _labels(**kv: str) -> str:
@@ -73,6 +75,8 @@ class MetricsCollector:
         incr: Counter[str] = Counter()
         if n.kind == "request":
             await self._request(n, incr)
+            # By tier, from the audit entry: bot/store/fatigue.py
+            await fatigue.count(self.redis, n.id, n.event, n.version, incr)
         pipe = self.redis.pipeline(transaction=True)
         counters = keys.metrics(keys.shard_of_key(n.stream))
         for field, by in incr.items():
@@ -125,16 +129,15 @@ async def render(redis: Redis, *, slack_group: str = "slack") -> str:
     lines: list[str] = []
     families: dict[str, list[str]] = {}
     for field, value in sorted(raw.items()):
-        name = field.split("{", 1)[0]
-        if name == "hitl_decision_seconds_sum_ms":
-            families.setdefault("hitl_decision_seconds", []).append(
-                f"hitl_decision_seconds_sum {int(value) / 1000}"
-            )
+        name, brace, labels = field.partition("{")
+        if name.endswith("_seconds_sum_ms"):  # kept in whole ms: HINCRBY counts integers
+            family = name.removesuffix("_sum_ms")
+            families.setdefault(family, []).append(f"{family}_sum{brace}{labels} {value / 1000}")
             continue
         family = name.removesuffix("_bucket").removesuffix("_count")
         families.setdefault(family, []).append(f"{field} {value}")
     for family, rows in families.items():
-        kind = "histogram" if family == "hitl_decision_seconds" else "counter"
+        kind = "histogram" if family in HISTOGRAMS else "counter"
         lines += [f"# HELP {family} {HELP.get(family, family)}", f"# TYPE {family} {kind}", *rows]
     lines += [
         "# HELP hitl_pending_requests Requests waiting for a person, by risk tier.",

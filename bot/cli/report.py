@@ -1,0 +1,121 @@
+"""`hitl-bot report --since 7d [--html FILE]`: the approval-fatigue figures
+(bot/core/fatigue.py) as tables, as JSON, and as a self-contained HTML page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from bot.cli import messages as m
+from bot.cli.audit import run_cli, since_ms
+from bot.cli.report_html import page
+from bot.core.fatigue import OUTCOMES, READ_BASE_S, READ_PER_LINE_S, WEEK_MS, Report
+from bot.store import fatigue
+from bot.store.runtime import Runtime
+
+out = Console()
+WIDE = 10_000  # piped, a table is as wide as its cells: names are never cut
+Rows = list[tuple[str, ...]]
+
+
+def tier_rows(r: Report) -> Rows:
+    rows: Rows = []
+    for tier, f in r.tiers.items():
+        top = f.busiest
+        rows.append(
+            (
+                tier,
+                str(f.by_people),
+                m.share(f.rate("approved")),
+                m.share(f.rate("rejected")),
+                m.seconds(f.median),
+                m.seconds(f.p90),
+                m.too_fast(f.too_fast, f.by_people),
+                m.NONE if top is None else m.busiest(*top),
+                str(f.outcomes["auto_approved"]),
+                str(f.outcomes["auto_rejected"]),
+                str(f.outcomes["no_review"]),
+            )
+        )
+    return rows
+
+
+def approver_rows(r: Report) -> Rows:
+    rows: Rows = []
+    for tier, t in r.tiers.items():
+        ranked = sorted(t.approvers.items(), key=lambda kv: (-kv[1].by_people, kv[0]))
+        for name, f in ranked:
+            rows.append(
+                (
+                    tier,
+                    name,
+                    str(f.by_people),
+                    m.share(f.rate("approved")),
+                    m.seconds(f.median),
+                    m.seconds(f.p90),
+                    m.too_fast(f.too_fast, f.by_people),
+                )
+            )
+    return rows
+
+
+def week_rows(r: Report) -> Rows:
+    rows: Rows = []
+    for i, week in enumerate(r.weeks):
+        start = max(r.since_ms, r.now_ms - (i + 1) * WEEK_MS)
+        label = m.span(m.day(start), m.day(r.now_ms - i * WEEK_MS))
+        for tier, c in sorted(week.items()):
+            rows.append((label, tier, *(str(c[o]) for o in OUTCOMES)))
+    return rows
+
+
+def _table(title: str, columns: tuple[str, ...], rows: Rows) -> Table:
+    t = Table(title=title, title_justify="left")
+    for i, col in enumerate(columns):
+        t.add_column(col, justify="left" if i < 2 else "right")
+    for row in rows:
+        t.add_row(*row, style=None)
+    return t
+
+
+def print_report(r: Report) -> None:
+    con = out if out.is_terminal else Console(width=WIDE)
+    con.print(m.window(m.day(r.since_ms), m.day(r.now_ms)), highlight=False, markup=False)
+    if not r.tiers:
+        none = m.REPORT_NONE.format(since=m.day(r.since_ms), until=m.day(r.now_ms))
+        con.print(none, markup=False)
+        return
+    con.print(_table(m.REPORT_TITLE, m.TIER_COLUMNS, tier_rows(r)))
+    con.print(_table("", m.APPROVER_COLUMNS, approver_rows(r)))
+    con.print(_table("", m.WEEK_COLUMNS, week_rows(r)))
+    floor = m.REPORT_FLOOR.format(base=READ_BASE_S, per_line=READ_PER_LINE_S)
+    con.print(floor, highlight=False, markup=False)
+
+
+def report(
+    since: Annotated[str, typer.Option(help="A duration back from now ('7d') or a date.")] = "7d",
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Also write a page with charts to FILE.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """Approval fatigue by tier and approver: time from card to decision, decisions too
+    fast to have read the card, the busiest approver's share, outcomes by week."""
+
+    async def work(rt: Runtime) -> Report:
+        return await fatigue.figures(rt.requests, since_ms(since), rt.clock())
+
+    r = run_cli(work)
+    if as_json:
+        print(json.dumps(r.as_json(), indent=2, sort_keys=True))
+    else:
+        print_report(r)
+    if html is not None:
+        html.write_text(page(r, tier_rows(r), approver_rows(r), week_rows(r)), encoding="utf-8")
+        if not as_json:
+            out.print(m.REPORT_WROTE.format(path=html), highlight=False, markup=False)
