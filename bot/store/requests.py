@@ -212,6 +212,10 @@ class RequestStore:
     async def get(self, rid: str) -> ActionRequest:
         return from_hash(await self.fields(rid))
 
+    async def get_many(self, rids: list[str]) -> list[ActionRequest | None]:
+        """Many requests in one round trip, in order; None for one gone (or damaged)."""
+        return await self._read_many(rids)
+
     async def _read_many(self, rids: list[str]) -> list[ActionRequest | None]:
         """Many requests in one pipeline (None: gone), their review terms filled in."""
         pipe = self.redis.pipeline(transaction=False)

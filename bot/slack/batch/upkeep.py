@@ -81,13 +81,9 @@ class DigestKeeper:
         members = await self.digests.members(group)
         waiting: list[ActionRequest] = []
         gone: list[str] = []
-        for rid in members:
-            try:
-                req = await self.rt.requests.get(rid)
-            except NotFound:
-                gone.append(rid)
-                continue
-            if req.state == State.PENDING_REVIEW:
+        rids = list(members)
+        for rid, req in zip(rids, await self.rt.requests.get_many(rids), strict=True):
+            if req is not None and req.state == State.PENDING_REVIEW:
                 waiting.append(req)
             else:
                 gone.append(rid)
