@@ -15,7 +15,7 @@ from bot.core.states import State
 from bot.slack import render
 from bot.slack.batch import card
 from bot.store import audit
-from tests.e2e.conftest import POLICY, Bot, all_text, button_values
+from tests.e2e.conftest import POLICY, Agents, Bot, all_text, button_values
 from tests.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
@@ -225,3 +225,31 @@ async def _in_state(bot: Bot, rid: str, want: State) -> bool:
 async def _closed(bot: Bot, ch: str, ts: str) -> bool:
     m = next(m for m in bot.emu.messages(ch) if m.ts == ts)
     return "Fewer than three" in all_text(m.blocks) and not button_values(m.blocks)
+
+
+async def test_calls_filed_by_the_worker_are_batched_and_run_once_approved(
+    bot: Bot, agents: Agents
+) -> None:
+    homes = [
+        (await bot.emu.post("UKID", "#general", f"<@UBOT> Get me the bear! ({i})")).ts
+        for i in range(3)
+    ]
+    for home in homes:
+        await _reply_with(bot, "general", home, "Is this the one?")
+        await bot.emu.post("UKID", "general", "yes", thread_ts=home)
+    ch = "CHITLAPPROVALS"
+    digest = await _live_digest(bot, ch, 3)
+    assert "drop_claw" in all_text(digest.blocks)
+    await bot.emu.click("UPARENT", card.ACTION_APPROVE_ALL, channel=ch, ts=digest.ts)
+    await _told(bot, "UPARENT", "Approved 3 of 3")
+
+    for home in homes:  # each run's drop, sealed and approved, ran in the worker
+        await _reply_with(bot, "general", home, "Here is your bear")
+
+
+async def _reply_with(bot: Bot, ch: str, ts: str, needle: str) -> Any:
+    async def probe() -> Any:
+        found = [m for m in bot.emu.replies(ch, ts) if needle in (m.text + all_text(m.blocks))]
+        return found[-1] if found else None
+
+    return await eventually(probe, timeout_s=15, what=needle)
