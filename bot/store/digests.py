@@ -78,13 +78,20 @@ class Digests:
     # -- what each drawing showed -------------------------------------------------------
 
     async def save_view(self, group: str, view_hash: str, shown: list[list[Any]]) -> None:
-        key = keys.digest_views(group)
-        if await self.redis.hlen(key) >= VIEWS_KEPT:
-            await self.redis.delete(key)  # older drawings' buttons are refused as stale
+        """Keep what a drawing shows; past `VIEWS_KEPT` drawings the oldest is dropped
+        (a click on it is refused as stale)."""
+        views, order = keys.digest_views(group), keys.digest_view_order(group)
         pipe = self.redis.pipeline(transaction=True)
-        pipe.hset(key, view_hash, json.dumps(shown, separators=(",", ":")))
-        pipe.expire(key, TTL_S)
-        await pipe.execute()
+        pipe.hset(views, view_hash, json.dumps(shown, separators=(",", ":")))
+        pipe.lrem(order, 0, view_hash)
+        pipe.lpush(order, view_hash)
+        pipe.lrange(order, VIEWS_KEPT, -1)
+        pipe.ltrim(order, 0, VIEWS_KEPT - 1)
+        for key in (views, order):
+            pipe.expire(key, TTL_S)
+        dropped = cast(list[str], (await pipe.execute())[3])
+        if dropped:
+            await self.redis.hdel(views, *dropped)
 
     async def view(self, group: str, view_hash: str) -> list[list[Any]] | None:
         """The calls a drawing showed, as [id, version, payload hash, link]; None: unknown."""

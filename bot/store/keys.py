@@ -285,6 +285,11 @@ def digest_views(group: str) -> str:
     return f"{PREFIX}{{dg:{group}}}:views"
 
 
+def digest_view_order(group: str) -> str:
+    """List of a digest's view hashes, newest first: the oldest past a cap is dropped."""
+    return f"{PREFIX}{{dg:{group}}}:views:order"
+
+
 def digest_lease(group: str) -> str:
     """The lease one notifier holds while it redraws a digest (bot/store/lease.py)."""
     return f"{PREFIX}{{dg:{group}}}:lease"
