@@ -22,12 +22,13 @@ from bot.core.models import ActionRequest, Decision
 from bot.core.states import Event, State
 from bot.errors import AlreadyResolved, Expired, HitlError, NotEligible, NotFound, StalePayload
 from bot.slack import escape as esc
+from bot.slack import lines, views
 from bot.slack import messages as smsg
-from bot.slack import views
 from bot.slack.approvals import MAX_REASON, Approvals, open_view, refusal_text, tell
 from bot.slack.batch import card
 from bot.slack.batch import messages as bm
 from bot.slack.permissions import actor_team, is_foreign
+from bot.store.failures import STORE_DOWN
 from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -175,6 +176,9 @@ class Batch:
                 req = await self.rt.requests.get(s.id)
             except NotFound:
                 out.changed.append(_item(s, bm.WHY_GONE))
+                continue
+            except STORE_DOWN:  # say which were not decided, rather than nothing at all
+                out.failed.append(_item(s, lines.refusal("store_down")))
                 continue
             why = _changed(req, s)
             if why is not None:
