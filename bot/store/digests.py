@@ -20,6 +20,7 @@ from bot.store.lease import Lease
 
 TTL_S = 30 * 86_400  # a group quiet for a month is forgotten
 VIEWS_KEPT = 64  # past this many drawings, the older ones are dropped (their clicks refused)
+SHOWS = "msg_view"  # the hash of the blocks the digest shows: the same again, no update
 DIRTY = "dirty"  # set by a notifier that found the redraw lease taken: redraw once more
 
 
@@ -46,6 +47,9 @@ class Digests:
         """Request id -> the permalink of its card ("" when Slack gave none)."""
         return cast(dict[str, str], await self.redis.hgetall(keys.digest_members(group)))
 
+    async def has(self, group: str, rid: str) -> bool:
+        return bool(await self.redis.hexists(keys.digest_members(group), rid))
+
     async def leave(self, group: str, rids: list[str]) -> None:
         if rids:
             await self.redis.hdel(keys.digest_members(group), *rids)
@@ -58,22 +62,26 @@ class Digests:
     def intent(self, group: str) -> Intent:
         return keys.digest(group), POSTING
 
-    async def card(self, group: str) -> CardRef:
-        got = cast(
-            list[str | None],
-            await self.redis.hmget(keys.digest(group), ["msg_channel", "msg_ts", POSTING]),
-        )
-        return CardRef(got[0], got[1], got[2])
+    async def card(self, group: str) -> tuple[CardRef, str | None]:
+        """Where the digest is (`extra`: the intent of a post never saved), and the hash
+        of the blocks it shows."""
+        fields = ["msg_channel", "msg_ts", POSTING, SHOWS]
+        got = cast(list[str | None], await self.redis.hmget(keys.digest(group), fields))
+        return CardRef(got[0], got[1], got[2]), got[3]
 
-    async def save_card(self, group: str, channel: str, ts: str) -> None:
+    async def save_card(self, group: str, channel: str, ts: str, shows: str = "") -> None:
         pipe = self.redis.pipeline(transaction=True)
-        pipe.hset(keys.digest(group), mapping={"msg_channel": channel, "msg_ts": ts})
+        mapping = {"msg_channel": channel, "msg_ts": ts, SHOWS: shows}
+        pipe.hset(keys.digest(group), mapping=mapping)  # type: ignore[arg-type]
         pipe.hdel(keys.digest(group), POSTING)
         await pipe.execute()
 
+    async def set_shows(self, group: str, shows: str) -> None:
+        await self.redis.hset(keys.digest(group), SHOWS, shows)
+
     async def forget_card(self, group: str) -> None:
         """The digest was taken down: the next group of three gets a new message."""
-        await self.redis.hdel(keys.digest(group), "msg_channel", "msg_ts", POSTING)
+        await self.redis.hdel(keys.digest(group), "msg_channel", "msg_ts", POSTING, SHOWS)
 
     # -- what each drawing showed -------------------------------------------------------
 

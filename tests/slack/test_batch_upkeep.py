@@ -67,6 +67,9 @@ async def test_two_notifiers_redrawing_at_once_post_one_digest(
     await asyncio.gather(*(k.touch(r) for r in rids for k in (a, b)))
     assert digests(emu) == ["6 refund calls from bill wait for review"]
     assert emu.calls.count("chat.postMessage") == 6 + 1  # the cards, then one digest
+    updates = emu.calls.count("chat.update")
+    await asyncio.gather(*(k.touch(r) for r in rids for k in (a, b)))  # retried notices
+    assert emu.calls.count("chat.update") == updates  # nothing changed: Slack not called
 
     rt = StoreSet(redis)
     for rid in rids[:4]:  # decided elsewhere: each notifier hears of it

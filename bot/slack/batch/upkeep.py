@@ -20,6 +20,7 @@ from bot.errors import NotFound
 from bot.slack.batch import card
 from bot.slack.escape import Block
 from bot.slack.once import OncePoster, Tag
+from bot.slack.render import blocks_hash
 from bot.store.digests import group_id
 from bot.store.stores import StoreSet
 
@@ -49,12 +50,11 @@ class DigestKeeper:
             return  # never carded (decided by policy): in no digest
         group = group_id(ref.channel, req.requester, req.tool)
         if req.state == State.PENDING_REVIEW:
-            members = await self.digests.members(group)
-            if rid not in members:
+            if not await self.digests.has(group, rid):
                 link = await self._permalink(ref.channel, ref.ts)
                 meta = {"channel": ref.channel, "requester": req.requester, "tool": req.tool}
                 await self.digests.join(group, rid, link, meta)
-        elif rid not in await self.digests.members(group):
+        elif not await self.digests.has(group, rid):
             return  # never waited in a group: nothing to redraw
         await self.redraw(group)
 
@@ -95,7 +95,7 @@ class DigestKeeper:
         meta = await self.digests.meta(group)
         channel = meta.get("channel", "")
         waiting, links = await self._waiting(group)
-        ref = await self.digests.card(group)
+        ref, shows = await self.digests.card(group)
         ts = ref.ts
         if not ts and ref.extra is not None:  # an attempt died mid-post: find its message
             found = await self.once.find(
@@ -111,10 +111,14 @@ class DigestKeeper:
             await self.digests.forget_card(group)
             return
         msg, shown = card.digest_message(waiting, links, group)
+        drawn = blocks_hash(msg.blocks)
+        if ts and drawn == shows:
+            return  # nothing it shows changed (a retried notice, say): Slack is spared
         # Saved before Slack shows it, so a click on it always finds what it showed.
         await self.digests.save_view(group, card.view_hash(shown), [s.row() for s in shown])
         if ts:
             await self._update(channel, ts, msg.text, msg.blocks)
+            await self.digests.set_shows(group, drawn)
             return
         posted = await self.once.post(
             Tag("digest", group, "card"),
@@ -127,7 +131,7 @@ class DigestKeeper:
         )
         if posted.adopted:
             await self._update(posted.channel, posted.ts, msg.text, msg.blocks)
-        await self.digests.save_card(group, posted.channel, posted.ts)
+        await self.digests.save_card(group, posted.channel, posted.ts, drawn)
 
     async def _update(self, channel: str, ts: str, text: str, blocks: list[Block]) -> None:
         await self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
