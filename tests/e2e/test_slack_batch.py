@@ -253,3 +253,23 @@ async def _reply_with(bot: Bot, ch: str, ts: str, needle: str) -> Any:
         return found[-1] if found else None
 
     return await eventually(probe, timeout_s=15, what=needle)
+
+
+async def test_a_call_escalated_since_the_digest_was_drawn_is_left_out(bot: Bot) -> None:
+    first = await bot.propose("drop_claw", {"target": "bear"})
+    bot.clock.advance(6 * 60_000)
+    rest = [await bot.propose("drop_claw", {"target": t}) for t in ("owl", "fox")]
+    ch, _ = await bot.message_of(first)
+    digest = await _live_digest(bot, ch, 3)
+    bot.emu.add_fault(500, 10_000, method="chat.update")  # the digest keeps what it drew
+    bot.clock.advance(5 * 60_000)  # the first one's 10 minutes are up: the next level's turn
+
+    async def escalated() -> bool:
+        return (await bot.requests.get(first)).level == 1
+
+    await eventually(escalated, what="the first call escalated")
+    await bot.emu.click("UALICE", card.ACTION_APPROVE_ALL, channel=ch, ts=digest.ts)
+    said = await _told(bot, "UALICE", "Approved 2 of 3")
+    assert first in said and "(escalated)" in said
+    assert await _states(bot, [first, *rest]) == [State.PENDING_REVIEW] + [State.APPROVED] * 2
+    assert not [e for e in await audit.entries(bot.redis, first) if e.actor == "UALICE"]
