@@ -40,6 +40,7 @@ from bot.slack.modal_errors import ForeignRefused, Names, fit, modal_refusal
 from bot.slack.permissions import actor_team, is_foreign, may_decide, may_see
 from bot.store.codec import from_hash
 from bot.store.failures import STORE_DOWN
+from bot.store.requests import Moved
 from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -78,16 +79,20 @@ class Approvals:
         decision: Decision,
         *,
         foreign: bool = False,
-    ) -> None:
+        view_hash: str | None = None,
+        expect_version: int | None = None,
+    ) -> Moved:
         """Apply a person's decision, resolving their groups and what they saw first.
 
         A member of another workspace (`foreign`) is no member of any of ours: no group
-        or channel is looked up for them, and the machine does not count "*" for them."""
+        or channel is looked up for them, and the machine does not count "*" for them.
+        `view_hash`: what they saw when it was not the card (a digest's); with
+        `expect_version`, a request moved since that version is left as it is (noop)."""
         try:
             h = await self.rt.requests.fields(request_id)
         except STORE_DOWN as exc:
             raise StoreUnavailable(msg.STORE_DOWN_DECISION) from exc
-        view_hash, approvers, levels = h.get("msg_view"), h["approvers"], h["levels"]
+        approvers, levels = h["approvers"], h["levels"]
         groups: tuple[str, ...] = ()
         # only pay for Slack look-ups when a group or channel could make this person eligible
         if not foreign and any(f'"{c}' in approvers + levels for c in "SCG#"):
@@ -98,12 +103,12 @@ class Approvals:
             update={
                 "actor": user,
                 "actor_groups": groups,
-                "view_hash": view_hash or None,
+                "view_hash": view_hash or h.get("msg_view") or None,
                 "foreign": foreign,
             }
         )
         try:
-            await self.rt.requests.transition(request_id, d)
+            return await self.rt.requests.transition(request_id, d, expect_version=expect_version)
         except STORE_DOWN as exc:  # a failover or a lost connection: say so, not nothing
             raise StoreUnavailable(msg.STORE_DOWN_DECISION) from exc
         except NotEligible as exc:

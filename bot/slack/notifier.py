@@ -22,6 +22,7 @@ from bot.core.models import RUN_FINAL, ActionRequest, Run
 from bot.core.states import State
 from bot.errors import NotFound, NotReplicated
 from bot.slack import lines, render, views
+from bot.slack.batch.upkeep import DigestKeeper
 from bot.slack.escalations import EscalationPosts
 from bot.slack.groups import channel_id
 from bot.slack.once import OncePoster, Posted, Tag
@@ -65,6 +66,7 @@ class Notifier:
         self.once = OncePoster(rt, client)
         self.escalations = EscalationPosts(rt, client, self.once, self.pager)
         self.lines = RunLines(rt.cards, client)
+        self.digests = DigestKeeper(rt, client, self.once, holder=consumer)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until `stop` is set. A Redis error raises: run it under a Supervisor
@@ -153,6 +155,7 @@ class Notifier:
         EVENT_AT.set(_when(n)[0])  # this lane's task only: lanes run side by side
         if n.kind == "request":
             await self._request(n)
+            await self.digests.touch(n.id)  # after its own card, which the digest links
         elif n.kind == "question":
             await self._question(n)
         elif n.kind == "steer":

@@ -267,3 +267,29 @@ def parse_due_member(member: str) -> tuple[str, str, int]:
 # read-mostly records that no script touches, fine on Cluster.
 TOOL_SCHEMAS = f"{PREFIX}schemas"
 WORKER_SCHEMAS = f"{PREFIX}schemas:worker"
+
+
+def digest(group: str) -> str:
+    """Hash of one batch digest card (bot/store/digests.py): where it is (`msg_channel`,
+    `msg_ts`), its posting intent, and the group it lists (channel, requester, tool)."""
+    return f"{PREFIX}{{dg:{group}}}"
+
+
+def digest_members(group: str) -> str:
+    """Hash of the requests a digest group has seen waiting: id -> its card's permalink."""
+    return f"{PREFIX}{{dg:{group}}}:members"
+
+
+def digest_views(group: str) -> str:
+    """Hash: a digest's view hash -> the calls it showed (JSON), for a click on it."""
+    return f"{PREFIX}{{dg:{group}}}:views"
+
+
+def digest_view_order(group: str) -> str:
+    """List of a digest's view hashes, newest first: the oldest past a cap is dropped."""
+    return f"{PREFIX}{{dg:{group}}}:views:order"
+
+
+def digest_lease(group: str) -> str:
+    """The lease one notifier holds while it redraws a digest (bot/store/lease.py)."""
+    return f"{PREFIX}{{dg:{group}}}:lease"

@@ -218,6 +218,10 @@ class RequestStore:
     async def get(self, rid: str) -> ActionRequest:
         return from_hash(await self.fields(rid))
 
+    async def get_many(self, rids: list[str]) -> list[ActionRequest | None]:
+        """Many requests in one round trip, in order; None for one gone (or damaged)."""
+        return await self._read_many(rids)
+
     async def _read_many(self, rids: list[str]) -> list[ActionRequest | None]:
         """Many requests in one pipeline (None: gone), their review terms filled in."""
         pipe = self.redis.pipeline(transaction=False)
@@ -322,7 +326,9 @@ class RequestStore:
                 to = predicted_state(await self.get(rid), d, now)
             except StoreDamaged:  # no terms: sealed as nothing claimable; the script decides
                 to = ""
-            at = int(version or 0)
+            # A caller's expected version (a digest's click) is the one sealed: moved
+            # since, the script answers 'moved' and nothing is decided.
+            at = int(version or 0) if expect is None else expect
             signed = sealed(self.signer, rid, d, now, at=at, new_hash=new_hash, read=current, to=to)
         edit_argv = {"new_args": new_args, "new_hash": new_hash}
         return argv_of(d, now, signed, lean=lean, forged=forged, **edit_argv)

@@ -16,6 +16,7 @@ from bot.core.models import AuditEntry
 from bot.signing import Signer
 from bot.store import audit, heads, keys, metrics
 from bot.store.cards import Cards
+from bot.store.digests import Digests
 from bot.store.events import EventBus, Notice, notifier_read_within
 from bot.store.events_trim import EventTrimmer
 from bot.store.hub import hub_for
@@ -52,6 +53,7 @@ class StoreSet:
         self.owners = RunOwners(redis)
         self.tools = ToolSchemas(redis)
         self.cards = Cards(redis)
+        self.digests = Digests(redis)
         self.threads = ThreadIndex(redis)
         self.slack = SlackCache(redis)
 

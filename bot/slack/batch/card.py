@@ -1,0 +1,260 @@
+"""The digest card as pure functions: the rows a drawing shows, its view hash, its blocks.
+
+A drawing shows at most `MAX_ROWS` calls, and its buttons act on exactly those: the
+view hash covers each one's id, version and payload hash, and is what the audit of
+every decision taken from it records as what the person saw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from bot.core.models import ActionRequest, RiskTier
+from bot.core.states import ReasonCode
+from bot.slack import escape as esc
+from bot.slack import messages as smsg
+from bot.slack.batch import messages as bm
+from bot.slack.render import (
+    REASON_ACTION,
+    REASON_BLOCK,
+    REASON_TEXT_ACTION,
+    REASON_TEXT_BLOCK,
+    Rendered,
+)
+
+ACTION_APPROVE_ALL = "hitl_digest_approve"
+ACTION_REJECT_ALL = "hitl_digest_reject"
+VIEW_REJECT_ALL = "hitl_digest_reject_modal"
+MIN_BATCH = 3  # fewer waiting: no digest
+MAX_ROWS = 20  # shown (and decided) per drawing; the rest wait for the next one
+ROW_ARGS = 4  # arguments shown per row; the card of each call shows them all
+VALUE_CHARS = 40  # per argument value on a row
+AMOUNT_KEYS = ("amount", "total", "sum", "value")
+LINK = re.compile(r"https?://[^\s<>|]{1,500}")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One call as a drawing showed it."""
+
+    id: str
+    version: int
+    payload_hash: str
+    link: str
+
+    def row(self) -> list[Any]:
+        return [self.id, self.version, self.payload_hash, self.link]
+
+    @staticmethod
+    def of(row: Sequence[Any]) -> Shown:
+        return Shown(str(row[0]), int(row[1]), str(row[2]), str(row[3]))
+
+
+def view_hash(shown: Sequence[Shown]) -> str:
+    """sha256 over the (id, version, payload hash) of every call shown, in order."""
+    items = [[s.id, s.version, s.payload_hash] for s in shown]
+    raw = json.dumps(items, separators=(",", ":"))
+    return hashlib.sha256(f"hitl-digest:{raw}".encode()).hexdigest()
+
+
+class DigestValue:
+    """`group:view_hash:check` on the digest's buttons and in its modal."""
+
+    _GROUP = re.compile(r"[0-9a-f]{24}")
+    _HASH = re.compile(r"[0-9a-f]{64}")
+
+    @staticmethod
+    def _check(group: str, vh: str) -> str:
+        return hashlib.sha256(f"hitl-digest:{group}:{vh}".encode()).hexdigest()[:10]
+
+    @classmethod
+    def encode(cls, group: str, vh: str) -> str:
+        return f"{group}:{vh}:{cls._check(group, vh)}"
+
+    @classmethod
+    def decode(cls, value: str) -> tuple[str, str]:
+        parts = value.split(":") if isinstance(value, str) else []
+        if (
+            len(parts) != 3
+            or not cls._GROUP.fullmatch(parts[0])
+            or not cls._HASH.fullmatch(parts[1])
+        ):
+            raise ValueError("not a digest button value")
+        if not hmac.compare_digest(parts[2], cls._check(parts[0], parts[1])):
+            raise ValueError("the digest button value was altered")
+        return parts[0], parts[1]
+
+
+def no_batch(reqs: Sequence[ActionRequest]) -> str | None:
+    """Why these calls may not be decided together (None: they may)."""
+    if any(r.risk == RiskTier.CRITICAL for r in reqs):
+        return bm.NO_BATCH_CRITICAL
+    quorum = max((r.quorum for r in reqs), default=1)
+    if quorum > 1:
+        return bm.NO_BATCH_QUORUM.format(n=quorum)
+    if any(r.original_hash for r in reqs):
+        return bm.NO_BATCH_EDITED
+    return None
+
+
+def unbatchable(req: ActionRequest) -> str | None:
+    """Why this one call is left out of a batch decision (None: it may be in one)."""
+    if req.risk == RiskTier.CRITICAL:
+        return bm.WHY_CRITICAL
+    if req.quorum > 1:
+        return bm.WHY_QUORUM.format(n=req.quorum)
+    if req.original_hash:
+        return bm.WHY_EDITED
+    return None
+
+
+def _amount(args: dict[str, Any]) -> Decimal | None:
+    for key in AMOUNT_KEYS:
+        v = args.get(key)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            try:
+                d = Decimal(str(v))
+            except InvalidOperation:
+                return None
+            return d if d.is_finite() else None
+    return None
+
+
+def total(reqs: Sequence[ActionRequest]) -> tuple[Decimal, str] | None:
+    """The calls' amounts summed, when every one has an amount and all the same currency."""
+    amounts = [_amount(r.args) for r in reqs]
+    currencies = {r.args.get("currency") for r in reqs}
+    if not reqs or any(a is None for a in amounts) or len(currencies) != 1:
+        return None
+    (currency,) = currencies
+    if not isinstance(currency, str) or not currency:
+        return None
+    return sum((a for a in amounts if a is not None), Decimal(0)), currency
+
+
+def _link(s: Shown, n: int) -> str:
+    label = f"#{n} {s.id}"
+    return f"<{s.link}|{label}>" if LINK.fullmatch(s.link) else f"{label} {bm.NO_LINK}"
+
+
+def row_text(req: ActionRequest, s: Shown, n: int) -> str:
+    """One call: a link to its card, then its first arguments (escaped, cut visibly)."""
+    parts = [
+        f"{esc.inline_code(str(k), 24)} {esc.inline_code(_value(v), VALUE_CHARS)}"
+        for k, v in list(req.args.items())[:ROW_ARGS]
+    ]
+    if len(req.args) > ROW_ARGS:
+        parts.append(bm.ROW_MORE_ARGS.format(n=len(req.args) - ROW_ARGS))
+    return f"• {_link(s, n)}  " + " · ".join(parts)
+
+
+def _value(v: Any) -> str:
+    return v if isinstance(v, str) else esc.pretty_json(v, indent=None)
+
+
+def digest_message(
+    reqs: Sequence[ActionRequest], links: dict[str, str], group: str
+) -> tuple[Rendered, list[Shown]]:
+    """The card for `reqs` (waiting, oldest first) and the calls it shows."""
+    first = reqs[0]
+    shown_reqs = list(reqs[:MAX_ROWS])
+    shown = [Shown(r.id, r.version, r.payload_hash, links.get(r.id, "")) for r in shown_reqs]
+    tool, who = esc.code(first.tool, 80), esc.code(first.requester, 80)
+    n = len(shown)
+    summed = total(shown_reqs)
+    if summed is None:
+        head = bm.HEAD.format(n=n, tool=tool, requester=who)
+    else:
+        amount, currency = summed
+        head = bm.HEAD_TOTAL.format(
+            n=n, tool=tool, requester=who, total=f"{amount:,}", currency=esc.fit(currency, 12)
+        )
+    blocks: list[esc.Block] = [esc.section(head, block_id="hitl_digest_head")]
+    rows = [row_text(r, s, i) for i, (r, s) in enumerate(zip(shown_reqs, shown, strict=True), 1)]
+    for i, text in enumerate(esc.pack(rows)):
+        blocks.append(esc.section(text, block_id=f"hitl_digest_rows_{i}"))
+    if len(reqs) > MAX_ROWS:
+        blocks.append(esc.context(bm.MORE.format(n=len(reqs) - MAX_ROWS)))
+    why = no_batch(shown_reqs)
+    if why is None:
+        value = DigestValue.encode(group, view_hash(shown))
+        blocks.append(esc.context(esc.mrkdwn(bm.HOW_IT_WORKS)))
+        blocks.append(esc.actions(_buttons(n, first.tool, value), block_id="hitl_digest_actions"))
+    else:
+        blocks.append(esc.context(esc.mrkdwn(why), block_id="hitl_digest_no_batch"))
+    fallback = bm.FALLBACK.format(
+        n=n, tool=esc.fit(first.tool, 80), requester=esc.fit(first.requester, 80)
+    )
+    return Rendered(fallback, esc.cap(blocks, esc.MESSAGE_BLOCKS, smsg.BLOCKS_CUT)), shown
+
+
+def _buttons(n: int, tool: str, value: str) -> list[esc.Block]:
+    confirm = esc.confirm(
+        bm.CONFIRM_TITLE.format(n=n),
+        bm.CONFIRM_TEXT.format(n=n, tool=tool),
+        bm.CONFIRM_OK,
+        bm.CONFIRM_DENY,
+    )
+    return [
+        esc.button(
+            bm.APPROVE_ALL.format(n=n), ACTION_APPROVE_ALL, value, style="primary", confirm=confirm
+        ),
+        esc.button(bm.REJECT_ALL.format(n=n), ACTION_REJECT_ALL, value, style="danger"),
+    ]
+
+
+def closed_message(tool: str, requester: str) -> Rendered:
+    """What a digest shows once fewer than three of its calls wait."""
+    text = bm.CLOSED.format(tool=esc.code(tool, 80), requester=esc.code(requester, 80))
+    return Rendered(
+        esc.mrkdwn(bm.CLOSED.format(tool=tool, requester=requester)),
+        [esc.context(text, block_id="hitl_digest_closed")],
+    )
+
+
+def reject_modal(value: str, n: int, tool: str, requester: str) -> dict[str, Any]:
+    """One reason for every call of the drawing `value` names."""
+    intro = bm.REJECT_INTRO.format(n=n, tool=esc.code(tool, 80), requester=esc.code(requester, 80))
+    reasons = [esc.option(smsg.REASON_LABELS.get(c.value, c.value), c.value) for c in ReasonCode]
+    return {
+        "type": "modal",
+        "callback_id": VIEW_REJECT_ALL,
+        "title": esc.plain(bm.REJECT_TITLE, esc.MODAL_TITLE),
+        "submit": esc.plain(bm.REJECT_SUBMIT, esc.MODAL_TITLE),
+        "close": esc.plain(smsg.MODAL_CANCEL, esc.MODAL_TITLE),
+        "private_metadata": value,
+        "blocks": [
+            esc.section(intro, block_id="hitl_digest_reject_intro"),
+            {
+                "type": "input",
+                "block_id": REASON_BLOCK,
+                "label": esc.plain(smsg.REJECT_REASON_LABEL, esc.INPUT_LABEL),
+                "element": {
+                    "type": "static_select",
+                    "action_id": REASON_ACTION,
+                    "placeholder": esc.plain(smsg.REJECT_REASON_PLACEHOLDER, esc.PLACEHOLDER),
+                    "options": reasons,
+                },
+            },
+            {
+                "type": "input",
+                "block_id": REASON_TEXT_BLOCK,
+                "optional": True,
+                "label": esc.plain(smsg.REJECT_TEXT_LABEL, esc.INPUT_LABEL),
+                "hint": esc.plain(smsg.REJECT_TEXT_HINT, esc.INPUT_LABEL),
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": REASON_TEXT_ACTION,
+                    "multiline": True,
+                    "max_length": esc.INPUT_MAX,
+                },
+            },
+        ],
+    }
