@@ -12,6 +12,7 @@ from bot.core.models import RUN_FINAL, ActionRequest
 from bot.errors import HitlError
 from bot.slack import messages as msg
 from bot.slack import render
+from bot.slack.grants.handlers import grants_command, with_grants
 from bot.slack.home import RunLine, home_view
 from bot.slack.permissions import audit_refusal, is_operator, may_decide, may_direct, may_read
 from bot.store.corrections import correct, stop_run
@@ -62,6 +63,8 @@ class Commands:
             return render.pending_list(reqs, now_ms=now)
         if verb == "policy":
             return render.policy_summary(self.rt.policy)
+        if verb == "grants":
+            return await grants_command(self.rt, client, user, rest)
         if verb == "audit" and rest:
             req = await self.rt.requests.get(rest)  # a clear "no request" before a trail
             if not await may_read(self.rt, client, user, req):
@@ -111,4 +114,5 @@ class Commands:
         reqs = await self.mine(client, user)
         runs = await self.my_runs(client, user)
         view = home_view(reqs, self.rt.policy, now_ms=self.rt.clock(), runs=runs)
+        view = await with_grants(self.rt, client, user, view)
         await client.views_publish(user_id=user, view=view)
