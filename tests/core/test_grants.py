@@ -180,10 +180,8 @@ def test_inside_means_same_names_equal_values_and_numbers_not_above(
 def test_changing_any_identifier_leaves_the_bounds(
     approved: dict[str, Any], name: str, value: Any
 ) -> None:
-    if (
-        name not in approved
-        or (isinstance(approved[name], int | float)
-        and not isinstance(approved[name], bool))
+    if name not in approved or (
+        isinstance(approved[name], int | float) and not isinstance(approved[name], bool)
     ):
         return
     if value == approved[name] and type(value) is type(approved[name]):
