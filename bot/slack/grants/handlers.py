@@ -17,15 +17,15 @@ from slack_bolt.async_app import AsyncBoltContext as BoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.grants import Grant, expiry, scopes
-from bot.core.models import ActionRequest, Decision
+from bot.core.models import Decision
 from bot.core.states import Event, State
 from bot.errors import HitlError, NotFound
-from bot.slack import render
 from bot.slack.approvals import Approvals, open_view, tell
 from bot.slack.escape import VIEW_BLOCKS, ButtonValue
 from bot.slack.grants import messages as gmsg
-from bot.slack.grants.card import ACTION_GRANT, ACTION_REVOKE, VIEW_GRANT, card_extra, decorate
+from bot.slack.grants.card import ACTION_GRANT, ACTION_REVOKE, VIEW_GRANT
 from bot.slack.grants.listing import grants_list, home_blocks
+from bot.slack.grants.notes import redraw
 from bot.slack.grants.views import SCOPE_BLOCK, grant_modal, read_submission
 from bot.slack.groups import groups_of, needs_lookup
 from bot.slack.modal_errors import fit, modal_refusal
@@ -63,28 +63,8 @@ async def revoke(rt: Runtime, client: AsyncWebClient, user: str, gid: str) -> st
     if status != "ok":
         return gmsg.REVOKE_GONE.format(gid=gid)
     log.info("grant revoked", extra={"grant": gid, "actor": user})
-    await redraw(rt, client, held.grant.source)
+    await redraw(rt, client, rt.policy, held.grant.source)
     return gmsg.REVOKED.format(gid=gid)
-
-
-async def redraw(rt: Runtime, client: AsyncWebClient, rid: str) -> None:
-    """Bring the card of `rid` up to date with its grant (as the notifier draws it)."""
-    try:
-        req = await rt.requests.get(rid)
-        ref = await rt.cards.request_card(rid)
-    except HitlError:
-        return
-    if not ref.channel or not ref.ts:
-        return
-    msg = render.approval_message(req, now_ms=rt.clock())
-    msg = decorate(msg, await extra_for(rt, req))
-    await client.chat_update(channel=ref.channel, ts=ref.ts, text=msg.text, blocks=msg.blocks)
-    await rt.cards.set_request_view(rid, render.blocks_hash(msg.blocks))
-
-
-async def extra_for(rt: Runtime, req: ActionRequest) -> list[Any]:
-    held = None if req.state == State.PENDING_REVIEW else await rt.grants.made_on(req.id)
-    return card_extra(req, rt.policy, held, rt.clock())
 
 
 class GrantHandlers:
@@ -173,7 +153,7 @@ class GrantHandlers:
         )
         await self.rt.grants.make(grant)
         log.info("grant made", extra={"grant": grant.id, "request_id": rid, "actor": user})
-        await redraw(self.rt, client, rid)
+        await redraw(self.rt, client, self.rt.policy, rid)
 
     async def on_revoke(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()

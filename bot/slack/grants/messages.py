@@ -34,16 +34,16 @@ NOT_ALLOWED = (
 GRANT_REFUSED = "No grant was made: {why}"
 
 LINE_LIVE = (
-    ":repeat: Standing approval `{gid}` by {granter}: similar {tool} calls from {scope} "
+    "Standing approval `{gid}` by {granter}: similar {tool} calls from {scope} "
     "pass until {until} ({left} of {uses} left)."
 )
-LINE_ENDED = ":repeat: Standing approval `{gid}` by {granter} ended: {why}."
+LINE_ENDED = "Standing approval `{gid}` by {granter} ended: {why}."
 WHY_REVOKED = "revoked by {who}"
 WHY_EXPIRED = "expired"
 WHY_USED_UP = "all {uses} uses taken"
 
 NOTE_PASSED = (
-    ":repeat: {tool} ({id}) passed under standing approval `{gid}` by {granter}: {left} "
+    "{tool} ({id}) passed under standing approval `{gid}` by {granter}: {left} "
     "of {uses} uses left, until {until}."
 )
 
