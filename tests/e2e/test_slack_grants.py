@@ -209,3 +209,23 @@ async def test_whoever_may_not_approve_the_call_cannot_make_a_grant(bot: Bot) ->
     assert "No grant was made" in str(resp.json()["errors"])
     assert await GrantStore(bot.redis, clock=bot.clock).live() == []
     assert (await bot.requests.get(rid)).state == State.PENDING_REVIEW
+
+
+async def test_the_app_home_and_hitl_grants_list_and_revoke_grants(bot: Bot) -> None:
+    first = await bot.propose("refund", {"amount": 50, "to": "cust-1"})
+    gid = await grant(bot, first)
+    await bot.emu.open_home("UBOB")  # an approver of the medium tier ("*")
+
+    async def listed() -> Any:
+        view = bot.emu.home_view("UBOB")
+        return view if view and gid in all_text(view.definition["blocks"]) else None
+
+    home = await eventually(listed, what="the grant on the App Home")
+    assert ACTION_REVOKE in all_text(home.definition["blocks"])
+    out = await bot.emu.command("UBOB", "hitl-approvals", "/hitl", f"grants revoke {gid}")
+    assert f"Revoked standing approval `{gid}`" in str(out)
+    again = await bot.emu.command("UKID", "hitl-approvals", "/hitl", f"grants revoke {gid}")
+    assert "revoked already" in str(again)
+    assert "No standing approval is live" in str(
+        await bot.emu.command("UBOB", "hitl-approvals", "/hitl", "grants")
+    )
