@@ -229,3 +229,41 @@ async def test_the_app_home_and_hitl_grants_list_and_revoke_grants(bot: Bot) -> 
     assert "No standing approval is live" in str(
         await bot.emu.command("UBOB", "hitl-approvals", "/hitl", "grants")
     )
+
+
+async def _run_with_thread(bot: Bot) -> Any:
+    run = await bot.runs.start(
+        agent="refunds",
+        prompt="refund the duplicates",
+        requester="UPARENT",
+        channel="#hitl-approvals",
+    )
+
+    async def home() -> Any:
+        got = await bot.runs.get(run.id)
+        return got if got.thread_ts else None
+
+    return await eventually(home, what="the run's thread")
+
+
+async def test_a_run_grant_passes_that_runs_calls_only_with_a_note_in_its_thread(
+    bot: Bot,
+) -> None:
+    run = await _run_with_thread(bot)
+    first = await bot.propose("refund", {"amount": 50, "to": "cust-1"}, run_id=run.id)
+    gid = await grant(bot, first, scope="run")
+    second = await bot.propose("refund", {"amount": 50, "to": "cust-1"}, run_id=run.id)
+    await state_of(bot, second, State.APPROVED)
+
+    def in_thread() -> list[str]:
+        return [
+            m.text for m in bot.emu.replies(run.channel, run.thread_ts) if "passed under" in m.text
+        ]
+
+    await eventually(in_thread, what="the note in the run's thread")
+    assert gid in in_thread()[0] and second in in_thread()[0]
+
+    other = await _run_with_thread(bot)
+    third = await bot.propose("refund", {"amount": 50, "to": "cust-1"}, run_id=other.id)
+    await bot.message_of(third)
+    assert (await bot.requests.get(third)).state == State.PENDING_REVIEW
