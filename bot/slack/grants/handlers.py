@@ -20,6 +20,9 @@ from bot.core.grants import Grant, expiry, scopes
 from bot.core.models import Decision
 from bot.core.states import Event, State
 from bot.errors import HitlError, NotFound
+from bot.slack import escape as esc
+from bot.slack import lines
+from bot.slack import messages as smsg
 from bot.slack.approvals import Approvals, open_view, tell
 from bot.slack.escape import VIEW_BLOCKS, ButtonValue
 from bot.slack.grants import messages as gmsg
@@ -49,22 +52,24 @@ async def may_revoke(rt: Runtime, client: AsyncWebClient, user: str, held: Held)
 
 
 async def revoke(rt: Runtime, client: AsyncWebClient, user: str, gid: str) -> str:
-    """Revoke grant `gid` for `user`, if they may: what to tell them."""
+    """Revoke grant `gid` for `user`, if they may: what to tell them. `gid` may be typed
+    by anyone (`/hitl grants revoke …`): it is looked up as data and shown escaped."""
+    shown = esc.mrkdwn(gid)
     try:
         held = await rt.grants.get(gid)
     except NotFound:
-        return gmsg.REVOKE_GONE.format(gid=gid)
+        return gmsg.REVOKE_GONE.format(gid=shown)
     if not await may_revoke(rt, client, user, held):
         log.info("refused", extra={"what": "revoke_grant", "actor": user, "grant": gid})
-        return gmsg.MAY_NOT_REVOKE.format(gid=gid)
+        return gmsg.MAY_NOT_REVOKE.format(gid=shown)
     status, who = await rt.grants.revoke(gid, user)
     if status == "already":
-        return gmsg.REVOKED_ALREADY.format(gid=gid, who=who)
+        return gmsg.REVOKED_ALREADY.format(gid=shown, who=esc.user(who))
     if status != "ok":
-        return gmsg.REVOKE_GONE.format(gid=gid)
+        return gmsg.REVOKE_GONE.format(gid=shown)
     log.info("grant revoked", extra={"grant": gid, "actor": user})
     await redraw(rt, client, rt.policy, held.grant.source)
-    return gmsg.REVOKED.format(gid=gid)
+    return gmsg.REVOKED.format(gid=shown)
 
 
 class GrantHandlers:
@@ -86,7 +91,7 @@ class GrantHandlers:
             rid, _ = ButtonValue.decode(body["actions"][0].get("value", ""))
             req = await self.rt.requests.get(rid)
         except (ValueError, HitlError):
-            await _ephemeral(client, body, gmsg.REVOKE_GONE.format(gid="?"))
+            await _ephemeral(client, body, lines.refusal("invalid", detail=smsg.BAD_BUTTON))
             return
         if not scopes(self.rt.policy, req) or req.quorum != 1:
             await _ephemeral(client, body, gmsg.NOT_ALLOWED.format(risk=req.risk.value))
