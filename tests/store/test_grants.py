@@ -15,6 +15,7 @@ from bot.clock import FakeClock
 from bot.core.grants import Grant, bounds_of, reason_of
 from bot.core.models import ActionRequest
 from bot.core.policy import Policy, parse_policy
+from bot.core.seal import unsealed
 from bot.core.states import State
 from bot.store import audit
 from bot.store.claims import ClaimCheck, claim_checked
@@ -89,6 +90,9 @@ async def test_a_call_inside_a_grant_is_approved_sealed_and_audited_under_it(
     assert claimed.state == State.EXECUTING
     assert (await grants.get(g.id)).left == 1
     assert [e["kind"] for e in await grants.audit(g.id)] == ["granted", "used"]
+    # `hitl-bot audit verify` finds the approval under the grant sealed like any other.
+    lines = await audit.lines(signed_store.redis, later.id)
+    assert unsealed(later.id, lines, serve_signer().public().verify) == []
 
 
 async def test_out_of_bounds_other_run_and_no_key_pass_nothing(
