@@ -21,10 +21,8 @@ from bot.core.grants import Grant
 from bot.errors import NotFound
 from bot.store import keys
 from bot.store.replicas import acks_for
-from bot.store.scripts.common import read
+from bot.store.scripts import GRANT
 
-# Kept beside the request scripts' files, read here: one script, used by this store only.
-GRANT = read("grant.lua")
 KEEP_MS = 30 * 86_400_000  # a grant's record and audit outlive its expiry this long
 
 

@@ -5,6 +5,7 @@ local grant, used, audit, live, sources = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KE
 local op, now, gid = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local actor, arg = ARGV[4], ARGV[5]  -- who, and the op's own value (see each op)
 local keep_ms = tonumber(ARGV[6])  -- how long a grant's record outlives its expiry
+local x7, x8, x9 = ARGV[7], ARGV[8], ARGV[9]  -- make: uses, expires_at, source; give_back: why
 
 local function note(kind, extra)
   local e = {kind = kind, at = now, actor = actor, grant = gid}
@@ -17,9 +18,9 @@ local function keep(expires_at)
   for _, k in ipairs({grant, used, audit}) do redis.call('PEXPIRE', k, ttl) end
 end
 
-if op == 'make' then  -- arg: the grant's JSON; ARGV[7..9]: uses, expires_at, source
+if op == 'make' then  -- arg: the grant's JSON
   if redis.call('EXISTS', grant) == 1 then return {'exists'} end
-  local uses, expires_at, source = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+  local uses, expires_at, source = tonumber(x7), tonumber(x8), x9
   redis.call('HSET', grant, 'json', arg, 'left', uses, 'expires_at', expires_at,
              'revoked_by', '', 'revoked_at', '')
   redis.call('ZADD', live, expires_at, gid)
@@ -48,7 +49,7 @@ end
 if op == 'give_back' then  -- arg: the request the grant could not approve after all
   if redis.call('SREM', used, arg) == 0 then return {'noop', left} end
   left = redis.call('HINCRBY', grant, 'left', 1)
-  note('given_back', {request = arg, left = left, why = ARGV[7]})
+  note('given_back', {request = arg, left = left, why = x7})
   return {'ok', left}
 end
 
