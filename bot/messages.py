@@ -65,6 +65,7 @@ STALE_FENCE = (
     "claim's report is the one that stands."
 )
 UNKNOWN_REQUEST = "No request with id {id}."
+UNKNOWN_GRANT = "No standing approval with id {id}."
 UNKNOWN_RUN = "No run with id {id}."
 TERMS_DAMAGED = (
     "The review terms of request {id} are missing from the store or differ from those it "

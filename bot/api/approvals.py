@@ -12,6 +12,7 @@ from bot.api.ownership import Ownership
 from bot.api.schemas import ApprovalIn, CancelIn, ClaimIn, ItemPath, ResultIn, Wait
 from bot.core.models import ActionRequest
 from bot.store import execution
+from bot.store.grant_pass import may_pass, pass_if_granted
 from bot.store.guarded import SteeredFirst, create_unless_steered
 from bot.store.runtime import Runtime
 
@@ -46,8 +47,11 @@ async def create_approval(
     )
     if isinstance(made, SteeredFirst):
         return steered_response(made)
-    where = {"Location": f"/v1/approvals/{made.request.id}"}
-    return _sent(made.request, 201 if made.created else 200, where)
+    req = made.request
+    if made.created and may_pass(rt.requests, rt.policy, req):  # inside a live grant?
+        req = await pass_if_granted(rt.requests, rt.grants, rt.policy, req)
+    where = {"Location": f"/v1/approvals/{req.id}"}
+    return _sent(req, 201 if made.created else 200, where)
 
 
 def router(rt: Runtime, owners: Ownership, *, max_wait_s: float) -> APIRouter:

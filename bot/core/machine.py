@@ -12,6 +12,7 @@ from typing import Any
 
 from bot import messages as msg
 from bot.core.fence import fence_of, new_claim_token, token_of
+from bot.core.grants import GRANT_REASON
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTier
 from bot.core.payload import canonical_args, payload_hash
 from bot.core.states import ALLOWED, FINAL, HUMAN_EVENTS, Event, ReasonCode, State, SystemReason
@@ -291,8 +292,15 @@ def _human(req: ActionRequest, d: Decision, now: int) -> Step:
     if len(approvals) < req.quorum:
         draft.move(d.event, S.PENDING_REVIEW)
         return draft.finish(req.expires_at - now if req.expires_at is not None else None)
+    # An approval under a standing grant names the grant as its reason (bot/core/grants.py).
+    grant = d.event == E.APPROVE and str(d.reason_code or "").startswith(GRANT_REASON)
     draft.updates["resolution"] = Resolution(
-        actor=d.actor, at=now, event=d.event, text=d.text, view_hash=d.view_hash
+        actor=d.actor,
+        at=now,
+        event=d.event,
+        reason_code=d.reason_code if grant else None,
+        text=d.text,
+        view_hash=d.view_hash,
     )
     draft.move(d.event, S.APPROVED)
     return draft.finish(req.claim_timeout_ms)

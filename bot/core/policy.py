@@ -82,6 +82,17 @@ def check_principals(value: tuple[str, ...]) -> tuple[str, ...]:
     return value
 
 
+class Standing(_Strict):
+    """Standing approvals a tier allows (docs/grants.md): a person approving one call may
+    let similar calls pass for at most `max`, in this run, or (`scope: requester`) also
+    for the whole requester."""
+
+    max: int = Field(gt=0)
+    scope: Literal["run", "requester"] = "run"
+
+    _max = field_validator("max", mode="before")(parse_duration)
+
+
 class TierPolicy(_Strict):
     review_timeout: int
     reviewers: Assignees
@@ -93,6 +104,7 @@ class TierPolicy(_Strict):
     approvers: tuple[str, ...] = ()
     self_approval: bool = False
     allow_edit: bool = True
+    standing: Standing | None = None
 
     _review_timeout = field_validator("review_timeout", mode="before")(parse_duration)
     _approvers = field_validator("approvers")(check_principals)
@@ -174,6 +186,7 @@ class Policy(_Strict):
             for tier, tp in self.tiers.items()
         }
         problems = coherence_problems(tiers, set(self.oncall))
+        problems += standing_problems(self.tiers)
         if problems:
             raise ValueError("\n".join(problems))
         return self
@@ -275,6 +288,26 @@ def coherence_problems(tiers: dict[str, TierFacts], oncall: set[str]) -> list[st
                     f"tiers.{tier}: oncall rotation {name!r} is not defined; "
                     "fix: add it under 'oncall:'"
                 )
+    return problems
+
+
+def standing_problems(tiers: dict[RiskTier, TierPolicy]) -> list[str]:
+    """Where a standing approval would let one person stand for more than one decision."""
+    problems = []
+    for tier, tp in tiers.items():
+        if tp.standing is None:
+            continue
+        if tier == RiskTier.CRITICAL:
+            problems.append(
+                "tiers.critical.standing: a critical call is decided one at a time; "
+                "fix: remove 'standing' from the critical tier"
+            )
+        elif tp.approvals_required > 1:
+            problems.append(
+                f"tiers.{tier.value}.standing: one person's grant would pass calls that "
+                f"need {tp.approvals_required} approvals; fix: remove 'standing' or set "
+                "approvals_required: 1"
+            )
     return problems
 
 

@@ -105,7 +105,12 @@ async def run_serve(
         served = await serve_asgi(api, settings.hitl_host, settings.hitl_port)
         consumer = f"{socket.gethostname()}-{os.getpid()}"
         notifier = Notifier(
-            rt, runs, client, consumer=consumer, retry_idle_ms=options.notifier_retry_ms
+            rt,
+            runs,
+            client,
+            consumer=consumer,
+            retry_idle_ms=options.notifier_retry_ms,
+            policy=rt.policy,
         )
         sweeper = Sweeper(rt.requests, rt.questions, clock=clock)
         collector = rt.metrics_collector(consumer=consumer)

@@ -13,6 +13,7 @@ from bot.errors import HitlError
 from bot.slack import messages as msg
 from bot.slack import render
 from bot.slack.fatigue_home import operators_panel
+from bot.slack.grants.handlers import grants_command, with_grants
 from bot.slack.home import RunLine, home_view
 from bot.slack.permissions import audit_refusal, is_operator, may_decide, may_direct, may_read
 from bot.store.corrections import correct, stop_run
@@ -63,6 +64,8 @@ class Commands:
             return render.pending_list(reqs, now_ms=now)
         if verb == "policy":
             return render.policy_summary(self.rt.policy)
+        if verb == "grants":
+            return await grants_command(self.rt, client, user, rest)
         if verb == "audit" and rest:
             req = await self.rt.requests.get(rest)  # a clear "no request" before a trail
             if not await may_read(self.rt, client, user, req):
@@ -114,4 +117,5 @@ class Commands:
         now = self.rt.clock()
         panel = await operators_panel(self.rt, client, user, now)
         view = home_view(reqs, self.rt.policy, now_ms=now, runs=runs, operators=panel)
+        view = await with_grants(self.rt, client, user, view)
         await client.views_publish(user_id=user, view=view)

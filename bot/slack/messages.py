@@ -81,7 +81,7 @@ EDIT_BAD_JSON = "Not valid JSON: {error}"
 ANSWER_EMPTY = "Write an answer first."
 HITL_USAGE = (
     "Usage: /hitl pending | policy | run <agent> <prompt> | steer <run> <text> | "
-    "stop <run> | audit <request>"
+    "stop <run> | audit <request> | grants [revoke <grant>]"
 )
 STEER_QUEUED = "Queued for {run_id}; the agent reads it at its next tool call."
 STOP_DONE = "Stopping {run_id}: pending requests and questions are withdrawn."

@@ -19,11 +19,14 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.models import RUN_FINAL, ActionRequest, Run
+from bot.core.policy import Policy
 from bot.core.states import State
 from bot.errors import NotFound, NotReplicated
 from bot.slack import lines, render, views
 from bot.slack.batch.upkeep import DigestKeeper
 from bot.slack.escalations import EscalationPosts
+from bot.slack.grants.card import decorate
+from bot.slack.grants.notes import GrantNotes
 from bot.slack.groups import channel_id
 from bot.slack.once import OncePoster, Posted, Tag
 from bot.slack.runlines import RunLines, card_elsewhere
@@ -52,6 +55,7 @@ class Notifier:
         consumer: str,
         retry_idle_ms: int = 15_000,
         pager: httpx.AsyncClient | None = None,
+        policy: Policy | None = None,
     ) -> None:
         self.rt = rt
         self.runs = runs
@@ -67,6 +71,7 @@ class Notifier:
         self.escalations = EscalationPosts(rt, client, self.once, self.pager)
         self.lines = RunLines(rt.cards, client)
         self.digests = DigestKeeper(rt, client, self.once, holder=consumer)
+        self.grants = GrantNotes(rt, client, policy)  # None: no standing approvals here
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until `stop` is set. A Redis error raises: run it under a Supervisor
@@ -201,6 +206,14 @@ class Notifier:
             str(run.channel), str(run.thread_ts), card_elsewhere(req, card.channel, link)
         )
 
+    async def _passed(self, req: ActionRequest, run: Run | None, where: str) -> None:
+        """A call that needed no card: its note, or its place in the run's line of calls
+        without review."""
+        if await self.grants.note(req, run, where):
+            return
+        if run is not None:
+            await self.lines.free_call(run, req, at=EVENT_AT.get())
+
     async def _request(self, n: Notice) -> None:
         req = await self.rt.requests.get(n.id)
         ref = await self.rt.cards.request_card(req.id)
@@ -220,11 +233,13 @@ class Notifier:
             else:  # never posted; and with the request decided, never will be
                 await self.rt.cards.drop_intent(self.rt.cards.request_intent(req.id))
         if not ts and (req.state == State.PENDING_REVIEW or n.event == "create"):
-            if req.state != State.PENDING_REVIEW:  # approved by policy: no buttons to post
-                if run is not None:
-                    await self.lines.free_call(run, req, at=EVENT_AT.get())
+            if n.event == "create":  # inside a live grant: passed, no card
+                req = await self.grants.pass_new(req)
+            if req.state != State.PENDING_REVIEW:  # approved by policy or grant: no buttons
+                await self._passed(req, run, where)
                 return
             msg = render.approval_message(req, now_ms=self.rt.clock(), run_title=title)
+            msg = decorate(msg, await self.grants.extra(req))
             card = await self.once.post(
                 Tag("request", req.id, "card"),
                 self.rt.cards.request_intent(req.id),
@@ -254,6 +269,7 @@ class Notifier:
             posted = await self.escalations.escalate(req, channel, run_thread or ts)
         if channel and ts:
             msg = render.approval_message(req, now_ms=self.rt.clock(), run_title=title)
+            msg = decorate(msg, await self.grants.extra(req))
             await self.client.chat_update(channel=channel, ts=ts, text=msg.text, blocks=msg.blocks)
             await self.rt.cards.set_request_view(req.id, render.blocks_hash(msg.blocks))
         # Every escalation DM and channel post shows the request too: none keeps stale

@@ -293,3 +293,21 @@ def digest_view_order(group: str) -> str:
 def digest_lease(group: str) -> str:
     """The lease one notifier holds while it redraws a digest (bot/store/lease.py)."""
     return f"{PREFIX}{{dg:{group}}}:lease"
+
+
+# Standing approvals (bot/store/grants.py): every grant key shares one hash tag, so a
+# use, a revocation and their audit are one script on one slot. There are few grants.
+GRANTS_TAG = f"{PREFIX}{{grants}}:"
+
+
+def grant_keys(gid: str) -> list[str]:
+    """The grant scripts' KEYS: the grant's hash, the request ids it passed, its audit,
+    the live index (grant id -> expires_at) and the index of the requests grants were
+    made on (request id -> grant id)."""
+    return [
+        f"{GRANTS_TAG}grant:{gid}",
+        f"{GRANTS_TAG}used:{gid}",
+        f"{GRANTS_TAG}audit:{gid}",
+        f"{GRANTS_TAG}live",
+        f"{GRANTS_TAG}sources",
+    ]

@@ -19,6 +19,7 @@ from bot.store.cards import Cards
 from bot.store.digests import Digests
 from bot.store.events import EventBus, Notice, notifier_read_within
 from bot.store.events_trim import EventTrimmer
+from bot.store.grants import GrantStore
 from bot.store.hub import hub_for
 from bot.store.lease import Lease
 from bot.store.owners import RunOwners
@@ -56,6 +57,7 @@ class StoreSet:
         self.digests = Digests(redis)
         self.threads = ThreadIndex(redis)
         self.slack = SlackCache(redis)
+        self.grants = GrantStore(redis, clock=clock)
 
     async def ping(self) -> None:
         """Raise unless the store answers."""

@@ -23,6 +23,7 @@ __all__ = [
     "CLAIM",
     "CREATE",
     "DECIDE",
+    "GRANT",
     "QUESTION",
     "REPORT",
     "TERMS_ERROR",
@@ -38,6 +39,7 @@ CLAIM = TRANSITION_COMMON + read("claim.lua")
 REPORT = TRANSITION_COMMON + read("report.lua")
 CANCEL = TRANSITION_COMMON + read("cancel.lua")
 QUESTION = COMMON + read("question.lua")
+GRANT = read("grant.lua")  # standing approvals (bot/store/grants.py): no request keys
 
 # The transition scripts by name, and the name of each event's script.
 TRANSITION_SCRIPTS: dict[str, str] = {
@@ -56,7 +58,12 @@ _BY_EVENT: dict[Event, str] = {e: "decide" for e in HUMAN_EVENTS} | {
     Event.ROLLBACK_FAILED: "report",
     Event.CANCEL: "cancel",
 }
-ALL: dict[str, str] = {"create": CREATE, **TRANSITION_SCRIPTS, "question": QUESTION}
+ALL: dict[str, str] = {
+    "create": CREATE,
+    **TRANSITION_SCRIPTS,
+    "question": QUESTION,
+    "grant": GRANT,
+}
 
 
 def script_for(event: Event) -> str | None:

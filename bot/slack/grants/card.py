@@ -1,0 +1,79 @@
+"""What a standing approval adds to a card, as pure functions: the "Approve and allow
+similar" button on a pending card whose tier allows grants, and on the card that made a
+grant, its line (live, revoked, expired) with a Revoke button while it is live."""
+
+from __future__ import annotations
+
+from bot.core.grants import scopes, standing_max
+from bot.core.models import ActionRequest
+from bot.core.policy import Policy
+from bot.core.states import State
+from bot.slack import escape as esc
+from bot.slack.escape import Block, ButtonValue
+from bot.slack.grants import messages as gmsg
+from bot.slack.render import Rendered
+from bot.store.grants import Held
+
+ACTION_GRANT = "hitl_grant"
+ACTION_REVOKE = "hitl_grant_revoke"
+VIEW_GRANT = "hitl_grant_view"
+
+
+def offers_grant(req: ActionRequest, policy: Policy) -> bool:
+    return req.state == State.PENDING_REVIEW and req.quorum == 1 and bool(scopes(policy, req))
+
+
+def grant_button(req: ActionRequest, policy: Policy) -> list[Block]:
+    most = standing_max(policy, req.risk)
+    if most is None or not offers_grant(req, policy):
+        return []
+    value = ButtonValue.encode(req.id, req.payload_hash)
+    text = gmsg.BTN_GRANT.format(span=esc.duration(most))
+    return [esc.actions([esc.button(text, ACTION_GRANT, value)], block_id="hitl_grant_actions")]
+
+
+def grant_line(held: Held, now: int) -> str:
+    g = held.grant
+    granter, tool = esc.user(g.granted_by), esc.code(g.tool)
+    if held.live(now):
+        return gmsg.LINE_LIVE.format(
+            gid=g.id,
+            granter=granter,
+            tool=tool,
+            scope=gmsg.SCOPES[g.scope],
+            until=esc.date(g.expires_at),
+            left=held.left,
+            uses=g.uses,
+        )
+    if held.revoked_by is not None:
+        why = gmsg.WHY_REVOKED.format(who=esc.user(held.revoked_by))
+    elif now >= g.expires_at:
+        why = gmsg.WHY_EXPIRED
+    else:
+        why = gmsg.WHY_USED_UP.format(uses=g.uses)
+    return gmsg.LINE_ENDED.format(gid=g.id, granter=granter, why=why)
+
+
+def grant_blocks(held: Held, now: int) -> list[Block]:
+    blocks = [esc.context(grant_line(held, now), block_id="hitl_grant_line")]
+    if held.live(now):
+        revoke = esc.button(gmsg.BTN_REVOKE, ACTION_REVOKE, held.grant.id, style="danger")
+        blocks.append(esc.actions([revoke], block_id="hitl_grant_revoke"))
+    return blocks
+
+
+def decorate(msg: Rendered, extra: list[Block]) -> Rendered:
+    """The card with `extra` above its foot line, within Slack's block limit."""
+    if not extra:
+        return msg
+    blocks = [*msg.blocks[:-1], *extra, *msg.blocks[-1:]]
+    if len(blocks) > esc.MESSAGE_BLOCKS:  # keep the buttons: drop argument blocks instead
+        return msg
+    return Rendered(msg.text, blocks)
+
+
+def card_extra(req: ActionRequest, policy: Policy, held: Held | None, now: int) -> list[Block]:
+    """What the card of `req` shows of standing approvals now."""
+    if req.state == State.PENDING_REVIEW:
+        return grant_button(req, policy)
+    return grant_blocks(held, now) if held is not None else []

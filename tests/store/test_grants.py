@@ -1,0 +1,175 @@
+"""Standing approvals in the store: a grant's uses are counted atomically, a call inside
+it is approved at once by the granter, sealed so an executor claims it, and audited
+under the grant; a revoked, expired or used-up grant passes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from bot.clock import FakeClock
+from bot.core.grants import Grant, bounds_of, reason_of
+from bot.core.models import ActionRequest
+from bot.core.policy import Policy, parse_policy
+from bot.core.seal import unsealed
+from bot.core.states import State
+from bot.store import audit
+from bot.store.claims import ClaimCheck, claim_checked
+from bot.store.grant_pass import pass_if_granted
+from bot.store.grants import GrantStore
+from bot.store.requests import RequestStore
+from tests.conftest import QUORUM_POLICY
+from tests.keys import serve_signer
+
+HOUR = 3_600_000
+
+
+@pytest.fixture
+def policy() -> Policy:
+    data: dict[str, Any] = copy.deepcopy(QUORUM_POLICY)
+    data["tiers"]["medium"]["standing"] = {"max": "1h", "scope": "requester"}
+    return parse_policy(data)
+
+
+@pytest.fixture
+def grants(redis: Redis, clock: FakeClock) -> GrantStore:
+    return GrantStore(redis, clock=clock)
+
+
+async def _refund(
+    store: RequestStore, policy: Policy, amount: int, to: str = "cust-1", run: str = "run1"
+) -> ActionRequest:
+    made = await store.create(
+        policy, tool="refund", args={"amount": amount, "to": to}, requester="agent", run_id=run
+    )
+    return made.request
+
+
+async def _grant(
+    grants: GrantStore, req: ActionRequest, clock: FakeClock, uses: int = 2, by: str = "UAPPROVER"
+) -> Grant:
+    g = Grant(
+        id=grants.new_id(),
+        tool=req.tool,
+        risk=req.risk,
+        scope="run",
+        requester=req.requester,
+        owner=req.owner,
+        run_id=req.run_id,
+        bounds=bounds_of(req.args),
+        uses=uses,
+        granted_by=by,
+        created_at=clock(),
+        expires_at=clock() + HOUR,
+        source=req.id,
+    )
+    await grants.make(g)
+    return g
+
+
+async def test_a_call_inside_a_grant_is_approved_sealed_and_audited_under_it(
+    signed_store: RequestStore, grants: GrantStore, policy: Policy, clock: FakeClock
+) -> None:
+    g = await _grant(grants, await _refund(signed_store, policy, 50), clock)
+    later = await _refund(signed_store, policy, 20)
+    passed = await pass_if_granted(signed_store, grants, policy, later)
+    assert passed.state == State.APPROVED
+    assert passed.resolution is not None
+    assert passed.resolution.actor == "UAPPROVER"
+    assert passed.resolution.reason_code == reason_of(g.id)
+    trail = await audit.entries(signed_store.redis, later.id)
+    assert trail[-1].actor == "UAPPROVER" and trail[-1].reason_code == reason_of(g.id)
+    assert trail[-1].via == reason_of(g.id)
+    claimed = await claim_checked(
+        signed_store, later.id, check=ClaimCheck(serve_signer().public(), policy)
+    )
+    assert claimed.state == State.EXECUTING
+    assert (await grants.get(g.id)).left == 1
+    assert [e["kind"] for e in await grants.audit(g.id)] == ["granted", "used"]
+    # `hitl-bot audit verify` finds the approval under the grant sealed like any other.
+    lines = await audit.lines(signed_store.redis, later.id)
+    assert unsealed(later.id, lines, serve_signer().public().verify) == []
+
+
+async def test_out_of_bounds_other_run_and_no_key_pass_nothing(
+    signed_store: RequestStore,
+    store: RequestStore,
+    grants: GrantStore,
+    policy: Policy,
+    clock: FakeClock,
+) -> None:
+    g = await _grant(grants, await _refund(signed_store, policy, 50), clock)
+    for req in (
+        await _refund(signed_store, policy, 51),
+        await _refund(signed_store, policy, 5, to="cust-2"),
+        await _refund(signed_store, policy, 5, run="run2"),
+    ):
+        assert (await pass_if_granted(signed_store, grants, policy, req)).state == (
+            State.PENDING_REVIEW
+        )
+    keyless = await _refund(store, policy, 5)  # a worker without serve's key leaves it
+    assert (await pass_if_granted(store, grants, policy, keyless)).state == State.PENDING_REVIEW
+    assert (await grants.get(g.id)).left == 2
+
+
+async def test_expired_revoked_and_used_up_grants_pass_nothing(
+    signed_store: RequestStore, grants: GrantStore, policy: Policy, clock: FakeClock
+) -> None:
+    source = await _refund(signed_store, policy, 50)
+    await _grant(grants, source, clock, uses=1)
+    first = await pass_if_granted(
+        signed_store, grants, policy, await _refund(signed_store, policy, 5)
+    )
+    assert first.state == State.APPROVED
+    used_up = await _refund(signed_store, policy, 5)
+    assert (await pass_if_granted(signed_store, grants, policy, used_up)).state == (
+        State.PENDING_REVIEW
+    )
+
+    h = await _grant(grants, source, clock)
+    assert await grants.revoke(h.id, "UOPS") == ("ok", "UOPS")
+    assert await grants.revoke(h.id, "UOTHER") == ("already", "UOPS")
+    revoked = await _refund(signed_store, policy, 5)
+    assert (await pass_if_granted(signed_store, grants, policy, revoked)).state == (
+        State.PENDING_REVIEW
+    )
+
+    await _grant(grants, source, clock)
+    clock.advance(HOUR)
+    expired = await _refund(signed_store, policy, 5)
+    assert (await pass_if_granted(signed_store, grants, policy, expired)).state == (
+        State.PENDING_REVIEW
+    )
+    assert await grants.live() == []
+
+
+async def test_concurrent_calls_never_use_a_grant_more_than_it_allows(
+    signed_store: RequestStore,
+    grants: GrantStore,
+    policy: Policy,
+    clock: FakeClock,
+) -> None:
+    g = await _grant(grants, await _refund(signed_store, policy, 50), clock, uses=3)
+    reqs = [await _refund(signed_store, policy, 5) for _ in range(12)]
+    got = await asyncio.gather(*(pass_if_granted(signed_store, grants, policy, r) for r in reqs))
+    assert sum(r.state == State.APPROVED for r in got) == 3
+    assert (await grants.get(g.id)).left == 0
+    statuses = await asyncio.gather(*(grants.use(g.id, r.id, "UAPPROVER") for r in reqs))
+    assert statuses.count("again") == 3 and statuses.count("used_up") == 9
+
+
+async def test_a_granter_who_may_not_approve_the_call_gets_the_use_back(
+    signed_store: RequestStore, grants: GrantStore, policy: Policy, clock: FakeClock
+) -> None:
+    # The grant names the requester itself as granter: the store refuses the approval.
+    source = await _refund(signed_store, policy, 50)
+    g = await _grant(grants, source, clock, by="agent")
+    later = await _refund(signed_store, policy, 5)
+    got = await pass_if_granted(signed_store, grants, policy, later)
+    assert got.state == State.PENDING_REVIEW
+    assert (await grants.get(g.id)).left == 2
+    assert [e["kind"] for e in await grants.audit(g.id)][-1] == "given_back"
