@@ -45,6 +45,7 @@ from bot.sdk import Gate, require_approval
 from bot.store import scripts
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
+from bot.store.run_audit import RunAudit
 from bot.store.runs import RunStore
 from bot.store.steering import SteeringStore
 
@@ -154,6 +155,7 @@ async def bench(url: str, n: int, m: int) -> dict[str, Timing]:
         requests=RequestStore(r),
         questions=QuestionStore(r),
         steering=SteeringStore(r),
+        run_audit=RunAudit(r),
         policy=POLICY,
         runs=runs,
     )
@@ -300,14 +302,14 @@ async def main() -> None:
     # This machine's speed drifts between runs (a PING's CPU read 0.13 to 0.35 ms), so
     # the same figures in bare round trips of this run, which move far less.
     ping_cpu = got["(bare Redis PING)"][2]
-    print("\nin bare PING round trips of this run (a free call makes 2):")
     ping_added = added["(bare Redis PING)"]
+    print("\nissue #30's units: bare PING round trips of this run (both from this run)")
     for name, (_, _, cpu) in got.items():
-        if not name.startswith("("):
-            print(
-                f"  {name:<20} added p50 {added[name] / ping_added:4.1f},"
-                f" CPU {cpu / ping_cpu:4.1f} PINGs"
-            )
+        if name.startswith("("):
+            continue
+        wall, work = added[name] / ping_added, cpu / ping_cpu
+        print(verdict(f"wall time a free call adds, {name}, PINGs", wall, "<= 3", wall <= 3, ".1f"))
+        print(verdict(f"client CPU per free call, {name}, PINGs", work, "<= 3", work <= 3, ".1f"))
 
 
 if __name__ == "__main__":
