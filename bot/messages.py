@@ -78,6 +78,12 @@ IDEMPOTENCY_CONFLICT = (
     "(hash {existing}); use a new key for a new call."
 )
 QUESTION_CLOSED = "This question is {state}; it no longer takes answers."
+OPTIONS_TOO_MANY = "{n} options offered; a question takes at most {max}."
+OPTION_BLANK = "option {n} is empty or starts or ends with spaces"
+OPTION_TOO_LONG = "option {n} is longer than {max} characters (what a Slack button shows)"
+OPTION_CONTROL = "option {n} holds a control or invisible character"
+OPTION_TWICE = "option {n} repeats an earlier option"
+NOT_AN_OPTION = "That answer is not one of this question's options: {options}."
 
 ARGS_TOO_DEEP = "tool arguments nest deeper than {limit} levels"
 TEXT_LONE_SURROGATE = (

@@ -13,6 +13,7 @@ and the store's claim makes sure the tool runs at most once.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from typing import Any
 
 from bot.agent import messages as msg
@@ -22,6 +23,7 @@ from bot.agent.outcome import Outcome, explain, stopped
 from bot.agent.running import Running
 from bot.agent.tools import Tool, ToolRegistry
 from bot.clock import Clock, wall_ms
+from bot.core.choices import option_problem
 from bot.core.ids import keyed_question_id, keyed_request_id
 from bot.core.models import (
     SYSTEM,
@@ -118,7 +120,12 @@ class ToolGate(Running):
         try:
             args = t.parse(call.arguments)
             if t.asks_person:
-                return await self.ask(str(args["question"]), run_id=run_id, call_id=call.id)
+                options = [str(o) for o in args.get("options") or ()]
+                if problem := option_problem(options):
+                    raise InvalidArguments(problem)
+                return await self.ask(
+                    str(args["question"]), run_id=run_id, call_id=call.id, options=options
+                )
             made = await self._propose(t, args, call, run_id, stop=stop, guarded=guarded)
             if made.steered:
                 steered, stop = await self._steered(run_id, call)
@@ -303,7 +310,9 @@ class ToolGate(Running):
 
     # ask_human
 
-    async def ask(self, question: str, *, run_id: str, call_id: str) -> Outcome:
+    async def ask(
+        self, question: str, *, run_id: str, call_id: str, options: Sequence[str] = ()
+    ) -> Outcome:
         """Put the question to a person and wait for the answer, its expiry or a stop."""
         qid = question_id(run_id, call_id)
         try:
@@ -318,6 +327,7 @@ class ToolGate(Running):
                 run_id=run_id,
                 channel=self.channel,
                 owner=self.owner,
+                options=options,
             )
         return await self._answer(q, run_id)
 

@@ -240,7 +240,8 @@ def tool(
 def ask_tool(name: str = "ask_human", description: str = ASK_DESCRIPTION) -> Tool:
     """The built-in tool that puts a question to a person; `name` lets an agent rename it."""
 
-    def ask(question: str) -> str:
+    def ask(question: str, options: list[str] | None = None) -> str:
+        """options: the answers the person picks from (one button each); omit for free text."""
         raise RuntimeError("ask_human is answered by the gate, never called")
 
     model, _ = _args_model(name, ask)

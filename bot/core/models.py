@@ -211,6 +211,8 @@ class Question(BaseModel):
     question: str
     channel: str | None = None
     owner: str = ""  # the identity that asked (ActionRequest.owner); "" read from before
+    # The answers a person picks from (bot.core.choices); empty: any text answers.
+    options: tuple[str, ...] = ()
     asked_at: int
     expires_at: int
     state: QuestionState = QuestionState.OPEN

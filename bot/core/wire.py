@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from bot import messages as msg
+from bot.core.choices import MAX_OPTION_CHARS, MAX_OPTIONS, option_problem
 from bot.core.fence import FENCE, TOKEN
 from bot.core.models import DETAIL_MAX, RiskTier, Run
 from bot.core.payload import MAX_ARGS_DEPTH
@@ -161,6 +162,13 @@ class QuestionIn(_In):
     question: Text
     run_id: RunId | None = None
     channel: Name | None = None
+    options: list[str] = Field(
+        default_factory=list,
+        description=(
+            f"The answers a person picks from, one button each (at most {MAX_OPTIONS}, "
+            f"each at most {MAX_OPTION_CHARS} characters); empty: a free-text answer."
+        ),
+    )
     timeout_seconds: float = Field(
         default=3600,
         gt=0,
@@ -168,6 +176,14 @@ class QuestionIn(_In):
         allow_inf_nan=False,
         description="How long a person may answer; the question expires after it.",
     )
+
+    @field_validator("options")
+    @classmethod
+    def _options(cls, options: list[str]) -> list[str]:
+        problem = option_problem(options)
+        if problem:
+            raise ValueError(problem)
+        return options
 
 
 class RunIn(_In):

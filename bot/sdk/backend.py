@@ -6,6 +6,7 @@ only moves data, so the two modes cannot drift apart in behaviour.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, TypedDict, Unpack
 
 from bot.core.models import ActionRequest, Question, RiskTier, Steering
@@ -70,7 +71,13 @@ class Backend(Protocol):
     async def cancel(self, rid: str, *, reason: str) -> ActionRequest: ...
 
     async def ask(
-        self, question: str, *, timeout_s: float, run_id: str | None, channel: str | None
+        self,
+        question: str,
+        *,
+        timeout_s: float,
+        run_id: str | None,
+        channel: str | None,
+        options: Sequence[str] = (),
     ) -> Question: ...
 
     async def wait_question(self, qid: str, timeout_s: float) -> Question: ...

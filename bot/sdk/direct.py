@@ -7,6 +7,7 @@ the runtime and the embedded Valkey, which an agent that speaks HTTP never needs
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from typing import Unpack
 
 from bot.config import Settings
@@ -147,7 +148,13 @@ class DirectBackend:
         return await execution.withdraw(self.rt.requests, rid, actor=self.actor, reason=reason)
 
     async def ask(
-        self, question: str, *, timeout_s: float, run_id: str | None, channel: str | None
+        self,
+        question: str,
+        *,
+        timeout_s: float,
+        run_id: str | None,
+        channel: str | None,
+        options: Sequence[str] = (),
     ) -> Question:
         return await self.rt.questions.ask(
             question,
@@ -155,6 +162,7 @@ class DirectBackend:
             run_id=run_id,
             channel=channel,
             owner=self.actor,
+            options=options,
         )
 
     async def wait_question(self, qid: str, timeout_s: float) -> Question:

@@ -289,6 +289,11 @@ Q_CLOSED = {
     "answered": "The question was answered.",
 }
 Q_FOOT = "Question {id}"
+OPTION_TAKEN = ":information_source: {who} already chose “{option}”; your click changed nothing."
+OPTION_REPLY_NOT_ONE = (
+    "⚠️ This question takes one of its options: {options}. Click one on the card, or "
+    "reply with one of them as written. Your reply was not taken as an answer."
+)
 Q_FALLBACK = "❓ The agent asks: {question}"
 Q_FALLBACK_ANSWERED = "💬 {who} answered: {answer}"
 

@@ -34,6 +34,7 @@ from bot.slack.call import call_blocks as call_blocks
 from bot.slack.call import decision_fields
 from bot.slack.escape import Block, field, section
 from bot.slack.escape import ButtonValue as ButtonValue  # part of this module's API
+from bot.slack.options import option_actions
 
 ACTION_APPROVE = "hitl_approve"
 ACTION_REJECT = "hitl_reject"
@@ -257,8 +258,11 @@ def question_message(q: Question, mention: list[str], *, now_ms: int) -> Rendere
         due = smsg.Q_DUE.format(at=esc.date(q.expires_at))
         due += f" {smsg.DEADLINE_PASSED}" if now_ms >= q.expires_at else ""
         blocks.append(section(f"{who} {due}".strip(), block_id="hitl_q_due"))
-        answer = esc.button(smsg.BTN_ANSWER, ACTION_ANSWER, q.id, style="primary")
-        blocks.append(esc.actions([answer], block_id="hitl_q_actions"))
+        if q.options:
+            blocks += option_actions(q)
+        else:
+            answer = esc.button(smsg.BTN_ANSWER, ACTION_ANSWER, q.id, style="primary")
+            blocks.append(esc.actions([answer], block_id="hitl_q_actions"))
         text = smsg.Q_FALLBACK.format(question=esc.fit(q.question, 1000))
     elif q.state == QuestionState.ANSWERED:
         by = esc.user(q.answered_by or "?")
