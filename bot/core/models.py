@@ -98,6 +98,8 @@ class ActionRequest(BaseModel):
     fence: str | None = None
     idempotency_key: str | None = None
     audit_head: str = ""
+    # A proposal's candidate calls (bot/core/candidates.py); empty for a single call.
+    candidates: tuple[dict[str, Any], ...] = ()
 
     def eligible(self) -> frozenset[str]:
         """Principals who may decide now: the approvers plus every level reached so far."""
