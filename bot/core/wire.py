@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from bot import messages as msg
+from bot.core.candidates import MAX_CANDIDATES, MIN_CANDIDATES, candidates_problem
 from bot.core.choices import MAX_OPTION_CHARS, MAX_OPTIONS, option_problem
 from bot.core.fence import FENCE, TOKEN
 from bot.core.models import DETAIL_MAX, RiskTier, Run
@@ -110,6 +111,27 @@ class ApprovalIn(_In):
         if too_deep(v, MAX_ARGS_DEPTH):
             raise ValueError(msg.ARGS_TOO_DEEP.format(limit=MAX_ARGS_DEPTH))
         return v
+
+    candidates: list[dict[str, Any]] | None = Field(
+        default=None,
+        description=(
+            f"Instead of `args`: {MIN_CANDIDATES} to {MAX_CANDIDATES} candidate argument "
+            "objects for the tool. The card shows each in full with a Choose button; the one "
+            "a person chooses becomes the request's `args` (and payload hash), and only it "
+            "can run. Reviewed at the highest tier any candidate reaches; each must fit "
+            "`args_schema` if one is given."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _args_or_candidates(self) -> ApprovalIn:
+        if self.candidates is not None:
+            problem = candidates_problem(self.tool, self.candidates)
+            if self.args:
+                problem = msg.ARGS_OR_CANDIDATES
+            if problem is not None:
+                raise ValueError(problem)
+        return self
 
     @field_validator("args_schema")
     @classmethod

@@ -7,7 +7,7 @@ only moves data, so the two modes cannot drift apart in behaviour.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, TypedDict, Unpack
+from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from bot.core.models import ActionRequest, Question, RiskTier, Steering
 
@@ -25,6 +25,7 @@ class NewRequest(TypedDict):
     risk: RiskTier | None
     on_behalf_of: str | None
     args_schema: dict[str, Any] | None
+    candidates: NotRequired[list[dict[str, Any]]]  # a proposal (bot/core/candidates.py)
 
 
 class Backend(Protocol):

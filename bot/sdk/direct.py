@@ -78,6 +78,7 @@ class DirectBackend:
             idempotency_key=fields["idempotency_key"],
             risk=fields["risk"],
             args_schema=fields["args_schema"],
+            candidates=fields.get("candidates") or (),
             claim_as=self.actor if claim else None,
             owner=self.actor,  # the identity this process runs as, as a token would be
         )

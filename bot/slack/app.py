@@ -10,6 +10,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.approvals import Approvals
+from bot.slack.choose import Choose
 from bot.slack.commands import Commands
 from bot.slack.replies import ReplyDecisions
 from bot.slack.threads import Threads
@@ -51,6 +52,7 @@ def build_app(
 
     approvals = Approvals(rt)
     approvals.register(app)
+    Choose(approvals).register(app)
     replies = ReplyDecisions(rt, approvals)
     Threads(rt, runs, replies, default_agent=default_agent).register(app)
     Commands(rt, runs).register(app)

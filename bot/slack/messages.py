@@ -289,6 +289,13 @@ Q_CLOSED = {
     "answered": "The question was answered.",
 }
 Q_FOOT = "Question {id}"
+PROPOSAL_INTRO = (
+    "The agent proposes {n} calls of {tool}: choose the one to run, or reject them all."
+)
+CANDIDATE_HEAD = "*Candidate {n}* · `{hash}`"
+CANDIDATE_VOTES = " · chosen so far, approvals {approvals}"
+CANDIDATE_CHOSEN = " · ✅ *chosen*"
+BTN_CHOOSE = "Choose {n}"
 OPTION_TAKEN = ":information_source: {who} already chose “{option}”; your click changed nothing."
 OPTION_REPLY_NOT_ONE = (
     "⚠️ This question takes one of its options: {options}. Click one on the card, or "

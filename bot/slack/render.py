@@ -35,6 +35,7 @@ from bot.slack.call import decision_fields
 from bot.slack.escape import Block, field, section
 from bot.slack.escape import ButtonValue as ButtonValue  # part of this module's API
 from bot.slack.options import option_actions
+from bot.slack.proposals import proposal_blocks, reject_row
 
 ACTION_APPROVE = "hitl_approve"
 ACTION_REJECT = "hitl_reject"
@@ -191,12 +192,12 @@ def _request_blocks(
         blocks.append(esc.context(line, block_id="hitl_run"))
     if intro:
         blocks.append(section(intro, block_id="hitl_intro"))
-    blocks += call_blocks(req)
+    blocks += proposal_blocks(req) if req.candidates else call_blocks(req)
     blocks.append(section(f"*{smsg.F_DETAILS}*", fields=_meta(req, now_ms), block_id="hitl_meta"))
     if (outcome := outcome_text(req)) is not None:
         blocks.append(section(outcome, block_id="hitl_outcome"))
     if req.state == S.PENDING_REVIEW:
-        blocks.append(action_buttons(req))
+        blocks.append(reject_row(req, ACTION_REJECT) if req.candidates else action_buttons(req))
     foot = smsg.REQUEST_FOOT.format(id=esc.code(req.id), at=esc.date(req.created_at))
     blocks.append(esc.context(foot, block_id="hitl_foot"))
     return esc.cap(blocks, esc.MESSAGE_BLOCKS, smsg.BLOCKS_CUT)
