@@ -155,3 +155,17 @@ async def test_sdk_propose_returns_the_chosen_call(bot: Bot) -> None:
         await bot.emu.click("UALICE", f"{ACTION_CHOOSE}_0", channel=card.channel, ts=card.ts)
         req = await asyncio.wait_for(proposing, 15)
         assert req.args == CANDS[0] and req.state == State.APPROVED
+
+
+async def test_approve_replied_in_the_thread_does_not_approve_a_proposal(bot: Bot) -> None:
+    async with httpx.AsyncClient(base_url=bot.url, headers=AUTH) as api:
+        rid = await _file(api, "refund", CANDS)
+    card = await _card(bot, rid)
+    await bot.emu.post("UALICE", card.channel, "approve", thread_ts=card.ts)
+
+    def told() -> str | None:
+        return next((e.text for e in bot.emu.ephemerals("UALICE")), None)
+
+    assert "candidate" in await eventually(told, what="Alice told to choose a candidate")
+    req = await bot.requests.get(rid)
+    assert req.state == State.PENDING_REVIEW and req.args == {}
