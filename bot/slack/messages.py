@@ -296,6 +296,9 @@ CANDIDATE_HEAD = "*Candidate {n}* · `{hash}`"
 CANDIDATE_VOTES = " · chosen so far, approvals {approvals}"
 CANDIDATE_CHOSEN = " · ✅ *chosen*"
 BTN_CHOOSE = "Choose {n}"
+CONFIRM_CHOICE = (
+    "Candidate {n} of {tool} runs exactly as shown once the required approvals choose it."
+)
 OPTION_TAKEN = ":information_source: {who} already chose “{option}”; your click changed nothing."
 OPTION_REPLY_NOT_ONE = (
     "⚠️ This question takes one of its options: {options}. Click one on the card, or "

@@ -9,7 +9,7 @@ candidate, in order) and the candidate's index, so a click can only approve that
 from __future__ import annotations
 
 from bot.core.candidates import candidate_hashes, chosen, shown_hash
-from bot.core.models import ActionRequest
+from bot.core.models import ActionRequest, RiskTier
 from bot.core.states import State
 from bot.slack import escape as esc
 from bot.slack import messages as smsg
@@ -17,6 +17,7 @@ from bot.slack.call import args_blocks
 from bot.slack.escape import Block, ButtonValue, section
 from bot.slack.invisible import hidden_in
 
+HIGH = frozenset({RiskTier.HIGH, RiskTier.CRITICAL})
 ACTION_CHOOSE = "hitl_choose"  # one action id per button: ACTION_CHOOSE_<index>
 CANDIDATE_BLOCKS = 40  # of a card's 50: the head, details, buttons and foot keep the rest
 
@@ -51,7 +52,10 @@ def proposal_blocks(req: ActionRequest) -> list[Block]:
         button = None
         if req.state == State.PENDING_REVIEW:
             button = esc.button(
-                smsg.BTN_CHOOSE.format(n=i + 1), f"{ACTION_CHOOSE}_{i}", choose_value(req, i)
+                smsg.BTN_CHOOSE.format(n=i + 1),
+                f"{ACTION_CHOOSE}_{i}",
+                choose_value(req, i),
+                confirm=_confirm(req, i) if req.risk in HIGH else None,
             )
         blocks.append(section(head, accessory=button, block_id=f"hitl_cand_{i}"))
         blocks += _renamed(args_blocks(args, each - 1), i)
@@ -62,6 +66,13 @@ def reject_row(req: ActionRequest, reject_action: str) -> Block:
     value = ButtonValue.encode(req.id, shown_hash(req))
     button = esc.button(smsg.BTN_REJECT, reject_action, value, style="danger")
     return esc.actions([button], block_id="hitl_actions")
+
+
+def _confirm(req: ActionRequest, i: int) -> Block:
+    """As Approve asks on a high or critical card: the choice runs that call."""
+    title = smsg.CONFIRM_TITLE.format(risk=req.risk.value.upper())
+    text = smsg.CONFIRM_CHOICE.format(n=i + 1, tool=esc.truncate(req.tool, 80))
+    return esc.confirm(title, text, smsg.BTN_CHOOSE.format(n=i + 1), smsg.BTN_BACK)
 
 
 def _votes(req: ActionRequest) -> str:

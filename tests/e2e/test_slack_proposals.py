@@ -113,6 +113,9 @@ async def test_a_choice_by_someone_who_may_not_decide_is_refused(bot: Bot) -> No
         req = await bot.requests.get(rid)
         assert req.risk.value == "high"  # the highest tier any candidate reaches
         card = await _card(bot, rid)
+        # high risk: each Choose asks for confirmation, as Approve does
+        chooses = [b["accessory"] for b in card.blocks if "accessory" in b]
+        assert len(chooses) == 2 and all("confirm" in c for c in chooses)
         # UTEAM0 is in no approvers' group
         await bot.emu.click("UTEAM0", f"{ACTION_CHOOSE}_1", channel=card.channel, ts=card.ts)
 
