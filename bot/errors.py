@@ -8,6 +8,7 @@
     │   ├── StalePayload         the decision was made on a payload that changed
     │   ├── NotEligible          this person may not decide this request
     │   ├── ForgedDecision       the approval is not signed by serve's key: never run
+    │   ├── NotAnOption          an answer to a question with options names none of them
     │   └── StaleFence           a report from an executor whose claim was superseded
     ├── PayloadError             tool arguments that are not plain JSON, or too large
     ├── NotFound                 no request, question or run with that id
@@ -54,6 +55,10 @@ class AlreadyResolved(InvalidTransition):
 
 class Expired(InvalidTransition):
     """The request's deadline passed; the policy default decides, not a person."""
+
+
+class NotAnOption(InvalidTransition):
+    """A question with options was answered with something else; nothing was recorded."""
 
 
 class StalePayload(InvalidTransition):

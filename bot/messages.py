@@ -79,6 +79,23 @@ IDEMPOTENCY_CONFLICT = (
     "(hash {existing}); use a new key for a new call."
 )
 QUESTION_CLOSED = "This question is {state}; it no longer takes answers."
+OPTIONS_TOO_MANY = "{n} options offered; a question takes at most {max}."
+OPTION_BLANK = "option {n} is empty or starts or ends with spaces"
+OPTION_TOO_LONG = "option {n} is longer than {max} characters (what a Slack button shows)"
+OPTION_CONTROL = "option {n} holds a control or invisible character"
+OPTION_TWICE = "option {n} repeats an earlier option"
+CANDIDATES_COUNT = "{n} candidates proposed; a proposal takes {min} to {max}."
+CANDIDATE_NOT_OBJECT = "candidate {n} is not a JSON object of arguments"
+CANDIDATE_PROBLEM = "candidate {n}: {problem}"
+CANDIDATE_TWICE = "candidate {n} repeats an earlier candidate"
+CANDIDATE_DOES_NOT_FIT = "candidate {n} does not fit the schema of {tool}: {problems}"
+PROPOSAL_NEEDS_REVIEW = (
+    "{tool} runs without review under the policy: propose its calls one by one instead."
+)
+ARGS_OR_CANDIDATES = "give either args or candidates, not both"
+CHOOSE_A_CANDIDATE = "This is a proposal: choose one of its candidates to approve it."
+NOT_A_CANDIDATE = "That call is not one of the proposal's candidates."
+NOT_AN_OPTION = "That answer is not one of this question's options: {options}."
 
 ARGS_TOO_DEEP = "tool arguments nest deeper than {limit} levels"
 TEXT_LONE_SURROGATE = (

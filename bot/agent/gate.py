@@ -13,6 +13,7 @@ and the store's claim makes sure the tool runs at most once.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from typing import Any
 
 from bot.agent import messages as msg
@@ -20,8 +21,9 @@ from bot.agent.errors import InvalidArguments, LostClaim
 from bot.agent.llm import ToolCall
 from bot.agent.outcome import Outcome, explain, stopped
 from bot.agent.running import Running
-from bot.agent.tools import Tool, ToolRegistry
+from bot.agent.tools import Tool, ToolRegistry, proposal_of
 from bot.clock import Clock, wall_ms
+from bot.core.choices import option_problem
 from bot.core.ids import keyed_question_id, keyed_request_id
 from bot.core.models import (
     SYSTEM,
@@ -118,13 +120,24 @@ class ToolGate(Running):
         try:
             args = t.parse(call.arguments)
             if t.asks_person:
-                return await self.ask(str(args["question"]), run_id=run_id, call_id=call.id)
-            made = await self._propose(t, args, call, run_id, stop=stop, guarded=guarded)
+                options = [str(o) for o in args.get("options") or ()]
+                if problem := option_problem(options):
+                    raise InvalidArguments(problem)
+                return await self.ask(
+                    str(args["question"]), run_id=run_id, call_id=call.id, options=options
+                )
+            # a proposal: from here on a call of the tool proposed, with no args yet
+            t, args, cands = proposal_of(t, args, tools)
+            made = await self._propose(
+                t, args, call, run_id, stop=stop, guarded=guarded, cands=cands
+            )
             if made.steered:
                 steered, stop = await self._steered(run_id, call)
                 if steered is not None:
                     return steered
-                made = await self._propose(t, args, call, run_id, stop=stop, guarded=False)
+                made = await self._propose(
+                    t, args, call, run_id, stop=stop, guarded=False, cands=cands
+                )
         except (InvalidArguments, PayloadError) as exc:
             if guarded and (steered := (await self._steered(run_id, call))[0]) is not None:
                 return steered  # the person spoke before this call: that comes first
@@ -142,11 +155,12 @@ class ToolGate(Running):
         *,
         stop: bool,
         guarded: bool,
+        cands: list[dict[str, Any]],
     ) -> Created:
         # A tool the policy exempts is created already claimed (one round trip), unless
         # the run was stopped: then it is created approved but unclaimed, and `settle`
         # withdraws it.
-        free = exempt(self.policy, t.name, args, t.risk)
+        free = not cands and exempt(self.policy, t.name, args, t.risk)
         return await self.requests.create(
             self.policy,
             tool=t.name,
@@ -166,6 +180,7 @@ class ToolGate(Running):
             schema_by_worker=True,
             claim_as=SYSTEM if free and not (stop and self.runs is not None) else None,
             unless_steered=run_id if guarded else None,
+            candidates=cands,
         )
 
     def _schema(self, t: Tool) -> dict[str, Any]:
@@ -303,7 +318,9 @@ class ToolGate(Running):
 
     # ask_human
 
-    async def ask(self, question: str, *, run_id: str, call_id: str) -> Outcome:
+    async def ask(
+        self, question: str, *, run_id: str, call_id: str, options: Sequence[str] = ()
+    ) -> Outcome:
         """Put the question to a person and wait for the answer, its expiry or a stop."""
         qid = question_id(run_id, call_id)
         try:
@@ -318,6 +335,7 @@ class ToolGate(Running):
                 run_id=run_id,
                 channel=self.channel,
                 owner=self.owner,
+                options=options,
             )
         return await self._answer(q, run_id)
 

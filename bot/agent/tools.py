@@ -23,12 +23,19 @@ from typing import Any, get_type_hints, overload
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from bot.agent.errors import InvalidArguments
+from bot.core.candidates import candidates_problem
 from bot.core.models import RiskTier
 
 INJECTED = frozenset({"idempotency_key", "fence", "run_id"})
 ASK_DESCRIPTION = (
     "Ask the person a question and wait for the answer. Use it when you are not sure what "
     "they want; never guess instead."
+)
+
+PROPOSE_DESCRIPTION = (
+    "When you are not sure which of a few calls of one tool is right, propose them all: "
+    "tool is the tool's name, candidates 2 to 5 argument objects for it. A person chooses "
+    "one (or rejects them all); the one chosen runs and you read its result."
 )
 
 ToolFn = Callable[..., Any]
@@ -109,6 +116,7 @@ class Tool:
     rules: tuple[Mapping[str, Any], ...] = ()  # policy rules, e.g. {"if": "amount > 1000", ...}
     compensate: ToolFn | None = None  # undoes a failed call; takes any of the tool's args
     asks_person: bool = False  # the built-in ask_human: answered by a person, not run
+    proposes: bool = False  # the built-in propose: a person chooses among calls of a tool
     injected: frozenset[str] = field(default=frozenset())
 
     def schema(self) -> dict[str, Any]:
@@ -178,7 +186,11 @@ class Tool:
 
     def policy(self) -> dict[str, Any] | None:
         """What this tool asks of the policy file, in its format; None: nothing."""
-        if self.asks_person or (self.risk is None and self.review is None and not self.rules):
+        if (
+            self.asks_person
+            or self.proposes
+            or (self.risk is None and self.review is None and not self.rules)
+        ):
             return None
         out: dict[str, Any] = {}
         if self.risk is not None:
@@ -240,11 +252,41 @@ def tool(
 def ask_tool(name: str = "ask_human", description: str = ASK_DESCRIPTION) -> Tool:
     """The built-in tool that puts a question to a person; `name` lets an agent rename it."""
 
-    def ask(question: str) -> str:
+    def ask(question: str, options: list[str] | None = None) -> str:
+        """options: the answers the person picks from (one button each); omit for free text."""
         raise RuntimeError("ask_human is answered by the gate, never called")
 
     model, _ = _args_model(name, ask)
     return Tool(name, ask, description, model, asks_person=True)
+
+
+def propose_tool(name: str = "propose", description: str = PROPOSE_DESCRIPTION) -> Tool:
+    """The built-in tool that offers a person 2 to 5 candidate calls of one of the agent's
+    tools on one card (bot/core/candidates.py); the one chosen runs, and its result is
+    what the model reads."""
+
+    def propose(tool: str, candidates: list[dict[str, Any]]) -> str:
+        raise RuntimeError("propose is answered by the gate, never called")
+
+    model, _ = _args_model(name, propose)
+    return Tool(name, propose, description, model, proposes=True)
+
+
+def proposal_of(
+    t: Tool, args: dict[str, Any], tools: ToolRegistry
+) -> tuple[Tool, dict[str, Any], list[dict[str, Any]]]:
+    """For a `propose` call: the tool it names, no args, and its candidates, each checked
+    as a call of that tool. Any other call: itself, its args, no candidates."""
+    if not t.proposes:
+        return t, args, []
+    name = str(args.get("tool", ""))
+    target = tools.get(name)
+    if target is None or target.asks_person or target.proposes:
+        raise InvalidArguments(f"{name!r} is not one of the tools that can be proposed")
+    candidates = list(args.get("candidates") or [])
+    if (problem := candidates_problem(name, candidates)) is not None:
+        raise InvalidArguments(problem)
+    return target, {}, [target.validate(c) for c in candidates]
 
 
 class ToolRegistry:
@@ -278,7 +320,9 @@ class ToolRegistry:
 
     def schemas(self) -> dict[str, dict[str, Any]]:
         """tool -> argument schema, for the tools a person may be asked to approve."""
-        return {t.name: t.schema() for t in self._tools.values() if not t.asks_person}
+        return {
+            t.name: t.schema() for t in self._tools.values() if not (t.asks_person or t.proposes)
+        }
 
     def policy(self) -> dict[str, dict[str, Any]]:
         """The policy snippet these tools need: tool -> {tier, review, rules}."""

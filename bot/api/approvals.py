@@ -44,6 +44,7 @@ async def create_approval(
         idempotency_key=body.idempotency_key,
         risk=body.risk,
         args_schema=body.args_schema,
+        candidates=body.candidates or (),
     )
     if isinstance(made, SteeredFirst):
         return steered_response(made)

@@ -38,6 +38,7 @@ def router(rt: Runtime, owners: Ownership, *, max_wait_s: float) -> APIRouter:
             run_id=body.run_id,
             channel=body.channel,
             owner=identity,
+            options=body.options,
         )
 
     @r.get(

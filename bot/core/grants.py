@@ -100,6 +100,8 @@ def within(bounds: dict[str, Bound], args: dict[str, Any]) -> bool:
 def covers(grant: Grant, req: ActionRequest) -> bool:
     """Is `req` the same tool, tier and requester, in the grant's scope and bounds?
     Liveness (expiry, uses, revocation) is the store's to check with the use."""
+    if req.candidates:  # a proposal waits for a person to choose among its calls
+        return False
     if (grant.tool, grant.risk, grant.owner) != (req.tool, req.risk, req.owner):
         return False
     if grant.requester != req.requester or grant.on_behalf_of != req.on_behalf_of:

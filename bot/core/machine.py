@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot import messages as msg
+from bot.core.candidates import candidate_hashes, shown_hash
 from bot.core.fence import fence_of, new_claim_token, token_of
 from bot.core.grants import GRANT_REASON
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTier
@@ -257,9 +258,9 @@ def _human(req: ActionRequest, d: Decision, now: int) -> Step:
             event=d.event.value,
         )
     _check_eligible(req, d)
-    if d.payload_hash != req.payload_hash:
+    if d.payload_hash != shown_hash(req):
         raise StalePayload(
-            msg.STALE_PAYLOAD.format(seen=d.payload_hash, current=req.payload_hash),
+            msg.STALE_PAYLOAD.format(seen=d.payload_hash, current=shown_hash(req)),
             state=req.state.value,
             event=d.event.value,
         )
@@ -283,7 +284,9 @@ def _human(req: ActionRequest, d: Decision, now: int) -> Step:
         draft.move(E.CLOSE, S.CANCELLED)
         return draft.finish(None)
     approvals = list(req.approvals)
-    if d.event == E.EDIT_AND_APPROVE:
+    if req.candidates:
+        approvals = _choose(req, d, draft)
+    elif d.event == E.EDIT_AND_APPROVE:
         approvals = _edit(req, d, draft)
     from bot.core.models import Approval  # local: keeps the import list of the hot path short
 
@@ -319,6 +322,23 @@ def _edit(req: ActionRequest, d: Decision, draft: _Draft) -> list[Any]:
     canonical_args(d.new_args)  # refuses NaN and oversized arguments
     draft.updates["args"] = d.new_args
     draft.updates["payload_hash"] = payload_hash(req.tool, d.new_args)
+    draft.updates["original_hash"] = req.original_hash or req.payload_hash
+    return []
+
+
+def _choose(req: ActionRequest, d: Decision, draft: _Draft) -> list[Any]:
+    """A proposal approves only by choosing one of its candidates (an edit to it). The
+    same candidate as the earlier choices adds to their count; another starts it again."""
+    bad = msg.CHOOSE_A_CANDIDATE if d.event != E.EDIT_AND_APPROVE else msg.NOT_A_CANDIDATE
+    if d.event != E.EDIT_AND_APPROVE or d.new_args is None:
+        raise InvalidTransition(bad, state=req.state.value, event=d.event.value)
+    new_hash = payload_hash(req.tool, d.new_args)
+    if new_hash not in candidate_hashes(req.tool, req.candidates):
+        raise InvalidTransition(bad, state=req.state.value, event=d.event.value)
+    if new_hash == req.payload_hash:
+        return list(req.approvals)
+    draft.updates["args"] = d.new_args
+    draft.updates["payload_hash"] = new_hash
     draft.updates["original_hash"] = req.original_hash or req.payload_hash
     return []
 

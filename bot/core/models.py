@@ -98,6 +98,8 @@ class ActionRequest(BaseModel):
     fence: str | None = None
     idempotency_key: str | None = None
     audit_head: str = ""
+    # A proposal's candidate calls (bot/core/candidates.py); empty for a single call.
+    candidates: tuple[dict[str, Any], ...] = ()
 
     def eligible(self) -> frozenset[str]:
         """Principals who may decide now: the approvers plus every level reached so far."""
@@ -211,6 +213,8 @@ class Question(BaseModel):
     question: str
     channel: str | None = None
     owner: str = ""  # the identity that asked (ActionRequest.owner); "" read from before
+    # The answers a person picks from (bot.core.choices); empty: any text answers.
+    options: tuple[str, ...] = ()
     asked_at: int
     expires_at: int
     state: QuestionState = QuestionState.OPEN

@@ -23,6 +23,8 @@ from pydantic import (
 )
 
 from bot import messages as msg
+from bot.core.candidates import MAX_CANDIDATES, MIN_CANDIDATES, candidates_problem
+from bot.core.choices import MAX_OPTION_CHARS, MAX_OPTIONS, option_problem
 from bot.core.fence import FENCE, TOKEN
 from bot.core.models import DETAIL_MAX, RiskTier, Run
 from bot.core.payload import MAX_ARGS_DEPTH
@@ -110,6 +112,27 @@ class ApprovalIn(_In):
             raise ValueError(msg.ARGS_TOO_DEEP.format(limit=MAX_ARGS_DEPTH))
         return v
 
+    candidates: list[dict[str, Any]] | None = Field(
+        default=None,
+        description=(
+            f"Instead of `args`: {MIN_CANDIDATES} to {MAX_CANDIDATES} candidate argument "
+            "objects for the tool. The card shows each in full with a Choose button; the one "
+            "a person chooses becomes the request's `args` (and payload hash), and only it "
+            "can run. Reviewed at the highest tier any candidate reaches; each must fit "
+            "`args_schema` if one is given."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _args_or_candidates(self) -> ApprovalIn:
+        if self.candidates is not None:
+            problem = candidates_problem(self.tool, self.candidates)
+            if self.args:
+                problem = msg.ARGS_OR_CANDIDATES
+            if problem is not None:
+                raise ValueError(problem)
+        return self
+
     @field_validator("args_schema")
     @classmethod
     def _a_json_schema(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -161,6 +184,13 @@ class QuestionIn(_In):
     question: Text
     run_id: RunId | None = None
     channel: Name | None = None
+    options: list[str] = Field(
+        default_factory=list,
+        description=(
+            f"The answers a person picks from, one button each (at most {MAX_OPTIONS}, "
+            f"each at most {MAX_OPTION_CHARS} characters); empty: a free-text answer."
+        ),
+    )
     timeout_seconds: float = Field(
         default=3600,
         gt=0,
@@ -168,6 +198,14 @@ class QuestionIn(_In):
         allow_inf_nan=False,
         description="How long a person may answer; the question expires after it.",
     )
+
+    @field_validator("options")
+    @classmethod
+    def _options(cls, options: list[str]) -> list[str]:
+        problem = option_problem(options)
+        if problem:
+            raise ValueError(problem)
+        return options
 
 
 class RunIn(_In):

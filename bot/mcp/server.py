@@ -2,7 +2,8 @@
 
 - `request_approval(tool, args, reason?)`: waits for the decision; the approved (maybe
   edited) args, or why not.
-- `ask_human(question)`: the first answer from the Slack thread.
+- `ask_human(question, options?)`: the first answer from the Slack thread, or the option
+  a person chose by its button.
 - `permission_prompt(tool_name, input)`: Claude Code's `--permission-prompt-tool`. It
   answers the JSON text `{"behavior":"allow","updatedInput":{...}}` or
   `{"behavior":"deny","message":"..."}`; the policy decides, so `review: none` tools
@@ -38,7 +39,11 @@ REQUEST_APPROVAL_DOC = (
     'use (a person may have edited them), or {"approved": false, "reason": "..."}: '
     "then do not make the call."
 )
-ASK_HUMAN_DOC = "Ask a person a question (in Slack) and wait for the answer."
+ASK_HUMAN_DOC = (
+    "Ask a person a question (in Slack) and wait for the answer. With `options` (at most 10, "
+    "each at most 75 characters), the person picks one by its button and the answer is "
+    "the option chosen."
+)
 PERMISSION_PROMPT_DOC = (
     "Claude Code's --permission-prompt-tool: decides whether a tool call may run, by the "
     "hitl-bot policy, asking a person in Slack when the policy says so."
@@ -82,9 +87,11 @@ def build_server(
         )
 
     @server.tool(description=ASK_HUMAN_DOC, annotations=waits, structured_output=False)
-    async def ask_human(question: str) -> str:
+    async def ask_human(question: str, options: list[str] | None = None) -> str:
         try:
-            return await gate.ask(question, timeout=ask_timeout_s, run_id=run_id)
+            return await gate.ask(
+                question, timeout=ask_timeout_s, run_id=run_id, options=options or ()
+            )
         except Unanswered as exc:
             raise ToolError(msg.ASK_UNANSWERED.format(error=exc)) from None
         except HitlError as exc:

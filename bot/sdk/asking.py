@@ -6,8 +6,9 @@ A base of `bot.sdk.gate.Gate` (through `Connections`, which gives `backend()`).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
-from bot.core.models import QuestionState
+from bot.core.models import Question, QuestionState
 from bot.core.wire import QuestionIn, RunIdBody, checked
 from bot.sdk import messages as msg
 from bot.sdk.connections import Connections
@@ -27,18 +28,43 @@ class Asking(Connections):
         timeout: float = 3600,
         run_id: str | None = None,
         channel: str | None = None,
+        options: Sequence[str] = (),
     ) -> str:
-        """Ask a person; the first answer, or `Unanswered` once `timeout` seconds pass."""
+        """Ask a person; the first answer, or `Unanswered` once `timeout` seconds pass.
+
+        With `options`, the card shows one button per option and the answer is the one
+        chosen (`ask_answer` also says who chose it)."""
+        return (
+            await self.ask_answer(
+                question, timeout=timeout, run_id=run_id, channel=channel, options=options
+            )
+        ).answer or ""
+
+    async def ask_answer(
+        self,
+        question: str,
+        *,
+        timeout: float = 3600,
+        run_id: str | None = None,
+        channel: str | None = None,
+        options: Sequence[str] = (),
+    ) -> Question:
+        """`ask`, returning the answered question: `answer`, `answered_by`, `answered_at`."""
         body = checked(
             QuestionIn,
             question=question,
             timeout_seconds=timeout,
             run_id=run_id,
             channel=channel or self.channel,
+            options=list(options),
         )
         b = await self.backend()
         q = await b.ask(
-            body.question, timeout_s=body.timeout_seconds, run_id=body.run_id, channel=body.channel
+            body.question,
+            timeout_s=body.timeout_seconds,
+            run_id=body.run_id,
+            channel=body.channel,
+            options=body.options,
         )
         deadline = time.monotonic() + body.timeout_seconds + QUESTION_MARGIN_S
         while q.state == QuestionState.OPEN:
@@ -47,7 +73,7 @@ class Asking(Connections):
                 break
             q = await b.wait_question(q.id, min(left, self.max_wait_s))
         if q.state == QuestionState.ANSWERED and q.answer is not None:
-            return q.answer
+            return q
         state = "expired" if q.state == QuestionState.OPEN else q.state.value
         raise Unanswered(
             msg.QUESTION_UNANSWERED.format(question=question[:80], state=state), question=q
@@ -66,8 +92,11 @@ class Asking(Connections):
         timeout: float = 3600,
         run_id: str | None = None,
         channel: str | None = None,
+        options: Sequence[str] = (),
     ) -> str:
-        return self._sync.call(self.ask(question, timeout=timeout, run_id=run_id, channel=channel))
+        return self._sync.call(
+            self.ask(question, timeout=timeout, run_id=run_id, channel=channel, options=options)
+        )
 
     def steering_sync(self, run_id: str) -> str | None:
         return self._sync.call(self.steering(run_id))

@@ -6,7 +6,8 @@ only moves data, so the two modes cannot drift apart in behaviour.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypedDict, Unpack
+from collections.abc import Sequence
+from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from bot.core.models import ActionRequest, Question, RiskTier, Steering
 
@@ -24,6 +25,7 @@ class NewRequest(TypedDict):
     risk: RiskTier | None
     on_behalf_of: str | None
     args_schema: dict[str, Any] | None
+    candidates: NotRequired[list[dict[str, Any]]]  # a proposal (bot/core/candidates.py)
 
 
 class Backend(Protocol):
@@ -70,7 +72,13 @@ class Backend(Protocol):
     async def cancel(self, rid: str, *, reason: str) -> ActionRequest: ...
 
     async def ask(
-        self, question: str, *, timeout_s: float, run_id: str | None, channel: str | None
+        self,
+        question: str,
+        *,
+        timeout_s: float,
+        run_id: str | None,
+        channel: str | None,
+        options: Sequence[str] = (),
     ) -> Question: ...
 
     async def wait_question(self, qid: str, timeout_s: float) -> Question: ...

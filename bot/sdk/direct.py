@@ -7,6 +7,7 @@ the runtime and the embedded Valkey, which an agent that speaks HTTP never needs
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from typing import Unpack
 
 from bot.config import Settings
@@ -77,6 +78,7 @@ class DirectBackend:
             idempotency_key=fields["idempotency_key"],
             risk=fields["risk"],
             args_schema=fields["args_schema"],
+            candidates=fields.get("candidates") or (),
             claim_as=self.actor if claim else None,
             owner=self.actor,  # the identity this process runs as, as a token would be
         )
@@ -147,7 +149,13 @@ class DirectBackend:
         return await execution.withdraw(self.rt.requests, rid, actor=self.actor, reason=reason)
 
     async def ask(
-        self, question: str, *, timeout_s: float, run_id: str | None, channel: str | None
+        self,
+        question: str,
+        *,
+        timeout_s: float,
+        run_id: str | None,
+        channel: str | None,
+        options: Sequence[str] = (),
     ) -> Question:
         return await self.rt.questions.ask(
             question,
@@ -155,6 +163,7 @@ class DirectBackend:
             run_id=run_id,
             channel=channel,
             owner=self.actor,
+            options=options,
         )
 
     async def wait_question(self, qid: str, timeout_s: float) -> Question:

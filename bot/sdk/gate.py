@@ -142,11 +142,20 @@ class Gate(Asking):
         return made
 
     async def _submit(
-        self, tool: str, args: dict[str, Any], *, claim: bool = False, **call: Unpack[CallFields]
+        self,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        claim: bool = False,
+        candidates: list[dict[str, Any]] | None = None,
+        **call: Unpack[CallFields],
     ) -> tuple[ActionRequest, bool]:
         """`submit`, and with `claim` in direct mode, a call the policy exempts from review
-        is created already claimed by this gate (one round trip): then True."""
+        is created already claimed by this gate (one round trip): then True. `candidates`:
+        a proposal (`propose`)."""
         canonical_args(args)  # plain JSON only, in both modes (HTTP would coerce dates)
+        if candidates is not None:
+            checked(ApprovalIn, tool=tool, candidates=candidates)
         body = self._fields(
             tool=tool,
             run_id=call.get("run_id"),
@@ -172,6 +181,8 @@ class Gate(Asking):
             "risk": body.risk,
             "args_schema": body.args_schema,
         }
+        if candidates is not None:
+            fields["candidates"] = candidates
         if claim:
             return await b.create_claimed(**fields)
         return await b.create(**fields), False
@@ -287,6 +298,20 @@ class Gate(Asking):
         """Submit and wait: the approved request (its `args` may have been edited)."""
         req, _ = await self.acquire(tool, args, timeout=timeout, **call)
         return req
+
+    async def propose(
+        self,
+        tool: str,
+        candidates: list[dict[str, Any]],
+        *,
+        timeout: float | None = None,
+        **call: Unpack[CallFields],
+    ) -> ActionRequest:
+        """Offer a person 2 to 5 candidate calls of `tool` on one card and wait: the
+        approved request, whose `args` are the candidate chosen (claim and run it as any
+        approved request). Raises as `decision` does; nobody choosing in time rejects."""
+        made, _ = await self._submit(tool, {}, candidates=candidates, **call)
+        return await self.decision(made, timeout=timeout)
 
     async def acquire(
         self,

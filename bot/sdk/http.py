@@ -6,6 +6,7 @@ raises (`NotFound`, `AlreadyResolved`, ...), so callers handle both alike.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Unpack
 
 import httpx
@@ -172,10 +173,20 @@ class HttpBackend:
         return await self._request("POST", f"/v1/approvals/{rid}/cancel", body=body)
 
     async def ask(
-        self, question: str, *, timeout_s: float, run_id: str | None, channel: str | None
+        self,
+        question: str,
+        *,
+        timeout_s: float,
+        run_id: str | None,
+        channel: str | None,
+        options: Sequence[str] = (),
     ) -> Question:
         body = QuestionIn(
-            question=question, timeout_seconds=timeout_s, run_id=run_id, channel=channel
+            question=question,
+            timeout_seconds=timeout_s,
+            run_id=run_id,
+            channel=channel,
+            options=list(options),
         )
         resp = await self._call("POST", "/v1/questions", body=body)
         return Question.model_validate(resp.json())

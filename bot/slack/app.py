@@ -11,6 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.approvals import Approvals
 from bot.slack.batch.listeners import Batch
+from bot.slack.choose import Choose
 from bot.slack.commands import Commands
 from bot.slack.grants.handlers import GrantHandlers
 from bot.slack.replies import ReplyDecisions
@@ -55,6 +56,7 @@ def build_app(
     approvals.register(app)
     Batch(rt, approvals).register(app)
     GrantHandlers(rt).register(app)
+    Choose(approvals).register(app)
     replies = ReplyDecisions(rt, approvals)
     Threads(rt, runs, replies, default_agent=default_agent).register(app)
     Commands(rt, runs).register(app)

@@ -289,6 +289,21 @@ Q_CLOSED = {
     "answered": "The question was answered.",
 }
 Q_FOOT = "Question {id}"
+PROPOSAL_INTRO = (
+    "The agent proposes {n} calls of {tool}: choose the one to run, or reject them all."
+)
+CANDIDATE_HEAD = "*Candidate {n}* · `{hash}`"
+CANDIDATE_VOTES = " · chosen so far, approvals {approvals}"
+CANDIDATE_CHOSEN = " · ✅ *chosen*"
+BTN_CHOOSE = "Choose {n}"
+CONFIRM_CHOICE = (
+    "Candidate {n} of {tool} runs exactly as shown once the required approvals choose it."
+)
+OPTION_TAKEN = ":information_source: {who} already chose “{option}”; your click changed nothing."
+OPTION_REPLY_NOT_ONE = (
+    "⚠️ This question takes one of its options: {options}. Click one on the card, or "
+    "reply with one of them as written. Your reply was not taken as an answer."
+)
 Q_FALLBACK = "❓ The agent asks: {question}"
 Q_FALLBACK_ANSWERED = "💬 {who} answered: {answer}"
 

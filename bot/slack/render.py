@@ -34,6 +34,8 @@ from bot.slack.call import call_blocks as call_blocks
 from bot.slack.call import decision_fields
 from bot.slack.escape import Block, field, section
 from bot.slack.escape import ButtonValue as ButtonValue  # part of this module's API
+from bot.slack.options import option_actions
+from bot.slack.proposals import proposal_blocks, reject_row
 
 ACTION_APPROVE = "hitl_approve"
 ACTION_REJECT = "hitl_reject"
@@ -190,12 +192,12 @@ def _request_blocks(
         blocks.append(esc.context(line, block_id="hitl_run"))
     if intro:
         blocks.append(section(intro, block_id="hitl_intro"))
-    blocks += call_blocks(req)
+    blocks += proposal_blocks(req) if req.candidates else call_blocks(req)
     blocks.append(section(f"*{smsg.F_DETAILS}*", fields=_meta(req, now_ms), block_id="hitl_meta"))
     if (outcome := outcome_text(req)) is not None:
         blocks.append(section(outcome, block_id="hitl_outcome"))
     if req.state == S.PENDING_REVIEW:
-        blocks.append(action_buttons(req))
+        blocks.append(reject_row(req, ACTION_REJECT) if req.candidates else action_buttons(req))
     foot = smsg.REQUEST_FOOT.format(id=esc.code(req.id), at=esc.date(req.created_at))
     blocks.append(esc.context(foot, block_id="hitl_foot"))
     return esc.cap(blocks, esc.MESSAGE_BLOCKS, smsg.BLOCKS_CUT)
@@ -257,8 +259,11 @@ def question_message(q: Question, mention: list[str], *, now_ms: int) -> Rendere
         due = smsg.Q_DUE.format(at=esc.date(q.expires_at))
         due += f" {smsg.DEADLINE_PASSED}" if now_ms >= q.expires_at else ""
         blocks.append(section(f"{who} {due}".strip(), block_id="hitl_q_due"))
-        answer = esc.button(smsg.BTN_ANSWER, ACTION_ANSWER, q.id, style="primary")
-        blocks.append(esc.actions([answer], block_id="hitl_q_actions"))
+        if q.options:
+            blocks += option_actions(q)
+        else:
+            answer = esc.button(smsg.BTN_ANSWER, ACTION_ANSWER, q.id, style="primary")
+            blocks.append(esc.actions([answer], block_id="hitl_q_actions"))
         text = smsg.Q_FALLBACK.format(question=esc.fit(q.question, 1000))
     elif q.state == QuestionState.ANSWERED:
         by = esc.user(q.answered_by or "?")

@@ -9,6 +9,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.choices import matching_option
 from bot.core.ids import is_question_id
 from bot.core.models import RUN_FINAL, QuestionState, Run
 from bot.errors import HitlError, NotFound
@@ -16,6 +17,8 @@ from bot.slack import messages as smsg
 from bot.slack import render, views
 from bot.slack.approvals import open_view, tell
 from bot.slack.modal_errors import Names, modal_refusal
+from bot.slack.option_buttons import OptionButtons
+from bot.slack.options import options_line
 from bot.slack.permissions import actor_team, audit_refusal, is_foreign, may_direct
 from bot.slack.replies import ReplyDecisions
 from bot.store.corrections import correct
@@ -41,6 +44,7 @@ class Threads:
         app.event("app_mention")(self.on_mention)
         app.action(render.ACTION_ANSWER)(self.on_answer_button)
         app.view(render.VIEW_ANSWER)(self.on_answer_modal)
+        OptionButtons(self.rt, self._may_option).register(app)
 
     async def on_message(
         self, event: dict[str, Any], client: AsyncWebClient, context: dict[str, Any]
@@ -113,8 +117,14 @@ class Threads:
             why = smsg.FOREIGN_MAY_NOT_DIRECT if foreign else smsg.MAY_NOT_ANSWER
             await self._refuse(client, event, run.id, "answer", why.format(run_id=run.id))
             return True
+        q = await self.rt.questions.get(qid)
+        answer = matching_option(q.options, text) if q.options else text
+        if answer is None:  # told why, never silently taken as steering instead
+            hint = smsg.OPTION_REPLY_NOT_ONE.format(options=options_line(q.options))
+            await self._refuse(client, event, run.id, "answer", hint)
+            return True
         try:
-            await self.rt.questions.answer(qid, actor=user, answer=text)
+            await self.rt.questions.answer(qid, actor=user, answer=answer)
         except HitlError:
             return False  # answered a moment ago: the reply is a correction instead
         await self.rt.cards.set_answer_source(qid, event["channel"], event["ts"])
@@ -207,6 +217,9 @@ class Threads:
             await ack(response_action="errors", errors={views.ANSWER_BLOCK: why})
             return
         await ack()
+
+    async def _may_option(self, client: AsyncWebClient, user: str, qid: str, foreign: bool) -> bool:
+        return await self._may_answer(client, user, qid, foreign=foreign)
 
     async def _may_answer(
         self, client: AsyncWebClient, user: str, qid: str, *, foreign: bool

@@ -229,7 +229,9 @@ def payload_modal(req: ActionRequest) -> View:
     if (outcome := outcome_text(req)) is not None:
         blocks.append(section(outcome, block_id="hitl_payload_outcome"))
     blocks.append(section(f"*{smsg.F_ARGUMENTS}*", block_id="hitl_payload_args"))
-    body = esc.code_text(esc.pretty_json(req.args))
+    # a proposal not yet chosen runs nothing: what a person reads is its candidates
+    shown: Any = list(req.candidates) if req.candidates and not req.original_hash else req.args
+    body = esc.code_text(esc.pretty_json(shown))
     pieces = esc.chunks(body, esc.SECTION_TEXT - esc.CODE_OVERHEAD)
     room = esc.VIEW_BLOCKS - len(blocks)
     cut = len(pieces) > room

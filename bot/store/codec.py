@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import orjson
 
+from bot.core.candidates import candidate_hashes
 from bot.core.models import ActionRequest, Approval, Level, Resolution, RiskTier
 from bot.core.payload import stored_args
 from bot.core.states import Event, State
@@ -39,6 +40,8 @@ OPTIONAL = (
     "idem",
     "owner",
     "fence",
+    "cands",
+    "cand_hashes",
 )
 _OPTIONAL = frozenset(OPTIONAL)
 
@@ -159,6 +162,14 @@ def to_hash(req: ActionRequest) -> dict[str, str]:
         "idem": _s(req.idempotency_key),
         "fence": _s(req.fence),
         "audit_head": req.audit_head,
+        # a proposal's candidates as stored args (never decoded by Lua), and their hashes,
+        # the only calls DECIDE lets a choice approve
+        "cands": "[" + ",".join(stored_args(c) for c in req.candidates) + "]"
+        if req.candidates
+        else "",
+        "cand_hashes": json.dumps(list(candidate_hashes(req.tool, req.candidates)))
+        if req.candidates
+        else "",
     }
     return {k: v for k, v in h.items() if v or k not in _OPTIONAL}
 
@@ -247,6 +258,7 @@ def from_hash(h: dict[str, str]) -> ActionRequest:
         idempotency_key=_opt(h.get("idem")),
         fence=_opt(h.get("fence")),
         audit_head=h.get("audit_head", ""),
+        candidates=tuple(json.loads(h["cands"])) if h.get("cands") else (),
     )
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Sequence
 from typing import cast
 
 from redis.asyncio import Redis
@@ -11,7 +13,7 @@ from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.ids import new_question_id
 from bot.core.models import SYSTEM, Question, QuestionState
-from bot.errors import AlreadyResolved, Expired, NotFound
+from bot.errors import AlreadyResolved, Expired, NotAnOption, NotFound
 from bot.store import keys
 from bot.store.codec import reply
 from bot.store.events import MAXLEN, publish
@@ -26,7 +28,14 @@ def _from_hash(h: dict[str, str]) -> Question:
     return Question.model_validate(
         {k: (v if v != "" else None) for k, v in h.items()}
         | {"question": h["question"], "state": h["state"], "owner": h.get("owner", "")}
+        | {"options": json.loads(h.get("options") or "[]")}
     )
+
+
+def _to_hash(q: Question) -> dict[str, str]:
+    fields = {k: "" if v is None else str(v) for k, v in q.model_dump(mode="json").items()}
+    # JSON, so the QUESTION script can hold an answer to the options in the same step
+    return fields | {"options": json.dumps(list(q.options)) if q.options else ""}
 
 
 def _log(q: Question, event: str, was: str | None, actor: str | None) -> None:
@@ -49,7 +58,9 @@ class QuestionStore:
         run_id: str | None = None,
         channel: str | None = None,
         owner: str = "",
+        options: Sequence[str] = (),
     ) -> Question:
+        """`options`: checked by the caller (bot.core.choices); an answer must be one."""
         now = self.clock()
         q = Question(
             id=new_question_id(self.ids),
@@ -57,10 +68,11 @@ class QuestionStore:
             question=question,
             channel=channel,
             owner=owner,
+            options=tuple(options),
             asked_at=now,
             expires_at=now + timeout_ms,
         )
-        fields = {k: "" if v is None else str(v) for k, v in q.model_dump(mode="json").items()}
+        fields = _to_hash(q)
         pipe = self.redis.pipeline(transaction=True)
         pipe.hset(keys.question(q.id), mapping=fields)  # type: ignore[arg-type]
         shard = keys.shard_of(q.id)
@@ -137,6 +149,8 @@ class QuestionStore:
             )
         if status == "expired":
             raise Expired(msg.QUESTION_CLOSED.format(state="expired"), state=q.state.value)
+        if status == "not_an_option":
+            raise NotAnOption(msg.NOT_AN_OPTION.format(options=" | ".join(q.options)))
         return q
 
     async def timeout(self, qid: str, fence: int | None = None) -> bool:

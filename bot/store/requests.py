@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
@@ -12,6 +13,7 @@ from redis.asyncio import Redis
 
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
+from bot.core.candidates import as_proposal, proposal_call
 from bot.core.fence import new_claim_token
 from bot.core.ids import keyed_request_id, new_request_id
 from bot.core.machine import apply
@@ -124,6 +126,7 @@ class RequestStore:
         claim_token: str | None = None,
         unless_steered: str | None = None,
         owner: str | None = None,
+        candidates: Sequence[dict[str, Any]] = (),
     ) -> Created:
         """Create the request (or find it again by `idempotency_key`).
 
@@ -145,13 +148,18 @@ class RequestStore:
 
         `owner`: the identity whose work it is (the requester when not given); the
         idempotency key is scoped to it.
+
+        `candidates` (with empty `args`): a proposal a person chooses one call from
+        (bot/core/candidates.py), reviewed at the highest tier any candidate reaches;
+        with `args_schema` every candidate must fit it.
         """
+        call, risk = (
+            proposal_call(policy, tool, args, candidates, risk) if candidates else (args, risk)
+        )
         if args_schema is not None:
-            validator = await self._schemas.checked(
-                policy, requester, tool, args_schema, worker=schema_by_worker
+            await self._fit(
+                policy, requester, tool, args_schema, schema_by_worker, args, candidates
             )
-            if found := fit_problems(validator, json.loads(canonical_args(args))):
-                raise PayloadError(msg.ARGS_DO_NOT_FIT.format(tool=tool, problems="; ".join(found)))
         now = self.clock()
         owner = requester if owner is None else owner
         rid = (
@@ -163,7 +171,7 @@ class RequestStore:
             policy,
             request_id=rid,
             tool=tool,
-            args=args,
+            args=call,
             requester=requester,
             on_behalf_of=on_behalf_of,
             now=now,
@@ -173,6 +181,7 @@ class RequestStore:
             risk=risk,
             owner=owner,
         )
+        req = as_proposal(req, candidates, needs_review=needs_review)
         records = [[Event.CREATE.value, "", State.PENDING_REVIEW.value, ""]]
         if not needs_review:
             req, approved = exempted(self.signer, req, now)
@@ -214,6 +223,27 @@ class RequestStore:
                 msg.IDEMPOTENCY_CONFLICT.format(key=idempotency_key, existing=stored.payload_hash)
             )
         return Created(stored, created=status == "ok", claimed=claimed)
+
+    async def _fit(
+        self,
+        policy: Policy,
+        requester: str,
+        tool: str,
+        args_schema: dict[str, Any],
+        worker: bool,
+        args: dict[str, Any],
+        candidates: Sequence[dict[str, Any]],
+    ) -> None:
+        """Record the schema and check the call (or every candidate) against it."""
+        validator = await self._schemas.checked(policy, requester, tool, args_schema, worker=worker)
+        if not candidates and (found := fit_problems(validator, json.loads(canonical_args(args)))):
+            raise PayloadError(msg.ARGS_DO_NOT_FIT.format(tool=tool, problems="; ".join(found)))
+        for i, c in enumerate(candidates):
+            if found := fit_problems(validator, json.loads(canonical_args(c))):
+                why = "; ".join(found)
+                raise PayloadError(
+                    msg.CANDIDATE_DOES_NOT_FIT.format(n=i + 1, tool=tool, problems=why)
+                )
 
     async def get(self, rid: str) -> ActionRequest:
         return from_hash(await self.fields(rid))

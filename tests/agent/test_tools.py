@@ -63,7 +63,8 @@ def test_malformed_arguments_are_refused(raw: str, problem: str) -> None:
 
 def test_valid_arguments_are_canonical_json() -> None:
     assert pay.parse('{"amount": 5, "to": "ana"}') == {"to": "ana", "amount": 5, "kind": "card"}
-    assert ask_tool().parse('{"question": "which?"}') == {"question": "which?"}
+    # defaults show, as `kind` above: a question without options says so
+    assert ask_tool().parse('{"question": "which?"}') == {"question": "which?", "options": None}
 
     @tool
     def ping() -> str:

@@ -187,3 +187,13 @@ def test_changing_any_identifier_leaves_the_bounds(
     if value == approved[name] and type(value) is type(approved[name]):
         return
     assert not within(bounds_of(approved), {**approved, name: value})
+
+
+def test_no_grant_ever_covers_a_proposal() -> None:
+    """A proposal waits for a person to choose among its calls: even a grant made on a
+    call with the same (empty) arguments passes none of them."""
+    p = policy()
+    g = _grant(_req(p, {}))
+    assert covers(g, _req(p, {}))
+    proposal = _req(p, {}).model_copy(update={"candidates": ({"amount": 1}, {"amount": 2})})
+    assert not covers(g, proposal)

@@ -273,3 +273,29 @@ async def test_a_call_escalated_since_the_digest_was_drawn_is_left_out(bot: Bot)
     assert first in said and "(escalated)" in said
     assert await _states(bot, [first, *rest]) == [State.PENDING_REVIEW] + [State.APPROVED] * 2
     assert not [e for e in await audit.entries(bot.redis, first) if e.actor == "UALICE"]
+
+
+async def test_proposals_are_never_batched(bot: Bot) -> None:
+    """A proposal is approved only by choosing one of its calls on its own card: three
+    waiting proposals make no digest, and plain calls beside them batch without them."""
+    async with httpx.AsyncClient(base_url=bot.url, headers=AUTH) as c:
+        props = [
+            await c.post(
+                "/v1/approvals",
+                json={"tool": "drop_claw", "candidates": [{"target": t}, {"target": "owl"}]},
+            )
+            for t in ("fox", "elk", "yak")
+        ]
+        assert [p.status_code for p in props] == [201] * 3
+        for rid in [p.json()["id"] for p in props]:
+            await bot.message_of(rid)  # each proposal has its own card
+        plain = [
+            await c.post("/v1/approvals", json={"tool": "drop_claw", "args": {"target": t}})
+            for t in ("ant", "bee", "cat")
+        ]
+    ch, _ = await bot.message_of(plain[0].json()["id"])
+    digest = await _live_digest(bot, ch, 3)
+    shown = all_text(digest.blocks)
+    assert all(p.json()["id"] in shown for p in plain)
+    assert not any(p.json()["id"] in shown for p in props)
+    assert len(_digests(bot, ch)) == 1

@@ -115,3 +115,11 @@ def test_the_card_offers_a_grant_only_where_the_tier_allows_and_revoke_while_liv
         blocks = card_extra(approved, p, ended, now=10)
         assert why in str(blocks) and ACTION_REVOKE not in str(blocks)
     assert "expired" in str(card_extra(approved, p, Held(g, 2, None, None), now=HOUR))
+
+
+def test_a_proposal_card_offers_no_grant() -> None:
+    p = _policy(max="1h", scope="run")
+    req = _req(p, {"amount": 5, "to": "cust-1"})
+    assert ACTION_GRANT in str(grant_button(req, p))
+    proposal = req.model_copy(update={"candidates": ({"amount": 1}, {"amount": 2})})
+    assert grant_button(proposal, p) == []

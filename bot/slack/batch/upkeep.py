@@ -48,6 +48,8 @@ class DigestKeeper:
         ref = await self.rt.cards.request_card(rid)
         if not ref.channel or not ref.ts:
             return  # never carded (decided by policy): in no digest
+        if req.candidates:
+            return  # a proposal needs someone to choose among its calls: never batched
         group = group_id(ref.channel, req.requester, req.tool)
         if req.state == State.PENDING_REVIEW:
             if not await self.digests.has(group, rid):

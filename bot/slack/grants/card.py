@@ -20,6 +20,9 @@ VIEW_GRANT = "hitl_grant_view"
 
 
 def offers_grant(req: ActionRequest, policy: Policy) -> bool:
+    # A proposal is approved only by choosing one of its calls: no grant stands for that.
+    if req.candidates:
+        return False
     return req.state == State.PENDING_REVIEW and req.quorum == 1 and bool(scopes(policy, req))
 
 

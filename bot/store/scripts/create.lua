@@ -46,9 +46,12 @@ for k in pairs(TERMS) do h[k] = given[k] end
 for _, r in ipairs(records) do
   local who = requester
   if r[4] ~= '' then who = SYSTEM end
-  audit(K.audit, h, {at = now, actor = who, kind = 'transition', event = r[1], from = r[2],
-                     to = r[3], reason_code = r[4], payload_hash = h.payload_hash,
-                     version = tonumber(h.version), seal = r[5]})
+  local e = {at = now, actor = who, kind = 'transition', event = r[1], from = r[2],
+             to = r[3], reason_code = r[4], payload_hash = h.payload_hash,
+             version = tonumber(h.version), seal = r[5]}
+  -- a proposal's candidates, by hash, as the card shows them (bot/core/candidates.py)
+  if h.cand_hashes ~= '' and r[1] == E.create then e.candidates = list(h.cand_hashes) end
+  audit(K.audit, h, e)
 end
 local created_version, created_state = h.version, h.state
 if claimer ~= '' and h.state == S.approved then

@@ -46,7 +46,12 @@ end
 if (names['*'] and foreign ~= '1') or names[actor] then ok = true end
 for _, g in ipairs(groups) do if names[g] then ok = true end end
 if not ok then return refuse(t, 'not_eligible', entry) end
-if seen ~= h.payload_hash then return refuse(t, 'stale_payload', entry) end
+-- A proposal (bot/core/candidates.py) was seen under its own hash, kept as the
+-- original once a candidate is chosen; it approves only by choosing a candidate.
+local proposal = h.cand_hashes ~= ''
+local shown = h.payload_hash
+if proposal and h.original_hash ~= '' then shown = h.original_hash end
+if seen ~= shown then return refuse(t, 'stale_payload', entry) end
 
 local expires_in
 if event == E.reject then
@@ -55,7 +60,17 @@ if event == E.reject then
   move(t, E.reject, S.rejected)
   move(t, E.close, S.cancelled)
 else
-  if event == E.edit_and_approve then
+  if proposal then
+    if event ~= E.edit_and_approve or new_args == '' then return refuse(t, 'invalid', entry) end
+    local known = false
+    for _, c in ipairs(list(h.cand_hashes)) do if c == new_hash then known = true end end
+    if not known then return refuse(t, 'invalid', entry) end
+    if new_hash ~= h.payload_hash then  -- another candidate: the count starts again
+      t.upd.args, t.upd.payload_hash = new_args, new_hash
+      t.upd.original_hash = (h.original_hash ~= '' and h.original_hash) or h.payload_hash
+      approvals = {}
+    end
+  elseif event == E.edit_and_approve then
     if h.allow_edit ~= '1' or new_args == '' then return refuse(t, 'invalid', entry) end
     t.upd.args, t.upd.payload_hash = new_args, new_hash
     t.upd.original_hash = (h.original_hash ~= '' and h.original_hash) or h.payload_hash
@@ -79,5 +94,8 @@ return commit(t, expires_in, function(e, r)
   e.reason_code, e.text, e.view_hash = t.upd.res_reason, t.upd.res_text, view
   if r[1] == E.edit_and_approve then e.original_hash = h.original_hash end
   if via ~= '' then e.via = via end
+  if proposal and r[1] == event then  -- the choice, among the candidates shown
+    e.chosen, e.candidates = new_hash, list(h.cand_hashes)
+  end
   if seal ~= '' and r[1] == event then e.seal = seal end
 end, lean)

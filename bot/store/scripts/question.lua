@@ -18,6 +18,13 @@ end
 local version = tonumber(h.version)
 if event == 'answer' then
   if now >= tonumber(h.expires_at) then return reply('expired') end
+  if (h.options or '') ~= '' then  -- a question with options takes one of them, verbatim
+    local named = false
+    for _, option in ipairs(cjson.decode(h.options)) do
+      if option == answer then named = true end
+    end
+    if not named then return reply('not_an_option') end
+  end
   h.state, h.answer, h.answered_by, h.answered_at = QS.answered, answer, actor, tostring(now)
 elseif event == 'timeout' then
   if (fence ~= '' and tonumber(fence) ~= version) or now < tonumber(h.expires_at) then

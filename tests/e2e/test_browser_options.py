@@ -1,0 +1,71 @@
+"""A question with options on the emulator's page, in a real headless Chromium: the card
+shows one button per option, a click there answers it, and the card then names who chose
+what. Keeps the docs' screenshot of such a card (tests/shots.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from bot.core.models import QuestionState
+from bot.slack.options import ACTION_OPTION
+from tests import chromium
+from tests.e2e.conftest import Bot, all_text
+from tests.e2e.test_browser import CHROMIUM, browser_page, dom_id
+from tests.poll import eventually
+from tests.shots import keep
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(autouse=True)
+def _needs_chromium() -> None:
+    chromium.require(str(CHROMIUM))
+
+
+async def test_shot_a_question_with_options_is_answered_by_a_click(
+    bot: Bot, tmp_path: Path
+) -> None:
+    options = ["Refund order A-1042 (42.50 EUR)", "Refund order A-1077 (19.90 EUR)", "Neither"]
+    async with httpx.AsyncClient(
+        base_url=bot.url, headers={"Authorization": "Bearer api-token-0123456789"}
+    ) as api:
+        q = (
+            await api.post(
+                "/v1/questions",
+                json={
+                    "question": "The customer says they were charged twice. Which order do "
+                    "I refund?",
+                    "options": options,
+                },
+            )
+        ).json()
+
+    def card() -> Any:
+        return next(
+            (m for m in bot.emu.messages("#hitl-approvals") if q["id"] in all_text(m.blocks)),
+            None,
+        )
+
+    ts = (await eventually(card, what="the question's card")).ts
+    async with browser_page(bot.emu.base_url + "/", tmp_path, "UALICE") as page:
+        await page.click("[data-testid=channel-hitl-approvals]")
+        message = page.locator(f"#msg-{dom_id(ts)}")
+        buttons = message.locator("[data-action-id]")
+        await buttons.first.wait_for()
+        assert [t.strip() for t in await buttons.all_inner_texts()] == options
+        await keep(page, "question-options", tmp_path)
+        await message.locator(f"[data-testid=button-{ACTION_OPTION}_0]").click()
+
+        async def answered() -> Any:
+            got = await bot.questions.get(q["id"])
+            return got if got.state == QuestionState.ANSWERED else None
+
+        got = await eventually(answered, what="the question answered from the page")
+        assert (got.answer, got.answered_by) == (options[0], "UALICE")
+        await buttons.first.wait_for(state="detached")
+        shown = await message.inner_text()
+        assert "Answered by @alice" in shown and options[0] in shown
