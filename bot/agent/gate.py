@@ -42,9 +42,11 @@ from bot.errors import HitlError, NotFound, PayloadError
 from bot.signing import PublicKeys
 from bot.store.claims import ClaimCheck
 from bot.store.corrections import SUPERSEDED
+from bot.store.free_call import SentCreate, send_claimed
 from bot.store.questions import QuestionStore
 from bot.store.requests import Created, RequestStore
 from bot.store.run_audit import RunAudit
+from bot.store.run_signals import signals_for
 from bot.store.runs import RunStore
 from bot.store.steering import SteeringStore
 
@@ -97,6 +99,9 @@ class ToolGate(Running):
         self.owner = owner  # the run's owner: what the gate files is that identity's work
         self.ask_timeout_ms = ask_timeout_ms
         self._schemas: dict[int, tuple[Tool, dict[str, Any]]] = {}
+        # A run's corrections and stop known locally, so a free call waits on one round
+        # trip; only for RunStore runs on one Redis (None: ask the store every time).
+        self.signals = signals_for(requests.redis) if runs is not None else None
 
     async def check(
         self, call: ToolCall, tools: ToolRegistry, *, run_id: str, resumed: bool = False
@@ -128,10 +133,8 @@ class ToolGate(Running):
                 )
             # a proposal: from here on a call of the tool proposed, with no args yet
             t, args, cands = proposal_of(t, args, tools)
-            made = await self._propose(
-                t, args, call, run_id, stop=stop, guarded=guarded, cands=cands
-            )
-            if made.steered:
+            made = await self._first(t, args, call, run_id, stop=stop, guarded=guarded, cands=cands)
+            if isinstance(made, Created) and made.steered:
                 steered, stop = await self._steered(run_id, call)
                 if steered is not None:
                     return steered
@@ -142,6 +145,11 @@ class ToolGate(Running):
             if guarded and (steered := (await self._steered(run_id, call))[0]) is not None:
                 return steered  # the person spoke before this call: that comes first
             return Outcome(msg.INVALID_ARGS.format(tool=call.name, problems=exc), "invalid")
+        return await self._onward(made, t, run_id)
+
+    async def _onward(self, made: Created | SentCreate, t: Tool, run_id: str) -> Outcome:
+        if isinstance(made, SentCreate):  # claimed, its create not yet confirmed
+            return await self._run_shielded(made.request, t, run_id, sent=made)
         if made.claimed:
             return await self._run_shielded(made.request, t, run_id)
         return await self.settle(made.request, t, run_id)
@@ -163,6 +171,52 @@ class ToolGate(Running):
         free = not cands and exempt(self.policy, t.name, args, t.risk)
         return await self.requests.create(
             self.policy,
+            **self._fields(t, args, call, run_id),
+            claim_as=SYSTEM if free and not (stop and self.runs is not None) else None,
+            unless_steered=run_id if guarded else None,
+            candidates=cands,
+        )
+
+    async def _first(
+        self,
+        t: Tool,
+        args: dict[str, Any],
+        call: ToolCall,
+        run_id: str,
+        *,
+        stop: bool,
+        guarded: bool,
+        cands: list[dict[str, Any]],
+    ) -> Created | SentCreate:
+        """The call's create: sent without waiting while the run is known clear locally;
+        else through the store, which (guarded) also reads the run's queue and stop flag
+        and so tells the local follower the run is clear."""
+        if guarded and not cands and (sent := await self._send_free(t, args, call, run_id)):
+            return sent
+        mark = self.signals.mark(run_id) if guarded and self.signals else None
+        made = await self._propose(t, args, call, run_id, stop=stop, guarded=guarded, cands=cands)
+        if self.signals is not None and not made.steered:
+            self.signals.found_clear(run_id, mark)
+        return made
+
+    async def _send_free(
+        self, t: Tool, args: dict[str, Any], call: ToolCall, run_id: str
+    ) -> SentCreate | None:
+        """A free call of a run known locally to have no correction queued and no stop
+        asked (bot/store/run_signals.py): its create and claim are sent, not waited on
+        (bot/store/free_call.py). None: the usual path."""
+        if self.signals is None or not self.signals.clear(run_id):
+            return None
+        if not exempt(self.policy, t.name, args, t.risk):
+            return None
+        prep = await self.requests.prepare(
+            self.policy, **self._fields(t, args, call, run_id), claim_as=SYSTEM
+        )
+        return await send_claimed(self.requests, prep)
+
+    def _fields(self, t: Tool, args: dict[str, Any], call: ToolCall, run_id: str) -> Any:
+        """What every create of this gate's calls names."""
+        return dict(
             tool=t.name,
             args=args,
             requester=self.requester,
@@ -178,9 +232,6 @@ class ToolGate(Running):
             # against it; held as the worker's, so nothing sent over the API replaces it.
             args_schema=self._schema(t),
             schema_by_worker=True,
-            claim_as=SYSTEM if free and not (stop and self.runs is not None) else None,
-            unless_steered=run_id if guarded else None,
-            candidates=cands,
         )
 
     def _schema(self, t: Tool) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from bot.core.states import Event, State, SystemReason
 from bot.errors import Expired, ForgedDecision, InvalidTransition
 from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.execution import report_executed
+from bot.store.free_call import SentCreate
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
 
@@ -82,10 +83,12 @@ class Running:
             lambda token: claim_checked(self.requests, rid, check=self.claims, token=token)
         )
 
-    async def _run_shielded(self, claimed: ActionRequest, tool: Tool, run_id: str) -> Outcome:
+    async def _run_shielded(
+        self, claimed: ActionRequest, tool: Tool, run_id: str, *, sent: SentCreate | None = None
+    ) -> Outcome:
         # Claimed: from here the tool runs and reports even if this task is cancelled
         # (a graceful shutdown), so the request never stays `executing` for nothing.
-        work = asyncio.ensure_future(self._run_claimed(claimed, tool, run_id))
+        work = asyncio.ensure_future(self._run_claimed(claimed, tool, run_id, sent))
         try:
             return await asyncio.shield(work)
         except asyncio.CancelledError:
@@ -93,24 +96,35 @@ class Running:
                 await work
             raise
 
-    async def _run_claimed(self, req: ActionRequest, tool: Tool, run_id: str) -> Outcome:
+    async def _run_claimed(
+        self, req: ActionRequest, tool: Tool, run_id: str, sent: SentCreate | None = None
+    ) -> Outcome:
+        """`sent`: the claim was sent, not waited on (bot/store/free_call.py); its reply
+        is read before anything is reported, so nothing is reported unrecorded."""
         try:
             output = await self._call_stoppable(req, tool, run_id)
         except _StoppedMidCall:
+            req = req if sent is None else await sent.confirmed()
             return await self._failed(req, tool, run_id, msg.STOPPED_MID_CALL)
         except Exception as exc:  # any failure of the tool is reported, never lost
+            req = req if sent is None else await sent.confirmed()
             return await self._failed(req, tool, run_id, f"{type(exc).__name__}: {exc}")
         try:
-            await report_executed(
-                self.requests,
-                req.id,
-                ok=True,
-                detail=clip(output),
-                compensated=None,
-                actor=SYSTEM,
-                fence=req.fence,
-                check=self.claims,
-            )
+            # a free call sent unconfirmed: its report rides behind the create
+            took = sent is not None and await sent.succeeded(clip(output))
+            if sent is not None:
+                req = await sent.confirmed()
+            if not took:
+                await report_executed(
+                    self.requests,
+                    req.id,
+                    ok=True,
+                    detail=clip(output),
+                    compensated=None,
+                    actor=SYSTEM,
+                    fence=req.fence,
+                    check=self.claims,
+                )
         except InvalidTransition:
             # The execution deadline fired first; a person now checks it by hand.
             return explain(await self.requests.get(req.id))

@@ -21,6 +21,7 @@ from bot.errors import HitlError
 from bot.store import execution
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
+from bot.store.run_signals import signal
 from bot.store.runs import RunStore
 from bot.store.steering import SteeringStore
 
@@ -89,6 +90,7 @@ async def stop_run(
     A worker's run ends when its worker sees the flag; an outside agent's run has no
     worker to say so, so it is stopped at once (its next call is refused as stopped)."""
     run = await runs.update(run_id, stop_requested=True)
+    await signal(runs.redis, run_id)  # workers that keep the run's state locally
     if run.waiting_on and is_question_id(run.waiting_on):
         with contextlib.suppress(HitlError):  # answered already: the flag does the rest
             await questions.cancel(run.waiting_on)

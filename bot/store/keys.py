@@ -182,6 +182,12 @@ def steering(run_id: str) -> str:
     return f"{PREFIX}{{run:{run_id}}}:steer"
 
 
+def run_signal(run_id: str) -> str:
+    """Pub/sub channel: a correction was queued or a stop asked for the run, so a worker
+    that keeps the run's state locally reads the store again (bot/store/run_signals.py)."""
+    return f"{PREFIX}{{run:{run_id}}}:signal"
+
+
 def run_owner(run_id: str) -> str:
     """The identity a run id belongs to: whoever used it first (POST /v1/runs, or an
     outside agent's approvals and questions). Set, it also tells that the run may be

@@ -10,6 +10,7 @@ from typing import Any, NoReturn, cast
 
 import orjson
 from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
 
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
@@ -65,6 +66,20 @@ class Created:
     created: bool  # False: the idempotency key matched an existing request
     claimed: bool = False  # created exempt and claimed in the same step (`claim_as`)
     steered: bool = False  # nothing created: the run had a correction or a stop waiting
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A create ready for its script (`RequestStore.prepare`)."""
+
+    request: ActionRequest  # as proposed: what the script stores, before its reply
+    needs_review: bool
+    keys: list[str]
+    argv: list[str | bytes | int]
+    requester: str
+    owner: str
+    claim_as: str | None  # who claims it in the same step: only a call that needs no review
+    token: str  # the claim token sent (bot/core/fence.py)
 
 
 @dataclass(frozen=True)
@@ -153,6 +168,50 @@ class RequestStore:
         (bot/core/candidates.py), reviewed at the highest tier any candidate reaches;
         with `args_schema` every candidate must fit it.
         """
+        prep = await self.prepare(
+            policy,
+            tool=tool,
+            args=args,
+            requester=requester,
+            run_id=run_id,
+            channel=channel,
+            idempotency_key=idempotency_key,
+            risk=risk,
+            on_behalf_of=on_behalf_of,
+            args_schema=args_schema,
+            schema_by_worker=schema_by_worker,
+            claim_as=claim_as,
+            claim_token=claim_token,
+            unless_steered=unless_steered,
+            owner=owner,
+            candidates=candidates,
+        )
+        with terms_checked(prep.request.id):
+            # The agent is told its request exists (and, with `claim_as`, to run it).
+            status, out = await self._acks.script(self._create, keys=prep.keys, args=prep.argv)
+        return self.finish(prep, status, out)
+
+    async def prepare(
+        self,
+        policy: Policy,
+        *,
+        tool: str,
+        args: dict[str, Any],
+        requester: str,
+        run_id: str | None = None,
+        channel: str | None = None,
+        idempotency_key: str | None = None,
+        risk: RiskTier | None = None,
+        on_behalf_of: str | None = None,
+        args_schema: dict[str, Any] | None = None,
+        schema_by_worker: bool = False,
+        claim_as: str | None = None,
+        claim_token: str | None = None,
+        unless_steered: str | None = None,
+        owner: str | None = None,
+        candidates: Sequence[dict[str, Any]] = (),
+    ) -> Prepared:
+        """`create` up to its script: the proposal checked, its KEYS and ARGV."""
         call, risk = (
             proposal_call(policy, tool, args, candidates, risk) if candidates else (args, risk)
         )
@@ -195,8 +254,9 @@ class RequestStore:
             orjson.dumps(body),
             terms,
         ]
+        token = claim_token or new_claim_token()
         if claim_as and not needs_review:
-            argv += [claim_as, claim_token or new_claim_token()]
+            argv += [claim_as, token]
         script_keys = keys.request_keys(rid)
         if unless_steered is not None:
             if not self.guards_steering:
@@ -206,9 +266,31 @@ class RequestStore:
                 keys.run(unless_steered),
                 keys.run_waiting(unless_steered),
             ]
-        with terms_checked(rid):
-            # The agent is told its request exists (and, with `claim_as`, to run it).
-            status, out = await self._acks.script(self._create, keys=script_keys, args=argv)
+        claims = claim_as if claim_as and not needs_review else None
+        return Prepared(req, needs_review, script_keys, argv, requester, owner, claims, token)
+
+    @property
+    def acks_needed(self) -> int:
+        """Replicas every write waits for (HITL_REPLICA_ACKS); 0: the primary alone."""
+        return self._acks.n
+
+    @property
+    def create_script(self) -> AsyncScript:
+        return self._create
+
+    @property
+    def report_script(self) -> AsyncScript:
+        return self._scripts["report"]
+
+    async def create_again(self, prep: Prepared) -> Any:
+        """`prep`'s script reply, sent through the usual path (loading the script)."""
+        return await self._acks.script(self._create, keys=prep.keys, args=prep.argv)
+
+    def finish(self, prep: Prepared, status: str, out: Any) -> Created:
+        """What `create` answers for the script's reply to `prep`."""
+        req, requester, owner = prep.request, prep.requester, prep.owner
+        idempotency_key, claim_as = req.idempotency_key, prep.claim_as
+        needs_review = prep.needs_review
         if status == "steered":
             return Created(req, created=False, steered=True)
         stored = created(req, reply(out)) if status == "ok" else from_hash(reply(out))

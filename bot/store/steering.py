@@ -45,6 +45,9 @@ class SteeringStore:
         pipe = self.redis.pipeline(transaction=True)
         pipe.rpush(key, s.model_dump_json())
         pipe.expire(key, QUEUE_TTL_S)
+        # after the write, in the same step: a worker that keeps the run's state
+        # locally reads the store again (bot/store/run_signals.py)
+        pipe.publish(keys.run_signal(run_id), "1")
         await pipe.execute()
         await publish(
             self.redis,
