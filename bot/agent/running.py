@@ -25,6 +25,7 @@ from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.execution import report_executed
 from bot.store.free_call import SentCreate
 from bot.store.requests import RequestStore
+from bot.store.run_signals import RunSignals
 from bot.store.runs import RunStore
 
 STOP_POLL_S = 0.5  # how soon a hard stop reaches a tool that is already running
@@ -38,6 +39,7 @@ class Running:
     requests: RequestStore
     claims: ClaimCheck
     runs: RunStore | None  # None: the caller is not a RunStore run; nothing can stop it
+    signals: RunSignals | None  # the runs' corrections and stops known locally
 
     async def _explain(self, req: ActionRequest, run_id: str) -> Outcome:
         """Why `req` did not run, in the model's words (the gate's approval step)."""
@@ -111,7 +113,7 @@ class Running:
             return await self._failed(req, tool, run_id, f"{type(exc).__name__}: {exc}")
         try:
             # a free call sent unconfirmed: its report rides behind the create
-            took = sent is not None and await sent.succeeded(clip(output))
+            took = sent is not None and await self._succeeded(sent, clip(output), run_id)
             if sent is not None:
                 req = await sent.confirmed()
             if not took:
@@ -137,6 +139,18 @@ class Running:
         else:
             text = msg.APPROVED.format(actor=res.actor, output=output)
         return Outcome(text, "completed", req.id)
+
+    async def _succeeded(self, sent: SentCreate, detail: str, run_id: str) -> bool:
+        """The pipelined report; its read of the run's queue and stop flag tells the
+        local follower whether the next call may skip the store (bot/store/run_signals)."""
+        mark = None if self.signals is None else self.signals.mark(run_id)
+        took = await sent.succeeded(detail, run_id if self.runs is not None else None)
+        if self.signals is not None and sent.run_clear is not None:
+            if sent.run_clear:
+                self.signals.found_clear(run_id, mark)
+            else:
+                self.signals.dirty(run_id)
+        return took
 
     async def _call_stoppable(self, req: ActionRequest, tool: Tool, run_id: str) -> str:
         """Run the tool; a hard stop cancels it if it is a coroutine.

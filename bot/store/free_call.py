@@ -30,6 +30,7 @@ from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 from bot.core.models import SYSTEM, ActionRequest, Decision
 from bot.core.states import Event, State
 from bot.errors import HitlError
+from bot.store import keys
 from bot.store.cluster import is_cluster
 from bot.store.codec import reply
 from bot.store.keys import REQUEST_KEYS
@@ -54,6 +55,7 @@ class SentCreate:
         self.store, self.prep, self._pool, self._conn = store, prep, pool, conn
         self.request = request  # as the script stores it: claimed, with its fence
         self._made: ActionRequest | None = None
+        self.run_clear: bool | None = None  # see `succeeded`
 
     async def confirmed(self) -> ActionRequest:
         """The stored request, once the store confirms the claim this call ran under."""
@@ -65,27 +67,39 @@ class SentCreate:
                 await self._release()
         return self._made
 
-    async def succeeded(self, detail: str) -> bool:
+    async def succeeded(self, detail: str, run_id: str | None = None) -> bool:
         """Report success pipelined behind the create, reading both replies: one round
         trip. False: the create is confirmed but the report did not take (the caller
-        reports as usual, which explains a refusal)."""
+        reports as usual, which explains a refusal).
+
+        `run_id`: the run's correction queue and stop flag are read in the same round
+        trip, right after the report: `run_clear` says whether both were empty then, so
+        a correction queued while the tool ran is never missed by the next call."""
         if self._made is not None:
             return False
+        run_reads: list[tuple[Any, ...]] = []
+        if run_id is not None:
+            stop = ("HGET", keys.run(run_id), "stop_requested")
+            run_reads = [("LLEN", keys.steering(run_id)), stop]
         d = Decision(event=Event.SUCCEED, actor=SYSTEM, detail=detail)
         d = d.model_copy(update={"claim_fence": self.request.fence})
         argv = argv_of(d, self.store.clock(), Signed(), lean=True)
         script, rkeys = self.store.report_script, self.prep.keys[: len(REQUEST_KEYS)]
         try:
             try:
-                await self._conn.send_command("EVALSHA", script.sha, len(rkeys), *rkeys, *argv)
+                commands = [("EVALSHA", script.sha, len(rkeys), *rkeys, *argv), *run_reads]
+                await self._conn.send_packed_command(self._conn.pack_commands(commands))
             except Exception:
                 got = await self._read(1)  # the create's reply may still be readable
                 self._made = await self._settle(got[0])
                 return False
-            got = await self._read(2)
+            got = await self._read(2 + len(run_reads))
             self._made = await self._settle(got[0])
         finally:
             await self._release()
+        if run_reads:
+            queued, stop = got[2], got[3]
+            self.run_clear = queued == 0 and stop not in ("1", b"1")
         report = got[1]
         if not isinstance(report, list) or str(report[0]) != "ok":
             return False

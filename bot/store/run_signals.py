@@ -96,6 +96,10 @@ class RunSignals:
         if mark is not None:
             self._clear[run_id] = mark
 
+    def dirty(self, run_id: str) -> None:
+        """A store read found a correction queued or a stop: ask the store next time."""
+        self._clear.pop(run_id, None)
+
     def watch(self, run_id: str) -> None:
         if run_id in self._wanted:
             self._wanted.move_to_end(run_id)
