@@ -22,9 +22,10 @@ end
 -- never guessed at: the request gets GONE's terms, which nobody passes (no chain, no
 -- approver, the rejecting default), and is marked so that people's decisions and claims
 -- are refused; its timers, a cancel and an executor's report still move it, so it ends
--- rather than hangs.
+-- rather than hangs. nil: the item does not exist.
 local function load(key, T)
   local h = read(key)
+  if next(h) == nil then return nil end  -- no such item
   local text, terms = redis.call('HGET', T, h.terms or ''), GONE
   if text and string.sub(redis.sha1hex(text), 1, REF_LEN) == h.terms then
     terms = cjson.decode(text)

@@ -21,8 +21,8 @@ end
 -- (a seal names the version it moves the request to): moved since, the caller reads,
 -- checks or signs again.
 local function begin(K, now, event, actor, expect, terms)
-  if redis.call('EXISTS', K.req) == 0 then return nil, {'not_found', '{}'} end
-  local h = load(K.req, K.terms)
+  local h = load(K.req, K.terms)  -- one HGETALL answers whether it exists too
+  if h == nil then return nil, {'not_found', '{}'} end
   if terms and h.terms_gone then
     return error(TERMS_ERROR .. ' missing or damaged: ' .. K.req)
   end
