@@ -29,6 +29,7 @@ from bot.errors import (
     StalePayload,
     StoreDamaged,
     StoreUnavailable,
+    UnconfirmedCreate,
 )
 
 if TYPE_CHECKING:
@@ -85,5 +86,6 @@ __all__ = [
     "SteeringStore",
     "StoreDamaged",
     "StoreUnavailable",
+    "UnconfirmedCreate",
     "load_policy",
 ]

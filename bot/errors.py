@@ -17,7 +17,9 @@
     │                            speak as someone else, steer a run that is not theirs)
     ├── StoreUnavailable         Redis/Valkey cannot be reached or started
     │   └── NotReplicated        applied, but not yet on the replicas asked for: try again
-    └── StoreDamaged             part of a record is gone (a request's review terms)
+    ├── StoreDamaged             part of a record is gone (a request's review terms)
+    └── UnconfirmedCreate        a free call's create, sent unawaited, did not take; its
+                                 tool ran (bot/store/free_call.py): the run fails
 
 Callers catch `HitlError` to handle anything the bot meant to raise; anything
 else is a bug.
@@ -152,3 +154,7 @@ WIRE: dict[type[HitlError], tuple[int, str]] = {
     ConfigError: (500, "config_error"),
     HitlError: (400, "error"),
 }
+
+
+class UnconfirmedCreate(HitlError):
+    """The store did not create and claim a free call as it was sent; its tool ran."""

@@ -14,7 +14,8 @@ before the result goes back. What it gives up: the record is in the store about 
 round trip after the tool started instead of before. If the store refuses or loses the
 create in that window (it went down, the script was flushed and must be loaded again),
 the tool has run: the reply is checked before the report, and a create that did not
-claim as sent raises `LostClaim`, so the result never goes back unrecorded.
+claim as sent raises `UnconfirmedCreate` (the run fails), so the result never goes
+back unrecorded.
 
 Not used with replica acks (HITL_REPLICA_ACKS): there the create must be acknowledged
 by replicas before the tool runs. Not on a cluster (the gate asks the store there).
@@ -29,7 +30,7 @@ from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
 from bot.core.models import SYSTEM, ActionRequest, Decision
 from bot.core.states import Event, State
-from bot.errors import HitlError
+from bot.errors import UnconfirmedCreate
 from bot.store import keys
 from bot.store.cluster import is_cluster
 from bot.store.codec import reply
@@ -39,10 +40,6 @@ from bot.store.terms import terms_checked
 from bot.store.transition_argv import Signed, argv_of, log_moved
 
 __all__ = ["SentCreate", "UnconfirmedCreate", "send_claimed"]
-
-
-class UnconfirmedCreate(HitlError):
-    """The store did not create and claim a free call as it was sent; its tool ran."""
 
 
 class SentCreate:

@@ -52,7 +52,8 @@ Mark = tuple[int, int]  # (epoch, messages seen for the run) when a store read b
 
 async def signal(redis: Redis, run_id: str) -> None:
     """Tell the run's followers to read the store again (after writing the change)."""
-    await redis.publish(keys.run_signal(run_id), "1")
+    if not is_cluster(redis):  # nobody follows runs on a cluster (`signals_for`)
+        await redis.publish(keys.run_signal(run_id), "1")
 
 
 def _run_of(channel: Any) -> str | None:
