@@ -25,13 +25,21 @@ class Seen:
 @dataclass
 class FakePagers:
     seen: list[Seen] = field(default_factory=list)
-    failures: list[int] = field(default_factory=list)  # statuses answered first, in order
+    # (path prefix, status) answered first, in order, to the first request that matches
+    failures: list[tuple[str, int]] = field(default_factory=list)
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def fail_next(self, *statuses: int) -> None:
+    def fail_next(self, path_start: str, status: int) -> None:
         with self.lock:
-            self.failures.extend(statuses)
+            self.failures.append((path_start, status))
+
+    def _status(self, path: str) -> int:
+        for i, (start, status) in enumerate(self.failures):
+            if path.startswith(start):
+                del self.failures[i]
+                return status
+        return 202
 
     def taken(self, path_start: str) -> list[Seen]:
         """The requests to paths starting with `path_start` that were answered 202."""
@@ -48,7 +56,7 @@ def _handler(fake: FakePagers) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with fake.lock:
-                status = fake.failures.pop(0) if fake.failures else 202
+                status = fake._status(self.path)
                 fake.seen.append(
                     Seen(self.path, {k.lower(): v for k, v in self.headers.items()},
                          json.loads(raw or b"{}"), status)

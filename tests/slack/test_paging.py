@@ -125,7 +125,7 @@ async def test_a_failed_page_raises_for_the_outbox_and_is_sent_once_it_passes(
 ) -> None:
     req = await _paged(store, fake)
     pager = _pager(redis, store)
-    fake.fail_next(500)
+    fake.fail_next("/v2/enqueue", 500)
     with pytest.raises(httpx.HTTPError):
         await pager.trigger(req)
     await pager.trigger(req)  # the outbox's retry
@@ -178,7 +178,7 @@ async def test_a_missing_key_is_named_never_shown_and_does_not_block(
     req = await _paged(store, fake)
     with caplog.at_level(logging.DEBUG):
         await _pager(redis, store, env={"OPSGENIE_KEY": OG_KEY}).trigger(req)
-        fake.fail_next(400)  # Opsgenie says no for good: logged, not retried forever
+        fake.fail_next("/v2/alerts", 400)  # Opsgenie says no for good: logged, not retried forever
         req2 = await _paged(store, fake)
         await _pager(redis, store).trigger(req2)
     logged = caplog.text
