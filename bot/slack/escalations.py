@@ -44,6 +44,9 @@ class EscalationPosts:
         done = await cards.posts(req.id)
         if f"{req.level}:done" in done or req.state != State.PENDING_REVIEW:
             return set()  # a retry after it all went out, or decided before we got here
+        # The page first: waking the on-call engineer must not wait on, or be lost with,
+        # a Slack post that fails (one Slack refuses for good drops the notice).
+        await self.paging.trigger(req)
         level = req.assignees
         msg = render.escalation_message(req, now_ms=self.rt.clock())
         posted: set[str] = set()
@@ -66,7 +69,6 @@ class EscalationPosts:
             await cards.save_post(req.id, slot, post.channel, post.ts)
             if not post.adopted:  # an adopted one is brought up to date with the others
                 posted.add(slot)
-        await self.paging.trigger(req)  # after the posts: a failed page retries only itself
         await cards.level_done(req.id, req.level)
         return posted
 

@@ -204,3 +204,18 @@ def test_a_wrong_pager_level_is_refused_naming_the_fix(level: dict[str, Any], sa
         parse_policy(policy)
     assert says in str(refused.value) and "tiers.critical.escalation.0" in str(refused.value)
     assert "R0UT1NGKEY" not in str(refused.value)  # a key pasted by mistake is not echoed
+
+
+@pytest.mark.parametrize("state", [State.CANCELLED, State.AUTO_REJECTED, State.APPROVED])
+async def test_every_way_out_of_review_closes_the_page_naming_it(
+    redis: Redis, store: RequestStore, fake: FakePagers, state: State
+) -> None:
+    req = await _paged(store, fake)
+    pager = _pager(redis, store)
+    await pager.trigger(req)
+    await pager.resolve(req)  # still pending: the page stays open
+    assert not fake.all(f"/v2/alerts/hitl-{req.id}/close")
+    await pager.resolve(req.model_copy(update={"state": state}))
+    (close,) = fake.taken(f"/v2/alerts/hitl-{req.id}/close")
+    assert close.body["note"] == f"hitl-bot: the request left review: {state.value}"
+    assert [s.body["event_action"] for s in fake.taken("/v2/enqueue")] == ["trigger", "resolve"]
