@@ -21,9 +21,10 @@ from bot.slack.invisible import visible
 
 SOURCE = "hitl-bot"
 PD_SUMMARY = 1024  # PagerDuty's limit on payload.summary
-OG_MESSAGE = 130  # Opsgenie's limits on message, description and a details value
+OG_MESSAGE = 130  # Opsgenie's limits on message and description
 OG_DESCRIPTION = 15_000
-OG_DETAIL = 8_000
+# The arguments in `details`: Opsgenie caps the whole map, and the card linked shows them all.
+OG_DETAIL = 1_000
 ARG_VALUE = 60  # one argument's value in the summary
 ARGS = 300  # all of them
 
