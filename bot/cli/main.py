@@ -27,6 +27,7 @@ from bot.core.chain import expand
 from bot.core.durations import format_duration
 from bot.core.ids import is_run_id
 from bot.core.models import ActionRequest
+from bot.core.pagers import pager_lines
 from bot.core.policy import TIER_ORDER, Assignees, Policy, load_policy
 from bot.core.seal import unsealed
 from bot.errors import HitlError
@@ -197,7 +198,7 @@ def _signatures(rt: Runtime, rid: str, lines: list[str]) -> str:
 
 def _level(a: Assignees) -> str:
     oncall = [f"on call: {a.oncall}"] if a.oncall else []
-    pager = ["the pager"] if a.pager_url else []
+    pager = pager_lines(a, os.environ)  # whether each key is set, never the key
     return ", ".join([*a.users, *a.groups, *a.channels, *oncall, *pager])
 
 

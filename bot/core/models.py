@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.core.chain import expand
+from bot.core.pagers import Opsgenie, PagerDuty
 from bot.core.states import Event, ReasonCode, State
 
 SYSTEM = "system"  # the actor name for the sweeper, the policy and the executor
@@ -34,6 +35,8 @@ class Level(BaseModel):
     groups: tuple[str, ...] = ()
     channels: tuple[str, ...] = ()
     pager_url: str | None = None
+    pagerduty: PagerDuty | None = None
+    opsgenie: Opsgenie | None = None
 
 
 class Approval(BaseModel):

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bot.core.durations import parse_duration
 from bot.core.models import Level, RiskTier
+from bot.core.pagers import Opsgenie, PagerDuty, pages
 from bot.core.rules import Rule
 from bot.core.states import State
 from bot.errors import ConfigError
@@ -50,7 +51,9 @@ class Assignees(_Strict):
     groups: tuple[str, ...] = ()
     channels: tuple[str, ...] = ()
     oncall: str | None = None
-    pager_url: str | None = None
+    pager_url: str | None = None  # a generic webhook (docs: "Paging the on-call engineer")
+    pagerduty: PagerDuty | None = None
+    opsgenie: Opsgenie | None = None
     timeout: int | None = None  # defaults to the tier's review_timeout
 
     _timeout = field_validator("timeout", mode="before")(
@@ -59,10 +62,11 @@ class Assignees(_Strict):
 
     @model_validator(mode="after")
     def _not_empty(self) -> Assignees:
-        if not (self.users or self.groups or self.channels or self.oncall or self.pager_url):
+        if not (self.users or self.groups or self.channels or self.oncall or pages(self)):
             raise ValueError(
                 "an escalation level with nobody in it would escalate into silence; "
-                "fix: give it users, groups, channels, an oncall rotation or a pager_url, "
+                "fix: give it users, groups, channels, an oncall rotation or a pager "
+                "(pagerduty, opsgenie or pager_url), "
                 "or remove the level"
             )
         return self
@@ -236,6 +240,8 @@ class Policy(_Strict):
                     groups=lvl.groups,
                     channels=lvl.channels,
                     pager_url=lvl.pager_url,
+                    pagerduty=lvl.pagerduty,
+                    opsgenie=lvl.opsgenie,
                 )
             )
             starts += timeout

@@ -17,6 +17,7 @@ from enum import StrEnum
 
 from bot.core.durations import format_duration
 from bot.core.models import RiskTier
+from bot.core.pagers import pages
 from bot.core.policy import TIER_ORDER, Assignees, Policy, TierPolicy
 from bot.core.states import State
 from bot.core.verdicts import KINDS, TIMEOUT, Call, Judged, disagreements, judge
@@ -157,7 +158,7 @@ def _to_person(rec: Recorded, was: Judged, now: Judged) -> Change | None:
 
 def _who(a: Assignees) -> str:
     oncall = [f"oncall:{a.oncall}"] if a.oncall else []
-    pager = ["pager"] if a.pager_url else []
+    pager = ["pager"] if pages(a) else []
     return ", ".join([*a.users, *a.groups, *a.channels, *oncall, *pager]) or "-"
 
 

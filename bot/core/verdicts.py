@@ -95,7 +95,10 @@ def _propose(policy: Policy, call: Call, channel: str | None) -> tuple[ActionReq
 
 
 def _people(levels: tuple[Level, ...]) -> list[tuple[object, ...]]:
-    return [(set(lv.users), set(lv.groups), set(lv.channels), lv.pager_url) for lv in levels]
+    return [
+        (set(lv.users), set(lv.groups), set(lv.channels), lv.pager_url, lv.pagerduty, lv.opsgenie)
+        for lv in levels
+    ]
 
 
 def disagreements(one: Judged, other: Judged) -> tuple[str, ...]:

@@ -7,7 +7,6 @@ notice, so none keeps stale buttons or an old level.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import httpx
@@ -18,6 +17,7 @@ from bot.core.models import ActionRequest
 from bot.core.states import State
 from bot.slack import render
 from bot.slack.once import OncePoster, Tag
+from bot.slack.paging import Pager
 from bot.store.stores import StoreSet
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ class EscalationPosts:
         self.rt = rt
         self.client = client
         self.once = once
-        self.pager = pager
+        self.paging = Pager(rt, client, pager)
 
     async def escalate(
         self, req: ActionRequest, channel: str | None, thread: str | None
@@ -44,6 +44,9 @@ class EscalationPosts:
         done = await cards.posts(req.id)
         if f"{req.level}:done" in done or req.state != State.PENDING_REVIEW:
             return set()  # a retry after it all went out, or decided before we got here
+        # The page first: waking the on-call engineer must not wait on, or be lost with,
+        # a Slack post that fails (one Slack refuses for good drops the notice).
+        await self.paging.trigger(req)
         level = req.assignees
         msg = render.escalation_message(req, now_ms=self.rt.clock())
         posted: set[str] = set()
@@ -66,8 +69,6 @@ class EscalationPosts:
             await cards.save_post(req.id, slot, post.channel, post.ts)
             if not post.adopted:  # an adopted one is brought up to date with the others
                 posted.add(slot)
-        if level.pager_url:
-            await self.page(level.pager_url, req)
         await cards.level_done(req.id, req.level)
         return posted
 
@@ -107,22 +108,3 @@ class EscalationPosts:
                 posts[slot] = f"{found[0]} {found[1]}"
             await self.rt.cards.settle_post(req.id, slot, found)
         return posts
-
-    async def page(self, url: str, req: ActionRequest) -> None:
-        body = {
-            "request_id": req.id,
-            "tool": req.tool,
-            "risk": req.risk.value,
-            "level": req.level + 1,
-            "expires_at": req.expires_at,
-        }
-        for attempt in range(3):
-            try:
-                resp = await self.pager.post(url, json=body)
-                if resp.status_code < 500:
-                    resp.raise_for_status()
-                    return
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.5 * 2**attempt)
-        raise httpx.HTTPError(f"pager webhook {url} kept failing")

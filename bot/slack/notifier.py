@@ -276,6 +276,7 @@ class Notifier:
         # buttons or an old level once something happened. Before the thread line, so a
         # failure here retries the whole notice without saying the line twice.
         await self.escalations.refresh(req, skip=posted)
+        await self.escalations.paging.resolve(req)  # nobody need be woken for it any more
         await self._close_modals(req)
         if channel and ts:
             # The line says what this event did, not where the request is by now.

@@ -24,6 +24,7 @@ from bot.core.models import (
     Run,
 )
 from bot.core.models import RiskTier as Risk
+from bot.core.pagers import pages
 from bot.core.policy import TIER_ORDER, Policy
 from bot.core.states import FINAL, Event
 from bot.core.states import State as S
@@ -84,7 +85,7 @@ def state_label(req: ActionRequest) -> str:
 def level_who(lvl: Level, limit: int = 1000) -> str:
     """Who one level of the chain waits for: users and groups mentioned, channels by name."""
     items = [esc.principal(n) for n in (*lvl.users, *lvl.groups, *lvl.channels)]
-    if lvl.pager_url:
+    if pages(lvl):
         items.append(smsg.LEVEL_PAGER)
     return esc.join_fit(items, limit) or smsg.ANYONE_ELIGIBLE
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from bot import messages as msg
 from bot.core.models import ActionRequest, AuditEntry, Question, QuestionState, RiskTier
+from bot.core.pagers import pages
 from bot.core.policy import TIER_ORDER, Assignees, Policy, TierPolicy
 from bot.core.states import ReasonCode
 from bot.core.states import State as S
@@ -334,7 +335,7 @@ def _tier_text(tier: RiskTier, tp: TierPolicy) -> str:
 def _level(a: Assignees, tp: TierPolicy) -> str:
     items = [esc.principal(n) for n in (*a.users, *a.groups, *a.channels)]
     items += [smsg.LEVEL_ONCALL.format(name=esc.code(a.oncall))] if a.oncall else []
-    items += [smsg.LEVEL_PAGER] if a.pager_url else []
+    items += [smsg.LEVEL_PAGER] if pages(a) else []
     return f"{esc.join_fit(items, 300)} ({esc.duration(a.timeout or tp.review_timeout)})"
 
 

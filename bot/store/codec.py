@@ -191,6 +191,8 @@ def _list(raw: str) -> list[Any]:
 
 
 def _level(x: dict[str, Any]) -> Level:
+    if "pagerduty" in x or "opsgenie" in x:  # nested models: built, not just constructed
+        return Level.model_validate(x)
     fields = {k: tuple(v) if isinstance(v, list) else v for k, v in x.items()}
     return Level.model_construct(None, **fields)
 

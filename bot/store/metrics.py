@@ -18,7 +18,7 @@ from typing import cast
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from bot.store import fatigue, keys, pending_count, shadow
+from bot.store import fatigue, keys, pages, pending_count, shadow
 from bot.store.events import EventBus, Notice
 from bot.store.hub import hub_for
 from bot.store.replicas import COUNTS as ACKS
@@ -39,6 +39,7 @@ HELP = {
     "hitl_decision_seconds": "Time from request to decision.",
     **shadow.HELP,
     **fatigue.HELP,
+    **pages.HELP,
 }
 HISTOGRAMS = frozenset({"hitl_decision_seconds", *fatigue.HISTOGRAMS})
 

@@ -23,6 +23,7 @@ from bot.store.grants import GrantStore
 from bot.store.hub import hub_for
 from bot.store.lease import Lease
 from bot.store.owners import RunOwners
+from bot.store.pages import PageMarks
 from bot.store.questions import QuestionStore
 from bot.store.replicas import acks_for
 from bot.store.requests import RequestStore
@@ -54,6 +55,7 @@ class StoreSet:
         self.owners = RunOwners(redis)
         self.tools = ToolSchemas(redis)
         self.cards = Cards(redis)
+        self.pages = PageMarks(redis)
         self.digests = Digests(redis)
         self.threads = ThreadIndex(redis)
         self.slack = SlackCache(redis)

@@ -1,4 +1,4 @@
-"""The last level's pager webhook is called with retries, and a dead pager is retried later;
+"""The last level's pager webhook gets its documented body, retried through the outbox;
 a notice of an item the store no longer has is dropped."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pytest
 from redis.asyncio import Redis
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.models import Level
 from bot.core.policy import Policy
 from bot.slack.notifier import Notifier
 from bot.store.events import publish
@@ -25,28 +26,31 @@ def _notifier(redis: Redis, handler: Any) -> Notifier:
     return Notifier(rt, RunStore(redis), AsyncWebClient(token="x"), consumer="t", pager=pager)
 
 
-async def test_pager_is_retried_until_it_answers(
+async def test_the_generic_webhook_gets_its_documented_body_once(
     redis: Redis, store: RequestStore, policy: Policy
 ) -> None:
     req = (await store.create(policy, tool="deploy", args={"v": 1}, requester="U1")).request
+    hooked = Level(timeout_ms=60_000, pager_url="https://pager.test/hook")
+    req = req.model_copy(update={"levels": (*req.levels, hooked), "level": len(req.levels)})
     seen: list[dict[str, Any]] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(json.loads(request.content))
-        return httpx.Response(500 if len(seen) < 3 else 200)
+        return httpx.Response(500 if len(seen) < 2 else 200)
 
-    await _notifier(redis, handler).escalations.page("https://pager.test/hook", req)
-    assert len(seen) == 3 and seen[-1]["request_id"] == req.id and seen[-1]["risk"] == "critical"
-
-
-async def test_a_pager_that_stays_down_raises_so_the_event_is_retried(
-    redis: Redis, store: RequestStore, policy: Policy
-) -> None:
-    req = (await store.create(policy, tool="deploy", args={"v": 2}, requester="U1")).request
-    with pytest.raises(httpx.HTTPError):
-        await _notifier(redis, lambda r: httpx.Response(503)).escalations.page(
-            "https://pager.test/x", req
-        )
+    paging = _notifier(redis, handler).escalations.paging
+    with pytest.raises(httpx.HTTPError):  # the outbox retries the notice
+        await paging.trigger(req)
+    await paging.trigger(req)
+    await paging.trigger(req)  # taken: not sent again
+    assert len(seen) == 2
+    assert seen[-1] == {
+        "request_id": req.id,
+        "tool": "deploy",
+        "risk": "critical",
+        "level": len(req.levels),
+        "expires_at": req.expires_at,
+    }
 
 
 async def test_a_notice_of_an_item_the_store_lost_is_dropped_not_retried_forever(
