@@ -13,20 +13,23 @@ and the store's claim makes sure the tool runs at most once.
 from __future__ import annotations
 
 import contextlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 from bot.agent import messages as msg
 from bot.agent.errors import InvalidArguments, LostClaim
+from bot.agent.filing import Filing
+from bot.agent.filing import idempotency_key as idempotency_key
+from bot.agent.filing import request_id as request_id
 from bot.agent.llm import ToolCall
 from bot.agent.outcome import Outcome, explain, stopped
 from bot.agent.running import Running
 from bot.agent.tools import Tool, ToolRegistry, proposal_of
 from bot.clock import Clock, wall_ms
 from bot.core.choices import option_problem
-from bot.core.ids import keyed_question_id, keyed_request_id
+from bot.core.ids import keyed_question_id
 from bot.core.models import (
-    SYSTEM,
     WORKER,
     ActionRequest,
     Decision,
@@ -36,13 +39,12 @@ from bot.core.models import (
     Steering,
 )
 from bot.core.policy import Policy
-from bot.core.proposal import exempt
 from bot.core.states import Event, State, SystemReason
 from bot.errors import HitlError, NotFound, PayloadError
 from bot.signing import PublicKeys
 from bot.store.claims import ClaimCheck
 from bot.store.corrections import SUPERSEDED
-from bot.store.free_call import SentCreate, send_claimed
+from bot.store.free_call import SentCreate
 from bot.store.questions import QuestionStore
 from bot.store.requests import Created, RequestStore
 from bot.store.run_audit import RunAudit
@@ -53,19 +55,11 @@ from bot.store.steering import SteeringStore
 WAIT_SLACK_S = 0.25  # past a deadline, give the sweeper a moment before firing it ourselves
 
 
-def idempotency_key(run_id: str, call_id: str) -> str:
-    return f"{run_id}:{call_id}"
-
-
-def request_id(run_id: str, call_id: str, owner: str = WORKER) -> str:
-    return keyed_request_id(idempotency_key(run_id, call_id), owner)
-
-
 def question_id(run_id: str, call_id: str) -> str:
     return keyed_question_id(idempotency_key(run_id, call_id))
 
 
-class ToolGate(Running):
+class ToolGate(Filing, Running):
     def __init__(
         self,
         *,
@@ -102,6 +96,7 @@ class ToolGate(Running):
         # A run's corrections and stop known locally, so a free call waits on one round
         # trip; only for RunStore runs on one Redis (None: ask the store every time).
         self.signals = signals_for(requests.redis) if runs is not None else None
+        self._filed: OrderedDict[str, None] = OrderedDict()  # request ids filed lately
 
     async def check(
         self, call: ToolCall, tools: ToolRegistry, *, run_id: str, resumed: bool = False
@@ -153,93 +148,6 @@ class ToolGate(Running):
         if made.claimed:
             return await self._run_shielded(made.request, t, run_id)
         return await self.settle(made.request, t, run_id)
-
-    async def _propose(
-        self,
-        t: Tool,
-        args: dict[str, Any],
-        call: ToolCall,
-        run_id: str,
-        *,
-        stop: bool,
-        guarded: bool,
-        cands: list[dict[str, Any]],
-    ) -> Created:
-        # A tool the policy exempts is created already claimed (one round trip), unless
-        # the run was stopped: then it is created approved but unclaimed, and `settle`
-        # withdraws it.
-        free = not cands and exempt(self.policy, t.name, args, t.risk)
-        return await self.requests.create(
-            self.policy,
-            **self._fields(t, args, call, run_id),
-            claim_as=SYSTEM if free and not (stop and self.runs is not None) else None,
-            unless_steered=run_id if guarded else None,
-            candidates=cands,
-        )
-
-    async def _first(
-        self,
-        t: Tool,
-        args: dict[str, Any],
-        call: ToolCall,
-        run_id: str,
-        *,
-        stop: bool,
-        guarded: bool,
-        cands: list[dict[str, Any]],
-    ) -> Created | SentCreate:
-        """The call's create: sent without waiting while the run is known clear locally;
-        else through the store, which (guarded) also reads the run's queue and stop flag
-        and so tells the local follower the run is clear."""
-        if guarded and not cands and (sent := await self._send_free(t, args, call, run_id)):
-            return sent
-        mark = self.signals.mark(run_id) if guarded and self.signals else None
-        made = await self._propose(t, args, call, run_id, stop=stop, guarded=guarded, cands=cands)
-        if self.signals is not None and not made.steered:
-            self.signals.found_clear(run_id, mark)
-        return made
-
-    async def _send_free(
-        self, t: Tool, args: dict[str, Any], call: ToolCall, run_id: str
-    ) -> SentCreate | None:
-        """A free call of a run known locally to have no correction queued and no stop
-        asked (bot/store/run_signals.py): its create and claim are sent, not waited on
-        (bot/store/free_call.py). None: the usual path."""
-        if self.signals is None or not self.signals.clear(run_id):
-            return None
-        if not exempt(self.policy, t.name, args, t.risk):
-            return None
-        prep = await self.requests.prepare(
-            self.policy, **self._fields(t, args, call, run_id), claim_as=SYSTEM
-        )
-        return await send_claimed(self.requests, prep)
-
-    def _fields(self, t: Tool, args: dict[str, Any], call: ToolCall, run_id: str) -> Any:
-        """What every create of this gate's calls names."""
-        return dict(
-            tool=t.name,
-            args=args,
-            requester=self.requester,
-            on_behalf_of=self.on_behalf_of,
-            run_id=run_id,
-            # a run's cards go to its thread and the policy's channels: the run's own
-            # channel is not a review route
-            channel=None,
-            idempotency_key=idempotency_key(run_id, call.id),
-            risk=t.risk,
-            owner=self.owner,
-            # Recorded for this agent's tool, so the Edit modal checks a person's edit
-            # against it; held as the worker's, so nothing sent over the API replaces it.
-            args_schema=self._schema(t),
-            schema_by_worker=True,
-        )
-
-    def _schema(self, t: Tool) -> dict[str, Any]:
-        """The tool's schema, built once per tool: pydantic builds it anew on every call."""
-        hit = self._schemas.get(id(t))
-        if hit is None or hit[0] is not t:
-            hit = self._schemas[id(t)] = (t, t.schema())
-        return hit[1]
 
     async def _resume(self, call: ToolCall, tools: ToolRegistry, run_id: str) -> Outcome | None:
         """What this call already got before the run moved workers, if anything."""

@@ -10,7 +10,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from bot.agent import gate as gate_module
+from bot.agent import filing as gate_module
 from bot.agent.gate import ToolGate
 from bot.agent.llm import ToolCall
 from bot.agent.loader import Agent

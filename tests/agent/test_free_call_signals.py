@@ -191,3 +191,17 @@ async def test_kill_9_mid_free_call_still_reaches_a_person(
     assert out.status == "manual_intervention"
     assert (await stores.requests.get(rid)).state == State.MANUAL_INTERVENTION
     assert free.ran == []  # never run twice
+
+
+async def test_a_repeated_call_id_is_not_run_twice(stores: Stores) -> None:
+    """A model that repeats a tool-call id names the same call: the store's record of it
+    answers, the tool does not run again."""
+    run = await stores.start()
+    free = Free()
+    gate = free.gate(stores)
+    tools = free.registry()
+    await followed(gate, free, tools, run.id)
+    for _ in range(2):
+        await gate.check(ToolCall("c1", "note", '{"text": "one"}'), tools, run_id=run.id)
+    assert free.ran == ["one"]
+    assert (await stores.requests.get(request_id(run.id, "c1"))).state == State.COMPLETED
