@@ -11,7 +11,8 @@ in redis-py), and what the server ran (CONFIG RESETSTAT + INFO commandstats, in-
 calls included). Prints figures; not a test. Starts its own Valkey unless REDIS_URL
 is set (that database is FLUSHED). Then cProfile's top lines for each path, and
 PASS/MISS against the targets (docs/performance.md): < 0.6 ms p50 added, < 0.3 ms CPU per call
-(CPU: this process, per gated call plus its direct twin, which costs ~nothing).
+(CPU: this process, per gated call plus its direct twin, which costs ~nothing), and issue
+#30's: both <= 3 bare PINGs of the same run.
 
     .venv/bin/python bench/gate_overhead.py [--n 5000] [--m 200]
 """
@@ -268,6 +269,11 @@ def print_traffic(got: dict[str, Traffic], m: int) -> None:
         row(f"  server ran {k}", [ran.get(k, 0) for *_, ran in got.values()])
     row("server ran, all", [sum(ran.values()) for *_, ran in got.values()])
     print("  (server counts include the commands the Lua scripts run; EVALSHA only the client's)")
+    print(
+        "  (a worker's free call sends its create without waiting for the reply and its report,"
+        "\n   with a read of the run's queue and stop flag, behind it: 2 sends, 1 round trip"
+        " waited on)"
+    )
 
 
 async def main() -> None:
