@@ -110,6 +110,7 @@ class RunSignals:
                 old, _ = self._wanted.popitem(last=False)
                 self._clear.pop(old, None)
                 self._confirmed.pop(old, None)
+                self._seen.pop(old, None)
         if self._task is None or self._task.done():
             self._task = asyncio.ensure_future(self._follow())
 
