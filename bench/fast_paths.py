@@ -1,6 +1,6 @@
 """Does each fast path pay for itself? Each one against the plain path it shortcuts.
 
-Four shortcuts, each timed beside its plain twin in the same run, against the same
+Three shortcuts, each timed beside its plain twin in the same run, against the same
 Valkey, alternating one call of each (the order swapped every other pair) so both see
 the same machine:
 
@@ -11,13 +11,13 @@ the same machine:
                      routing and dependency solving; plain: the same app without that
                      route (FastAPI's own route answers). Real uvicorn on loopback, a raw
                      keep-alive HTTP/1.1 client, both in this process
-  api/fastjson       the same POST with bodies parsed by orjson (`fastjson.loads`);
-                     plain: `json.loads`. In the fast route (also with a ~16 KB body),
-                     and in FastAPI's route (`FastJsonRoute` against a plain `APIRoute`)
   core/fastschema    a free call through the SDK (`require_approval`, direct mode) whose
                      arguments pass the quick predicate; plain: every check by jsonschema
                      (the predicate switched off when the schema is compiled). Also the
                      check alone, for scale
+
+A fourth, api/fastjson (orjson for request bodies), was measured here and removed: it
+saved 1-2 % of a POST and cost 12 % with a 15 KB body (docs/performance.md).
 
 Two controls time one path against itself (a fast route against itself; two SDK gates
 alike): their "saving" is what this bench calls zero, a bias or noise floor.
@@ -45,14 +45,12 @@ from typing import Any
 
 from _common import REFUND, print_load, server_url
 from api_throughput import TOKEN, RawClient
-from fastapi.routing import APIRoute
 from pydantic import SecretStr
 from redis.asyncio import Redis
 
 import bot.api.fastpath as fastpath
 import bot.core.schema as schema
 from bot.api import create_app
-from bot.api.fastjson import FastJsonRoute
 from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.models import Decision
@@ -73,7 +71,6 @@ FREE = parse_policy(
     }
 )
 Op = Callable[[], Awaitable[object]]
-LONG = "Customer's full message, pasted: " + "the parcel arrived damaged. " * 560  # ~16 KB
 
 
 @dataclass
@@ -128,14 +125,9 @@ def runtime(redis: Redis) -> Runtime:
     )
 
 
-def without_fastpath(rt: Runtime, *, plain_json: bool) -> Any:
-    """The app as create_app builds it, less the fast route; FastAPI's route parses
-    bodies with json.loads when `plain_json` (an APIRoute's own handler)."""
-    if plain_json:
-        with swapped(FastJsonRoute, "get_route_handler", APIRoute.get_route_handler):
-            app = create_app(rt)
-    else:
-        app = create_app(rt)
+def without_fastpath(rt: Runtime) -> Any:
+    """The app as create_app builds it, less the fast route."""
+    app = create_app(rt)
     routes = app.router.routes
     routes[:] = [r for r in routes if not isinstance(r, fastpath._Route)]
     return app
@@ -161,48 +153,21 @@ async def api_pairs(redis: Redis) -> tuple[list[Pair], list[Any]]:
     rt = runtime(redis)
     served = [
         await serve_asgi(create_app(rt)),
-        await serve_asgi(without_fastpath(rt, plain_json=False)),
-        await serve_asgi(without_fastpath(rt, plain_json=True)),
+        await serve_asgi(without_fastpath(rt)),
     ]
     clients = [RawClient("127.0.0.1", int(s.url.rsplit(":", 1)[1])) for s in served]
     body = json.dumps({"tool": "refund", "args": REFUND}).encode()
-    big = json.dumps({"tool": "refund", "args": {**REFUND, "reason": LONG}}).encode()
 
-    def post(c: RawClient, body: bytes = body) -> Op:
+    def post(c: RawClient) -> Op:
         async def op() -> None:
             if (status := await c.post(body)) != 201:
                 raise RuntimeError(f"POST /v1/approvals answered {status}")
 
         return op
 
-    def json_loads(op: Op) -> Op:
-        async def plain() -> None:
-            with swapped(fastpath, "loads", json.loads):
-                await op()
-
-        return plain
-
     pairs = [
         Pair("(control: A against A)", "POST /v1/approvals, fast route", *[post(clients[0])] * 2),
         Pair("api/fastpath", "POST /v1/approvals", post(clients[0]), post(clients[1])),
-        Pair(
-            "api/fastjson (fast route)",
-            "POST /v1/approvals, fast route",
-            post(clients[0]),
-            json_loads(post(clients[0])),
-        ),
-        Pair(
-            "api/fastjson (fast route)",
-            f"the same, {len(big) // 1024} KB body",
-            post(clients[0], big),
-            json_loads(post(clients[0], big)),
-        ),
-        Pair(
-            "api/fastjson (FastAPI route)",
-            "POST /v1/approvals, FastAPI route",
-            post(clients[1]),
-            post(clients[2]),
-        ),
     ]
     return pairs, [*clients, *served]
 
