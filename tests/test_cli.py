@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 import sys
@@ -197,6 +198,7 @@ async def test_policy_show_prints_the_policy_in_effect(tmp_path: Path) -> None:
     for cell in ("15m", "#hitl-approvals", "#hitl-oncall (15m) -> #hitl-leads (15m)"):
         assert cell in high, (cell, high)  # review timeout, reviewers, escalation
     assert "auto_rejected" in high and "#hitl-leads + each level reached" in high
+    assert high.rstrip().rstrip("│").rstrip().endswith("-")  # no standing approvals
     assert "waits 10m for its executor" in text and "may run 15m" in text
     mine = tmp_path / "p.yaml"
     mine.write_text(yaml.safe_dump(DEMO_POLICY))
@@ -333,3 +335,14 @@ async def test_keys_show_prints_the_key_get_v1_keys_gives(redis_url: str) -> Non
         ) as c:
             listing = (await c.get("/v1/keys")).json()["keys"]
     assert out.split() == [listing[0]["id"], "ed25519", listing[0]["public_key"]]
+
+
+async def test_policy_show_names_each_tiers_standing_approvals(tmp_path: Path) -> None:
+    data = copy.deepcopy(DEMO_POLICY)
+    data["tiers"]["low"]["standing"] = {"max": "30m", "scope": "requester"}
+    mine = tmp_path / "p.yaml"
+    mine.write_text(yaml.safe_dump(data))
+    code, text, err = await cli("policy", "show", str(mine))
+    assert code == 0, err
+    low = next(line for line in text.splitlines() if " low " in line)
+    assert "30m, requester" in low, low

@@ -6,7 +6,6 @@ from fastapi import APIRouter, Request, Response
 
 from bot.api.auth import caller
 from bot.api.errors import documented, steered_response
-from bot.api.fastjson import FastJsonRoute
 from bot.api.longpoll import hold
 from bot.api.ownership import Ownership
 from bot.api.schemas import ApprovalIn, CancelIn, ClaimIn, ItemPath, ResultIn, Wait
@@ -56,7 +55,7 @@ async def create_approval(
 
 
 def router(rt: Runtime, owners: Ownership, *, max_wait_s: float) -> APIRouter:
-    r = APIRouter(prefix="/approvals", tags=["approvals"], route_class=FastJsonRoute)
+    r = APIRouter(prefix="/approvals", tags=["approvals"])
 
     @r.post(
         "",

@@ -4,8 +4,8 @@ An agent's hottest call. FastAPI spends about as much CPU on it (routing through
 nested routers, solving dependencies, its request handler) as the store does creating
 the request. This route sits first in the app's routes and claims the call only
 when FastAPI's route would reach the endpoint with a valid body: the exact path and
-method, `Content-Type: application/json`, and a body that parses (`fastjson.loads`,
-the parser FastAPI's route uses too) and validates as `ApprovalIn`. It then runs the
+method, `Content-Type: application/json`, and a body that parses (`json.loads`,
+as FastAPI's route parses it) and validates as `ApprovalIn`. It then runs the
 same `create_approval`, under the same middleware and exception handlers, so the
 answer is byte for byte FastAPI's. Anything else (a bad body, another content type,
 another method) does not match here and goes to FastAPI's route, which answers it
@@ -16,6 +16,7 @@ exactly as before; the OpenAPI document still describes that route alone.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,7 +26,6 @@ from starlette.routing import Match, Route
 from starlette.types import Scope
 
 from bot.api.approvals import create_approval
-from bot.api.fastjson import loads
 from bot.api.limits import BODY_KEY
 from bot.api.ownership import Ownership
 from bot.api.schemas import ApprovalIn
@@ -50,7 +50,7 @@ class _Route(Route):
         if not body:
             return Match.NONE, {}
         try:
-            data: Any = loads(body)
+            data: Any = json.loads(body)
             valid = ApprovalIn.model_validate(data) if isinstance(data, dict) else None
         except (ValidationError, ValueError, RecursionError):
             valid = None  # the FastAPI route parses it again and answers the error itself

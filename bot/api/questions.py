@@ -6,7 +6,6 @@ from fastapi import APIRouter, Request
 
 from bot.api.auth import caller
 from bot.api.errors import documented
-from bot.api.fastjson import FastJsonRoute
 from bot.api.longpoll import hold
 from bot.api.ownership import Ownership
 from bot.api.schemas import ItemPath, QuestionIn, Wait
@@ -17,7 +16,7 @@ from bot.store.runtime import Runtime
 
 
 def router(rt: Runtime, owners: Ownership, *, max_wait_s: float) -> APIRouter:
-    r = APIRouter(prefix="/questions", tags=["questions"], route_class=FastJsonRoute)
+    r = APIRouter(prefix="/questions", tags=["questions"])
 
     @r.post(
         "",

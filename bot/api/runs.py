@@ -15,7 +15,6 @@ from fastapi import APIRouter, Request, Response
 from bot.api import messages as msg
 from bot.api.auth import caller
 from bot.api.errors import documented
-from bot.api.fastjson import FastJsonRoute
 from bot.api.ownership import Ownership
 from bot.api.schemas import RunIn, RunOut, RunPath, SteerIn
 from bot.core.models import RUN_FINAL, Steering
@@ -28,7 +27,7 @@ from bot.store.runtime import Runtime
 
 
 def router(rt: Runtime, owners: Ownership, runs: RunStore) -> APIRouter:
-    r = APIRouter(prefix="/runs", tags=["runs"], route_class=FastJsonRoute)
+    r = APIRouter(prefix="/runs", tags=["runs"])
 
     async def known(run_id: str, identity: str) -> RunOut:
         await owners.run(run_id, identity, operators=True)

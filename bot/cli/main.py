@@ -205,7 +205,7 @@ def _level(a: Assignees) -> str:
 def policy_table(policy: Policy) -> Table:
     t = Table(
         "tier", "review", "reviewers", "escalation", "when nobody answers", "approvals",
-        "approvers",
+        "approvers", "standing",
     )  # fmt: skip
     for tier in TIER_ORDER:
         tp = policy.tiers[tier]
@@ -222,6 +222,8 @@ def policy_table(policy: Policy) -> Table:
             str(tp.approvals_required),
             # the same principals the machine checks, plus each level's people once reached
             (", ".join(tp.first_deciders()) or "-") + " + each level reached",
+            # standing approvals (docs/grants.md): the longest grant, and its widest scope
+            f"{format_duration(tp.standing.max)}, {tp.standing.scope}" if tp.standing else "-",
         )
     return t
 

@@ -45,6 +45,9 @@ class ServeOptions:
     sweep_interval_s: float = 0.25
     events_trim_interval_s: float = INTERVAL_S  # acknowledged events leave Redis this often
     socket_backoff: Backoff | None = None  # Socket Mode reconnects; None: 1 s doubling to 30 s
+    # Longest wait for new events in one read; a stop waits for the read in progress.
+    read_block_ms: int = 1_000
+    slack_timeout_s: int = 10  # one Slack Web API call, past which it counts as lost
 
 
 def check_settings(settings: Settings) -> None:
@@ -79,7 +82,7 @@ async def run_serve(
     # The key only serve holds: its store seals every person's decision and every default.
     async with open_runtime(settings, clock=clock, signer=load_signer(settings)) as rt:
         runs = rt.runs
-        client = web_client(settings)
+        client = web_client(settings, timeout_s=options.slack_timeout_s)
         if settings.slack_bot_token is not None:
             await resolve_at_start(rt.slack, client, rt.policy)
         token = settings.slack_app_token
@@ -111,9 +114,10 @@ async def run_serve(
             consumer=consumer,
             retry_idle_ms=options.notifier_retry_ms,
             policy=rt.policy,
+            block_ms=options.read_block_ms,
         )
         sweeper = Sweeper(rt.requests, rt.questions, clock=clock)
-        collector = rt.metrics_collector(consumer=consumer)
+        collector = rt.metrics_collector(consumer=consumer, block_ms=options.read_block_ms)
         trimmer = rt.events_trimmer((NOTIFIER_GROUP, METRICS_GROUP))
         trim_every = options.events_trim_interval_s
         running = [

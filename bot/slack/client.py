@@ -45,8 +45,11 @@ def retry_handlers() -> list[AsyncRetryHandler]:
     ]
 
 
-def web_client(settings: Settings) -> AsyncWebClient:
+def web_client(settings: Settings, *, timeout_s: int = 10) -> AsyncWebClient:
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
     return AsyncWebClient(
-        token=token, base_url=settings.slack_api_url, retry_handlers=retry_handlers(), timeout=10
+        token=token,
+        base_url=settings.slack_api_url,
+        retry_handlers=retry_handlers(),
+        timeout=timeout_s,
     )

@@ -56,8 +56,10 @@ class Notifier:
         retry_idle_ms: int = 15_000,
         pager: httpx.AsyncClient | None = None,
         policy: Policy | None = None,
+        block_ms: int = 1_000,
     ) -> None:
         self.rt = rt
+        self.block_ms = block_ms
         self.runs = runs
         self.client = client
         self.consumer = consumer
@@ -81,7 +83,9 @@ class Notifier:
         while not stop.is_set():
             try:
                 batch = await self.bus.reclaim(self.consumer, min_idle_ms=self.retry_idle_ms)
-                batch += await self.bus.read(self.consumer, block_ms=200 if batch else 1000)
+                batch += await self.bus.read(
+                    self.consumer, block_ms=min(200, self.block_ms) if batch else self.block_ms
+                )
             except StoreError as exc:
                 if not is_missing_group(exc):
                     raise

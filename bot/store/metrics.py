@@ -50,8 +50,9 @@ def _labels(**kv: str) -> str:
 
 
 class MetricsCollector:
-    def __init__(self, redis: Redis, *, consumer: str) -> None:
+    def __init__(self, redis: Redis, *, consumer: str, block_ms: int = 1_000) -> None:
         self.redis = redis
+        self.block_ms = block_ms
         self.bus = EventBus(redis, GROUP)
         self.consumer = consumer
 
@@ -63,7 +64,7 @@ class MetricsCollector:
         while not stop.is_set():
             try:
                 batch = await self.bus.reclaim(self.consumer, min_idle_ms=30_000)
-                batch += await self.bus.read(self.consumer, block_ms=1000)
+                batch += await self.bus.read(self.consumer, block_ms=self.block_ms)
             except ResponseError as exc:
                 if "NOGROUP" not in str(exc):
                     raise

@@ -91,8 +91,10 @@ class StoreSet:
         """The lease on delivering one stream entry: one deliverer at a time."""
         return Lease(self._redis, keys.notice_lease(n.entry_id, n.stream), holder, seconds)
 
-    def metrics_collector(self, *, consumer: str) -> metrics.MetricsCollector:
-        return metrics.MetricsCollector(self._redis, consumer=consumer)
+    def metrics_collector(
+        self, *, consumer: str, block_ms: int = 1_000
+    ) -> metrics.MetricsCollector:
+        return metrics.MetricsCollector(self._redis, consumer=consumer, block_ms=block_ms)
 
     def events_trimmer(self, expected: tuple[str, ...]) -> EventTrimmer:
         return EventTrimmer(self._redis, expected=expected)

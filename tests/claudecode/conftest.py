@@ -21,11 +21,12 @@ import pytest
 import yaml
 
 from bot.core.models import ActionRequest
-from tests.e2e.conftest import POLICY, Bot, bot, serve_env, slack_mode
+from tests.e2e.conftest import POLICY, Bot, bot, serve_env, serve_options, slack_mode
 from tests.keys import serve_signer
 from tests.poll import eventually
 
-__all__ = ["Bot", "bot", "serve_env", "slack_mode"]  # the e2e fixtures, served here
+# the e2e fixtures, served here
+__all__ = ["Bot", "bot", "serve_env", "serve_options", "slack_mode"]
 
 ROOT = Path(__file__).resolve().parents[2]
 API_TOKEN = "api-token-0123456789"  # the e2e bot's HITL_API_TOKEN

@@ -122,8 +122,24 @@ def serve_env() -> dict[str, Any]:
 
 
 @pytest.fixture
+def serve_options() -> dict[str, Any]:
+    """ServeOptions fields for the bot beyond the fixture's; a test module overrides this."""
+    return {}
+
+
+# A stop waits for the event reads in progress: short reads keep each test's teardown
+# short (a fifth of a second, where serve's default second was most of it).
+READ_BLOCK_MS = 200
+
+
+@pytest.fixture
 async def bot(
-    redis_url: str, redis: Redis, tmp_path: Path, slack_mode: str, serve_env: dict[str, Any]
+    redis_url: str,
+    redis: Redis,
+    tmp_path: Path,
+    slack_mode: str,
+    serve_env: dict[str, Any],
+    serve_options: dict[str, Any],
 ) -> AsyncIterator[Bot]:
     policy_file = tmp_path / "policy.yaml"
     policy_file.write_text(yaml.safe_dump(POLICY))
@@ -161,6 +177,8 @@ async def bot(
                 notifier_retry_ms=500,
                 sweep_interval_s=0.05,
                 socket_backoff=Backoff(first_s=0.05, cap_s=0.5),
+                read_block_ms=READ_BLOCK_MS,
+                **serve_options,
             ),
         )
     )
@@ -210,7 +228,7 @@ async def agents(bot: Bot) -> AsyncIterator[Agents]:
             Stores.on(StoreSet(bot.redis, clock=bot.clock), parse_policy(POLICY)),
             llm=llm,
             agents=AgentCatalog(),
-            config=WorkerConfig(min_idle_ms=2000),
+            config=WorkerConfig(min_idle_ms=2000, block_ms=READ_BLOCK_MS),  # a prompt stop
         )
         task = asyncio.create_task(worker.run(stop))
         try:

@@ -1,7 +1,8 @@
 """One card per request (and one escalation DM, one question) when the bot never learns
 that Slack took its post.
 
-The emulator stores the card but holds the answer past the bot's 10 s client timeout:
+The emulator stores the card but holds the answer past the bot's Slack client timeout
+(serve's 10 s, made 3 s here so each case does not wait ten seconds for it):
 the bot saves no ts, exactly as when the process dies in that window. The retried
 notice must adopt that card (tagged with the request in its metadata) rather than post
 a second one whose twin keeps live buttons forever. (A real `kill -9` in the same window
@@ -9,6 +10,10 @@ is in tests/scale/test_one_card_kill.py.)
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+import pytest
 
 from bot.core.models import Decision
 from bot.core.states import Event, State
@@ -19,7 +24,13 @@ from bot.store import keys
 from tests.e2e.conftest import Bot, button_values
 from tests.poll import eventually
 
-LOST = 15.0  # past the bot's 10 s Web API timeout
+SLACK_TIMEOUT_S = 3
+LOST = SLACK_TIMEOUT_S + 2.0  # past the bot's Web API timeout
+
+
+@pytest.fixture
+def serve_options() -> dict[str, Any]:
+    return {"slack_timeout_s": SLACK_TIMEOUT_S}
 
 
 async def _held(bot: Bot) -> None:

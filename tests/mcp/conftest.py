@@ -21,10 +21,10 @@ import pytest
 import yaml
 from mcp import Client, StdioServerParameters
 
-from tests.e2e.conftest import POLICY, Bot, bot, serve_env, slack_mode
+from tests.e2e.conftest import POLICY, Bot, bot, serve_env, serve_options, slack_mode
 from tests.keys import serve_signer
 
-__all__ = ["Bot", "bot", "serve_env", "slack_mode"]
+__all__ = ["Bot", "bot", "serve_env", "serve_options", "slack_mode"]
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = "demo"

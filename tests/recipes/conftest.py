@@ -17,10 +17,11 @@ from bot.core.models import ActionRequest
 from bot.errors import HitlError
 from bot.slack import render
 from bot.store.execution import withdraw
-from tests.e2e.conftest import Bot, bot, serve_env, slack_mode
+from tests.e2e.conftest import Bot, bot, serve_env, serve_options, slack_mode
 from tests.poll import eventually
 
-__all__ = ["bot", "serve_env", "slack_mode"]  # the e2e fixtures, served to the tests here
+# the e2e fixtures, served to the tests here
+__all__ = ["bot", "serve_env", "serve_options", "slack_mode"]
 
 API_TOKEN = "api-token-0123456789"  # the e2e bot's HITL_API_TOKEN
 
