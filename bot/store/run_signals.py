@@ -155,7 +155,7 @@ class RunSignals:
                 log.warning("run signals: subscription lost (%s); asking the store", exc)
             finally:
                 with contextlib.suppress(Exception):
-                    await ps.aclose()
+                    await ps.aclose()  # type: ignore[no-untyped-call,unused-ignore]
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, BACKOFF_CAP_S)
 
