@@ -17,8 +17,9 @@ from bot.core.ids import keyed_request_id
 from bot.core.models import SYSTEM, WORKER
 from bot.core.policy import Policy
 from bot.core.proposal import exempt
+from bot.store.creating import Created
 from bot.store.free_call import SentCreate, send_claimed
-from bot.store.requests import Created, RequestStore
+from bot.store.requests import RequestStore
 from bot.store.run_signals import RunSignals
 from bot.store.runs import RunStore
 

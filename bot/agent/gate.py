@@ -44,9 +44,10 @@ from bot.errors import HitlError, NotFound, PayloadError
 from bot.signing import PublicKeys
 from bot.store.claims import ClaimCheck
 from bot.store.corrections import SUPERSEDED
+from bot.store.creating import Created
 from bot.store.free_call import SentCreate
 from bot.store.questions import QuestionStore
-from bot.store.requests import Created, RequestStore
+from bot.store.requests import RequestStore
 from bot.store.run_audit import RunAudit
 from bot.store.run_signals import signals_for
 from bot.store.runs import RunStore

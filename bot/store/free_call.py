@@ -34,8 +34,9 @@ from bot.errors import UnconfirmedCreate
 from bot.store import keys
 from bot.store.cluster import is_cluster
 from bot.store.codec import reply
+from bot.store.creating import Prepared
 from bot.store.keys import REQUEST_KEYS
-from bot.store.requests import Prepared, RequestStore
+from bot.store.requests import RequestStore
 from bot.store.terms import terms_checked
 from bot.store.transition_argv import Signed, argv_of, log_moved
 

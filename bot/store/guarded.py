@@ -17,7 +17,8 @@ from bot import messages as msg
 from bot.core.models import Steering
 from bot.core.policy import Policy
 from bot.core.states import State
-from bot.store.requests import Created, RequestStore
+from bot.store.creating import Created
+from bot.store.requests import RequestStore
 from bot.store.run_audit import RunAudit
 from bot.store.steering import SteeringStore
 

@@ -3,49 +3,37 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
-import orjson
 from redis.asyncio import Redis
-from redis.commands.core import AsyncScript
 
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
-from bot.core.candidates import as_proposal, proposal_call
-from bot.core.fence import new_claim_token
-from bot.core.ids import keyed_request_id, new_request_id
 from bot.core.machine import apply
 from bot.core.models import ActionRequest, Decision, RiskTier
-from bot.core.payload import canonical_args, payload_hash, stored_args
+from bot.core.payload import payload_hash, stored_args
 from bot.core.policy import Policy
-from bot.core.proposal import propose
-from bot.core.schema import fit_problems
 from bot.core.states import Event, State
 from bot.errors import (
     ForgedDecision,
-    IdempotencyConflict,
     InvalidTransition,
     NotFound,
-    PayloadError,
     StoreDamaged,
 )
 from bot.signing import Signer
 from bot.signing import messages as sign_msg
 from bot.store import keys, tools
 from bot.store.cluster import is_cluster, run_many
-from bot.store.codec import created, from_hash, reply, split_terms, to_hash
+from bot.store.codec import from_hash, reply
+from bot.store.creating import Created, Creating
 from bot.store.replicas import acks_for
 from bot.store.scripts import CREATE, TRANSITION_SCRIPTS, script_for
-from bot.store.shadow import create_fields
 from bot.store.terms import Terms, terms_checked
 from bot.store.transition_argv import (
     Signed,
     argv_of,
-    exempted,
-    log_created,
     log_moved,
     log_refused,
     predicted_state,
@@ -61,28 +49,6 @@ SEALED = frozenset({Event.APPROVE, Event.EDIT_AND_APPROVE, Event.REJECT, Event.T
 
 
 @dataclass(frozen=True)
-class Created:
-    request: ActionRequest
-    created: bool  # False: the idempotency key matched an existing request
-    claimed: bool = False  # created exempt and claimed in the same step (`claim_as`)
-    steered: bool = False  # nothing created: the run had a correction or a stop waiting
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A create ready for its script (`RequestStore.prepare`)."""
-
-    request: ActionRequest  # as proposed: what the script stores, before its reply
-    needs_review: bool
-    keys: list[str]
-    argv: list[str | bytes | int]
-    requester: str
-    owner: str
-    claim_as: str | None  # who claims it in the same step: only a call that needs no review
-    token: str  # the claim token sent (bot/core/fence.py)
-
-
-@dataclass(frozen=True)
 class Moved:
     request: ActionRequest
     repeat: bool = False  # the same person repeated a recorded decision
@@ -90,7 +56,7 @@ class Moved:
     left: bool = False  # a default a store without the key leaves to serve's (timer kept)
 
 
-class RequestStore:
+class RequestStore(Creating):
     """`signer`: serve's key (only serve passes one). With it every person's decision, every
     policy default and every policy exemption is sealed (bot/core/seal.py) in the same
     script that writes it; without it they are written unsealed, which no executor claims,
@@ -190,142 +156,6 @@ class RequestStore:
             # The agent is told its request exists (and, with `claim_as`, to run it).
             status, out = await self._acks.script(self._create, keys=prep.keys, args=prep.argv)
         return self.finish(prep, status, out)
-
-    async def prepare(
-        self,
-        policy: Policy,
-        *,
-        tool: str,
-        args: dict[str, Any],
-        requester: str,
-        run_id: str | None = None,
-        channel: str | None = None,
-        idempotency_key: str | None = None,
-        risk: RiskTier | None = None,
-        on_behalf_of: str | None = None,
-        args_schema: dict[str, Any] | None = None,
-        schema_by_worker: bool = False,
-        claim_as: str | None = None,
-        claim_token: str | None = None,
-        unless_steered: str | None = None,
-        owner: str | None = None,
-        candidates: Sequence[dict[str, Any]] = (),
-    ) -> Prepared:
-        """`create` up to its script: the proposal checked, its KEYS and ARGV."""
-        call, risk = (
-            proposal_call(policy, tool, args, candidates, risk) if candidates else (args, risk)
-        )
-        if args_schema is not None:
-            await self._fit(
-                policy, requester, tool, args_schema, schema_by_worker, args, candidates
-            )
-        now = self.clock()
-        owner = requester if owner is None else owner
-        rid = (
-            keyed_request_id(idempotency_key, owner)
-            if idempotency_key
-            else new_request_id(self.ids)
-        )
-        req, needs_review = propose(
-            policy,
-            request_id=rid,
-            tool=tool,
-            args=call,
-            requester=requester,
-            on_behalf_of=on_behalf_of,
-            now=now,
-            run_id=run_id,
-            channel=channel,
-            idempotency_key=idempotency_key,
-            risk=risk,
-            owner=owner,
-        )
-        req = as_proposal(req, candidates, needs_review=needs_review)
-        records = [[Event.CREATE.value, "", State.PENDING_REVIEW.value, ""]]
-        if not needs_review:
-            req, approved = exempted(self.signer, req, now)
-            records.append(approved)
-        body, terms = split_terms(to_hash(req))
-        body |= create_fields(self.shadow, req, needs_review, risk)
-        argv: list[str | bytes | int] = [
-            now,
-            requester,
-            json.dumps(records),
-            orjson.dumps(body),
-            terms,
-        ]
-        token = claim_token or new_claim_token()
-        if claim_as and not needs_review:
-            argv += [claim_as, token]
-        script_keys = keys.request_keys(rid)
-        if unless_steered is not None:
-            if not self.guards_steering:
-                raise ValueError("unless_steered needs one Redis, not a cluster")
-            script_keys += [
-                keys.steering(unless_steered),
-                keys.run(unless_steered),
-                keys.run_waiting(unless_steered),
-            ]
-        claims = claim_as if claim_as and not needs_review else None
-        return Prepared(req, needs_review, script_keys, argv, requester, owner, claims, token)
-
-    @property
-    def acks_needed(self) -> int:
-        """Replicas every write waits for (HITL_REPLICA_ACKS); 0: the primary alone."""
-        return self._acks.n
-
-    @property
-    def create_script(self) -> AsyncScript:
-        return self._create
-
-    @property
-    def report_script(self) -> AsyncScript:
-        return self._scripts["report"]
-
-    async def create_again(self, prep: Prepared) -> Any:
-        """`prep`'s script reply, sent through the usual path (loading the script)."""
-        return await self._acks.script(self._create, keys=prep.keys, args=prep.argv)
-
-    def finish(self, prep: Prepared, status: str, out: Any) -> Created:
-        """What `create` answers for the script's reply to `prep`."""
-        req, requester, owner = prep.request, prep.requester, prep.owner
-        idempotency_key, claim_as = req.idempotency_key, prep.claim_as
-        needs_review = prep.needs_review
-        if status == "steered":
-            return Created(req, created=False, steered=True)
-        stored = created(req, reply(out)) if status == "ok" else from_hash(reply(out))
-        claimed = status == "ok" and stored.state == State.EXECUTING
-        if status == "ok":
-            log_created(stored, requester, claim_as if claimed else None, exempt=not needs_review)
-        if status != "ok" and stored.owner != owner:
-            # Only a hash collision lands here: never show or hand out another's request.
-            raise IdempotencyConflict(msg.IDEMPOTENCY_TAKEN.format(key=idempotency_key))
-        if status == "conflict":
-            raise IdempotencyConflict(
-                msg.IDEMPOTENCY_CONFLICT.format(key=idempotency_key, existing=stored.payload_hash)
-            )
-        return Created(stored, created=status == "ok", claimed=claimed)
-
-    async def _fit(
-        self,
-        policy: Policy,
-        requester: str,
-        tool: str,
-        args_schema: dict[str, Any],
-        worker: bool,
-        args: dict[str, Any],
-        candidates: Sequence[dict[str, Any]],
-    ) -> None:
-        """Record the schema and check the call (or every candidate) against it."""
-        validator = await self._schemas.checked(policy, requester, tool, args_schema, worker=worker)
-        if not candidates and (found := fit_problems(validator, json.loads(canonical_args(args)))):
-            raise PayloadError(msg.ARGS_DO_NOT_FIT.format(tool=tool, problems="; ".join(found)))
-        for i, c in enumerate(candidates):
-            if found := fit_problems(validator, json.loads(canonical_args(c))):
-                why = "; ".join(found)
-                raise PayloadError(
-                    msg.CANDIDATE_DOES_NOT_FIT.format(n=i + 1, tool=tool, problems=why)
-                )
 
     async def get(self, rid: str) -> ActionRequest:
         return from_hash(await self.fields(rid))

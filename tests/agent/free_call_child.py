@@ -15,8 +15,9 @@ from bot.agent.gate import ToolGate
 from bot.agent.llm import ToolCall
 from bot.agent.loader import Agent
 from bot.agent.tools import ToolRegistry, tool
+from bot.store.creating import Prepared
 from bot.store.free_call import SentCreate
-from bot.store.requests import Prepared, RequestStore
+from bot.store.requests import RequestStore
 from bot.store.stores import StoreSet
 from tests.agent.conftest import AGENT_POLICY
 from tests.clients import open_client
