@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 from redis.commands.core import AsyncScript
@@ -52,6 +52,23 @@ class Prepared:
     owner: str
     claim_as: str | None  # who claims it in the same step: only a call that needs no review
     token: str  # the claim token sent (bot/core/fence.py)
+
+
+class CreateOptions(TypedDict, total=False):
+    """A create's optional parts: `RequestStore.create` says what each does."""
+
+    run_id: str | None
+    channel: str | None
+    idempotency_key: str | None
+    risk: RiskTier | None
+    on_behalf_of: str | None
+    args_schema: dict[str, Any] | None
+    schema_by_worker: bool
+    claim_as: str | None
+    claim_token: str | None
+    unless_steered: str | None
+    owner: str | None
+    candidates: Sequence[dict[str, Any]]
 
 
 class Creating:

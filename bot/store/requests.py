@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn, Unpack, cast
 
 from redis.asyncio import Redis
 
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.machine import apply
-from bot.core.models import ActionRequest, Decision, RiskTier
+from bot.core.models import ActionRequest, Decision
 from bot.core.payload import payload_hash, stored_args
 from bot.core.policy import Policy
 from bot.core.states import Event, State
@@ -27,7 +26,7 @@ from bot.signing import messages as sign_msg
 from bot.store import keys, tools
 from bot.store.cluster import is_cluster, run_many
 from bot.store.codec import from_hash, reply
-from bot.store.creating import Created, Creating
+from bot.store.creating import Created, CreateOptions, Creating
 from bot.store.replicas import acks_for
 from bot.store.scripts import CREATE, TRANSITION_SCRIPTS, script_for
 from bot.store.terms import Terms, terms_checked
@@ -96,18 +95,7 @@ class RequestStore(Creating):
         tool: str,
         args: dict[str, Any],
         requester: str,
-        run_id: str | None = None,
-        channel: str | None = None,
-        idempotency_key: str | None = None,
-        risk: RiskTier | None = None,
-        on_behalf_of: str | None = None,
-        args_schema: dict[str, Any] | None = None,
-        schema_by_worker: bool = False,
-        claim_as: str | None = None,
-        claim_token: str | None = None,
-        unless_steered: str | None = None,
-        owner: str | None = None,
-        candidates: Sequence[dict[str, Any]] = (),
+        **options: Unpack[CreateOptions],
     ) -> Created:
         """Create the request (or find it again by `idempotency_key`).
 
@@ -134,24 +122,7 @@ class RequestStore(Creating):
         (bot/core/candidates.py), reviewed at the highest tier any candidate reaches;
         with `args_schema` every candidate must fit it.
         """
-        prep = await self.prepare(
-            policy,
-            tool=tool,
-            args=args,
-            requester=requester,
-            run_id=run_id,
-            channel=channel,
-            idempotency_key=idempotency_key,
-            risk=risk,
-            on_behalf_of=on_behalf_of,
-            args_schema=args_schema,
-            schema_by_worker=schema_by_worker,
-            claim_as=claim_as,
-            claim_token=claim_token,
-            unless_steered=unless_steered,
-            owner=owner,
-            candidates=candidates,
-        )
+        prep = await self.prepare(policy, tool=tool, args=args, requester=requester, **options)
         with terms_checked(prep.request.id):
             # The agent is told its request exists (and, with `claim_as`, to run it).
             status, out = await self._acks.script(self._create, keys=prep.keys, args=prep.argv)
