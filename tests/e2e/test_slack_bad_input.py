@@ -163,11 +163,15 @@ async def test_bad_slack_input_gets_a_4xx_json_error_and_changes_nothing(
     assert resp.headers["content-type"] == JSON_TYPE
     assert resp.json()["error"] == case.error and resp.json()["detail"]
     assert await _slack_state(bot, rid) == before
-    # uvicorn's access line is off at INFO (bot.logs.setup); everything else counts
+    # uvicorn's access line is off at INFO (bot.logs.setup); everything else counts, but
+    # the bot's own outbound Web API calls (slack_sdk.web): the notifier may still be
+    # finishing the card's follow-ups (its permalink for a batch digest) meanwhile.
     ours = [
         r
         for r in caplog.records
-        if r.name.startswith(("bot", "slack", "uvicorn")) and r.name != "uvicorn.access"
+        if r.name.startswith(("bot", "slack", "uvicorn"))
+        and r.name != "uvicorn.access"
+        and not r.name.startswith("slack_sdk.web")
     ]
     assert not [r for r in ours if r.exc_info or r.levelno >= logging.ERROR]
     if not case.signed:  # one short line, and not a byte of the body
