@@ -22,7 +22,7 @@ from bot.slack import render
 from tests.e2e.conftest import POLICY
 from tests.fakepagers import FakePagers, serve_fake
 from tests.poll import eventually
-from tests.scale.test_scale_out import _spawn, _url_of
+from tests.scale.test_scale_out import _spawn, _stop_all, _url_of
 
 SECRET, TOKEN, API = "paging-secret", "xoxb-paging", "paging-api-token-0123"
 PD_KEY = "PDr0ut1ngKEYthatmustneverbelogged42"
@@ -82,14 +82,7 @@ async def serves(
         urls = [await _url_of(log) for log in logs]
         yield {"emu": emu, "urls": urls, "logs": logs, "procs": procs}
     finally:
-        for p in procs:
-            if p.returncode is None:
-                p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                await asyncio.wait_for(p.wait(), 20)
-            except TimeoutError:
-                p.kill()
+        await _stop_all(procs)
         await emu.stop()
 
 

@@ -21,7 +21,7 @@ from bot.store import keys
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import POLICY
 from tests.poll import eventually
-from tests.scale.test_scale_out import _spawn, _url_of
+from tests.scale.test_scale_out import _spawn, _stop_all, _url_of
 
 SECRET, TOKEN, API = "kill-secret", "xoxb-kill", "kill-api-token-0123"
 
@@ -102,12 +102,4 @@ async def test_kill_9_between_post_and_saved_ts_leaves_one_working_card(
             )
             assert cards_per_request(emu.state())[rid] == 1
         finally:
-            for p in procs:
-                if p.returncode is None:
-                    p.send_signal(signal.SIGTERM)
-            for p in procs:
-                try:
-                    await asyncio.wait_for(p.wait(), 20)
-                except TimeoutError:
-                    p.kill()
-                    await p.wait()
+            await _stop_all(procs)

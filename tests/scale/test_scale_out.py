@@ -46,6 +46,20 @@ async def _spawn(args: list[str], env: dict[str, str], log: Path) -> asyncio.sub
         )
 
 
+async def _stop_all(procs: Sequence[asyncio.subprocess.Process], grace_s: float = 20) -> None:
+    """SIGTERM every process still running, then wait for each; kill one that outlasts
+    `grace_s`."""
+    for p in procs:
+        if p.returncode is None:
+            p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            await asyncio.wait_for(p.wait(), grace_s)
+        except TimeoutError:
+            p.kill()
+            await p.wait()
+
+
 SERVE_START_S = 60  # a serve process imports everything and may start its own Valkey
 
 
@@ -110,14 +124,7 @@ async def cluster(redis_url: str, redis: Redis, tmp_path: Path) -> AsyncIterator
         urls = [await _url_of(tmp_path / f"serve{i}.log") for i in range(2)]
         yield {"emu": emu, "urls": urls, "model": model, "tmp": tmp_path}
     finally:
-        for p in procs:
-            if p.returncode is None:
-                p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                await asyncio.wait_for(p.wait(), 20)
-            except TimeoutError:
-                p.kill()
+        await _stop_all(procs)
         await model.stop()
         await emu.stop()
 
