@@ -123,12 +123,9 @@ def _not_pending(callback_id: str, title: str, req: ActionRequest) -> View | Non
     return _modal(callback_id, title, [notice, *call_blocks(req)], close=smsg.MODAL_CLOSE)
 
 
-def reject_modal(req: ActionRequest) -> View:
-    if (closed := _not_pending(VIEW_REJECT, smsg.REJECT_TITLE, req)) is not None:
-        return closed
-    intro = smsg.REJECT_INTRO.format(
-        tool=esc.code(req.tool), id=esc.code(req.id), hash=f"`{req.payload_hash[:12]}`"
-    )
+def reason_inputs() -> list[Block]:
+    """A rejection's reason code (required) and words (optional): the reject modal's, and
+    the batch digest's "Reject all" (bot/slack/batch/card.py)."""
     reasons = [esc.option(smsg.REASON_LABELS.get(c.value, c.value), c.value) for c in ReasonCode]
     select: Block = {
         "type": "input",
@@ -148,7 +145,16 @@ def reject_modal(req: ActionRequest) -> View:
         optional=True,
         hint=smsg.REJECT_TEXT_HINT,
     )
-    blocks = [section(intro, block_id="hitl_reject_intro"), *call_blocks(req), select, text]
+    return [select, text]
+
+
+def reject_modal(req: ActionRequest) -> View:
+    if (closed := _not_pending(VIEW_REJECT, smsg.REJECT_TITLE, req)) is not None:
+        return closed
+    intro = smsg.REJECT_INTRO.format(
+        tool=esc.code(req.tool), id=esc.code(req.id), hash=f"`{req.payload_hash[:12]}`"
+    )
+    blocks = [section(intro, block_id="hitl_reject_intro"), *call_blocks(req), *reason_inputs()]
     return _modal(
         VIEW_REJECT,
         smsg.REJECT_TITLE,

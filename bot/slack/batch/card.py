@@ -17,17 +17,13 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from bot.core.models import ActionRequest, RiskTier
-from bot.core.states import ReasonCode
 from bot.slack import escape as esc
 from bot.slack import messages as smsg
 from bot.slack.batch import messages as bm
 from bot.slack.render import (
-    REASON_ACTION,
-    REASON_BLOCK,
-    REASON_TEXT_ACTION,
-    REASON_TEXT_BLOCK,
     Rendered,
 )
+from bot.slack.views import reason_inputs
 
 ACTION_APPROVE_ALL = "hitl_digest_approve"
 ACTION_REJECT_ALL = "hitl_digest_reject"
@@ -222,7 +218,6 @@ def closed_message(tool: str, requester: str) -> Rendered:
 def reject_modal(value: str, n: int, tool: str, requester: str) -> dict[str, Any]:
     """One reason for every call of the drawing `value` names."""
     intro = bm.REJECT_INTRO.format(n=n, tool=esc.code(tool, 80), requester=esc.code(requester, 80))
-    reasons = [esc.option(smsg.REASON_LABELS.get(c.value, c.value), c.value) for c in ReasonCode]
     return {
         "type": "modal",
         "callback_id": VIEW_REJECT_ALL,
@@ -232,29 +227,6 @@ def reject_modal(value: str, n: int, tool: str, requester: str) -> dict[str, Any
         "private_metadata": value,
         "blocks": [
             esc.section(intro, block_id="hitl_digest_reject_intro"),
-            {
-                "type": "input",
-                "block_id": REASON_BLOCK,
-                "label": esc.plain(smsg.REJECT_REASON_LABEL, esc.INPUT_LABEL),
-                "element": {
-                    "type": "static_select",
-                    "action_id": REASON_ACTION,
-                    "placeholder": esc.plain(smsg.REJECT_REASON_PLACEHOLDER, esc.PLACEHOLDER),
-                    "options": reasons,
-                },
-            },
-            {
-                "type": "input",
-                "block_id": REASON_TEXT_BLOCK,
-                "optional": True,
-                "label": esc.plain(smsg.REJECT_TEXT_LABEL, esc.INPUT_LABEL),
-                "hint": esc.plain(smsg.REJECT_TEXT_HINT, esc.INPUT_LABEL),
-                "element": {
-                    "type": "plain_text_input",
-                    "action_id": REASON_TEXT_ACTION,
-                    "multiline": True,
-                    "max_length": esc.INPUT_MAX,
-                },
-            },
+            *reason_inputs(),
         ],
     }
