@@ -23,9 +23,10 @@ from bot.core.policy import Policy, parse_policy
 from bot.store import keys, replicas
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
+from bot.store.run_signals import close_signals
 from tests.clients import CLUSTER, open_client
 from tests.keys import SERVE_SEED, serve_signer
-from tests.localcluster import LocalCluster
+from tests.localcluster import LocalCluster, free_ports
 
 # serve's key for every process the tests start: executors derive the public key from it,
 # as they would from a deployment's HITL_SIGNING_KEY (tests of a missing key unset it).
@@ -45,7 +46,8 @@ def redis_url() -> Iterator[str]:
         finally:
             cluster.stop()
         return
-    server = ValkeyServer()
+    # A port of its own: two pytest-xdist workers each start one.
+    server = ValkeyServer(port=free_ports(1)[0])
     server.start()
     try:
         yield f"redis://127.0.0.1:{server.port}/0"
@@ -62,6 +64,7 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
     try:
         yield client
     finally:
+        await close_signals(client)  # a gate built on it follows runs: stop that first
         await client.aclose()
 
 

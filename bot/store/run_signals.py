@@ -37,7 +37,7 @@ from redis.exceptions import RedisError
 from bot.store import keys
 from bot.store.cluster import is_cluster
 
-__all__ = ["RunSignals", "signal", "signals_for"]
+__all__ = ["RunSignals", "close_signals", "signal", "signals_for"]
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +126,7 @@ class RunSignals:
 
     async def _follow(self) -> None:
         backoff = BACKOFF_FIRST_S
+        failures = 0  # in a row: one warning per outage, not one per retry
         while True:
             ps = _Followed(self, self.redis)
             subscribed: set[str] = set()
@@ -149,10 +150,12 @@ class RunSignals:
                             self._on(got)
                     else:
                         await asyncio.sleep(READ_S)
-                    backoff = BACKOFF_FIRST_S
+                    backoff, failures = BACKOFF_FIRST_S, 0
             except (RedisError, OSError) as exc:
                 self._lost()
-                log.warning("run signals: subscription lost (%s); asking the store", exc)
+                failures += 1
+                level = logging.WARNING if failures == 1 else logging.DEBUG
+                log.log(level, "run signals: subscription lost (%s); asking the store", exc)
             finally:
                 with contextlib.suppress(Exception):
                     await ps.aclose()  # type: ignore[no-untyped-call,unused-ignore]
@@ -199,3 +202,11 @@ def signals_for(redis: Redis) -> RunSignals | None:
     if got is None:
         got = _by_client[redis] = RunSignals(redis)
     return got
+
+
+async def close_signals(redis: Redis) -> None:
+    """Stop following runs on `redis` (before closing it): the follower would otherwise
+    open a connection again, and keep trying after the server is gone."""
+    got = _by_client.pop(redis, None)
+    if got is not None:
+        await got.aclose()

@@ -16,6 +16,7 @@ from bot.store import messages as msg
 from bot.store.claims import ClaimCheck
 from bot.store.connection import connect
 from bot.store.hub import close_hub
+from bot.store.run_signals import close_signals
 from bot.store.stores import StoreSet
 from bot.store.valkey.embedded import EmbeddedServer
 from bot.store.valkey.embedded_watch import EmbeddedWatch
@@ -100,6 +101,7 @@ async def open_runtime(
         )
     finally:
         await close_hub(redis)
+        await close_signals(redis)
         await redis.aclose()
         if watch is not None:
             await watch.close()  # stops the server only if no other hitl-bot process uses it
