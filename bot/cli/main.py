@@ -64,7 +64,7 @@ app.add_typer(
     short_help="Claude Code's PreToolUse hook, and its install.",
 )
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # an error names a path: never split it
 T = TypeVar("T")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 WIDE = 10_000  # piped, a table is as wide as its cells: ids are never cut

@@ -31,7 +31,7 @@ from bot.messages import when
 from bot.store.history import Shadowed, history, shadowed
 
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # an error names a path: never split it
 WIDE = 10_000  # piped, a table is as wide as its cells: ids are never cut
 IDS_SHOWN = 10  # request ids named in a one-line note
 
