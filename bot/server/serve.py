@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class ServeOptions:
     default_agent: str = "claw"
-    notifier_retry_ms: int = 15_000  # how long an undelivered Slack message waits to retry
+    notifier_retry_ms: int | None = None  # None: HITL_OUTBOX_RETRY_MS (15 s by default)
     sweep_interval_s: float = 0.25
     events_trim_interval_s: float = INTERVAL_S  # acknowledged events leave Redis this often
     socket_backoff: Backoff | None = None  # Socket Mode reconnects; None: 1 s doubling to 30 s
@@ -112,7 +112,7 @@ async def run_serve(
             runs,
             client,
             consumer=consumer,
-            retry_idle_ms=options.notifier_retry_ms,
+            retry_idle_ms=options.notifier_retry_ms or settings.hitl_outbox_retry_ms,
             policy=rt.policy,
             block_ms=options.read_block_ms,
         )

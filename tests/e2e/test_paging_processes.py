@@ -74,6 +74,7 @@ async def serves(
         "HITL_OPSGENIE_URL": fake.url,
         "PD_ROUTING_KEY": PD_KEY,
         "OPSGENIE_KEY": OG_KEY,
+        "HITL_OUTBOX_RETRY_MS": "3000",  # the page's retry, below (15 s by default)
     }
     env.pop("SLACK_APP_TOKEN", None)
     logs = [tmp_path / f"serve{i}.log" for i in range(2)]
@@ -115,7 +116,7 @@ async def test_two_serves_page_once_through_a_retry_and_resolve_after_a_click(
         assert made.status_code == 201, made.text
         rid = made.json()["id"]
 
-        # The outbox retries the page (15 s later) through whichever serve claims it.
+        # The outbox retries the page (3 s later) through whichever serve claims it.
         await eventually(
             lambda: len(fake.taken("/v2/enqueue")) == 1 and len(fake.taken("/v2/alerts")) == 1,
             what="PagerDuty and Opsgenie paged",

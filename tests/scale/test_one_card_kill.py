@@ -25,9 +25,11 @@ from tests.scale.test_scale_out import _spawn, _stop_all, _url_of
 
 SECRET, TOKEN, API = "kill-secret", "xoxb-kill", "kill-api-token-0123"
 
-# A dead serve's entry is taken over after the notifier's retry pause (15 s by default).
-# The deadlines leave room for a 60 s lease as well: a notifier that waited one out fails
-# on the second card it posts, not on the test's timeout.
+# A dead serve's entry is taken over after the outbox's retry pause: 5 s here
+# (HITL_OUTBOX_RETRY_MS, 15 s by default), still far beyond the moment the first serve is
+# killed. The deadlines leave room for a 60 s lease as well: a notifier that waited one
+# out fails on the second card it posts, not on the test's timeout.
+RETRY_MS = "5000"
 pytestmark = pytest.mark.timeout(240)
 
 
@@ -44,6 +46,7 @@ async def test_kill_9_between_post_and_saved_ts_leaves_one_working_card(
         "HITL_API_TOKEN": API,
         "HITL_POLICY": str(policy),
         "HITL_PORT": "0",
+        "HITL_OUTBOX_RETRY_MS": RETRY_MS,
     }
     env.pop("SLACK_APP_TOKEN", None)
     procs: list[asyncio.subprocess.Process] = []
