@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 from bot.core.models import SYSTEM, ActionRequest, Decision
 from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event
+from bot.store import keys
 from bot.store.execution import report_executed
 from bot.store.requests import RequestStore
 
@@ -28,6 +29,33 @@ POLICY: Policy = parse_policy(
 )
 ARGS = {"amount": 42, "currency": "EUR", "customer": "cus_123", "reason": "damaged"}
 GROUPS = ("#hitl-approvals",)
+FLOOR = "contract skeleton (floor)"
+
+
+# The floor under every transition: what its contract alone makes Valkey do (read the
+# request, append one audit line chained by its sha1, write the fields that moved, move
+# the deadline, wake the waiters, publish the event, a lean reply), with no guard, no
+# review terms and no quorum. Run on a copy of a stored request, so its cost is a real
+# hash's. Not the bot's code: a yardstick for how far below its cost a target may go.
+SKELETON = """
+local raw = redis.call('HGETALL', KEYS[1])
+local h = {}
+for i = 1, #raw, 2 do h[raw[i]] = raw[i + 1] end
+local v = tonumber(h.version) + 1
+local line = cjson.encode({at = ARGV[1], actor = 'U0', kind = 'transition', event = 'approve',
+  from = h.state, to = 'approved', version = v, payload_hash = h.payload_hash,
+  prev = h.audit_head})
+redis.call('RPUSH', KEYS[2], line)
+redis.call('HSET', KEYS[1], 'version', v, 'audit_head', redis.sha1hex(line), 'res_actor', 'U0')
+redis.call('ZREM', KEYS[3], 'request:' .. h.id .. '|' .. (v - 1))
+redis.call('ZADD', KEYS[3], ARGV[1], 'request:' .. h.id .. '|' .. v)
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', 16, v .. '-0', 'state', 'approved')
+redis.call('EXPIRE', KEYS[4], 600)
+redis.call('XADD', KEYS[5], 'MAXLEN', '~', 10000, '*', 'kind', 'request', 'id', h.id,
+  'version', v, 'event', 'approve', 'state', 'approved')
+return {'ok', cjson.encode({id = h.id, state = 'approved', version = v})}
+"""
+SKELETON_KEYS = [f"bench:skeleton:{k}" for k in ("req", "audit", "due", "wake", "events")]
 
 
 async def _evalsha_us(r: Redis, m: int, step: Callable[[int], Awaitable[Any]]) -> float:
@@ -87,6 +115,9 @@ async def script_costs(url: str, m: int = 2_000) -> dict[str, float]:
     for i in range(m):
         await fill(i)
     out["cancel"] = await _evalsha_us(r, m, cancel)
+    await r.hset(SKELETON_KEYS[0], mapping=await r.hgetall(keys.request(to_cancel[0].id)))
+    skeleton = r.register_script(SKELETON)
+    out[FLOOR] = await _evalsha_us(r, m, lambda i: skeleton(SKELETON_KEYS, [1000 + i]))
     await r.flushdb()
     await r.aclose()
     return out

@@ -202,7 +202,7 @@ async def bench(url: str, n: int, m: int) -> dict[str, Timing]:
     await r.aclose()
     print_traffic(trips, m)
     for name, (t, _, _) in trips.items():
-        print(verdict(f"round trips per free call, {name}", t, "<= 2", t <= 2, ".0f"))
+        print(verdict(f"round trips per free call, {name}", t, "<= 2", t <= 2, ".2f"))
     for name, text in profiles.items():
         print(f"\ncProfile, {name}: {m} calls, top {TOP} by own time")
         print(text)
