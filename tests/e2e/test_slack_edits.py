@@ -39,11 +39,15 @@ def slack_mode(request: pytest.FixtureRequest) -> str:
 
 async def _open_edit(bot: Bot, rid: str, user: str = "UKID") -> Any:
     ch, ts = await bot.message_of(rid)
+    # A modal still open from an earlier Edit (a refused edit keeps it open) is not this one.
+    before = bot.emu.open_view(user)
     await bot.emu.click(user, render.ACTION_EDIT, channel=ch, ts=ts)
 
     async def opened() -> Any:
         view = bot.emu.open_view(user)
-        return view if view and view.definition["callback_id"] == render.VIEW_EDIT else None
+        if view is None or (before is not None and view.id == before.id):
+            return None
+        return view if view.definition["callback_id"] == render.VIEW_EDIT else None
 
     return await eventually(opened)
 
