@@ -45,11 +45,14 @@ def standing_policy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def open_grant(bot: Bot, rid: str, user: str = "UKID") -> Any:
     ch, ts = await bot.message_of(rid)
+    before = bot.emu.open_view(user)  # a dialog a refusal left open is not this click's
     await bot.emu.click(user, ACTION_GRANT, channel=ch, ts=ts)
 
     async def opened() -> Any:
         view = bot.emu.open_view(user)
-        return view if view and view.definition["callback_id"] == VIEW_GRANT else None
+        if view is None or (before is not None and view.id == before.id):
+            return None
+        return view if view.definition["callback_id"] == VIEW_GRANT else None
 
     return await eventually(opened, what="the grant dialog")
 
