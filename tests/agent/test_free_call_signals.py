@@ -19,7 +19,7 @@ from bot.agent.gate import ToolGate, request_id
 from bot.agent.llm import ToolCall
 from bot.agent.loader import Agent
 from bot.agent.tools import Tool, ToolRegistry, tool
-from bot.core.models import Steering
+from bot.core.models import Run, Steering
 from bot.core.states import State
 from bot.store import keys
 from bot.store.corrections import stop_run
@@ -72,14 +72,21 @@ async def followed(gate: ToolGate, free: Free, tools: ToolRegistry, run_id: str)
     free.ran.clear()
 
 
-async def test_a_correction_queued_while_a_free_call_runs_comes_at_the_next_call(
-    stores: Stores,
-) -> None:
+async def followed_run(stores: Stores) -> tuple[Run, Free, ToolGate, ToolRegistry]:
+    """A new run, its free tool and gate, followed until its next call takes the local
+    path."""
     run = await stores.start()
     free = Free()
     gate = free.gate(stores)
     tools = free.registry()
     await followed(gate, free, tools, run.id)
+    return run, free, gate, tools
+
+
+async def test_a_correction_queued_while_a_free_call_runs_comes_at_the_next_call(
+    stores: Stores,
+) -> None:
+    run, free, gate, tools = await followed_run(stores)
 
     async def person() -> None:
         await stores.steering.push(run.id, "use the other account", actor="UBOSS")
@@ -97,11 +104,7 @@ async def test_a_correction_queued_while_a_free_call_runs_comes_at_the_next_call
 
 
 async def test_a_correction_queued_between_calls_reaches_the_next_one(stores: Stores) -> None:
-    run = await stores.start()
-    free = Free()
-    gate = free.gate(stores)
-    tools = free.registry()
-    await followed(gate, free, tools, run.id)
+    run, free, gate, tools = await followed_run(stores)
     await stores.steering.push(run.id, "wait for me", actor="UBOSS")
     assert gate.signals is not None
     await eventually(lambda: gate.signals.clear(run.id) if gate.signals else False, lambda c: not c)
@@ -113,11 +116,7 @@ async def test_a_correction_queued_between_calls_reaches_the_next_one(stores: St
 async def test_a_stop_asked_while_a_free_call_runs_is_seen_at_the_next_call(
     stores: Stores,
 ) -> None:
-    run = await stores.start()
-    free = Free()
-    gate = free.gate(stores)
-    tools = free.registry()
-    await followed(gate, free, tools, run.id)
+    run, free, gate, tools = await followed_run(stores)
 
     async def person() -> None:
         await stop_run(
@@ -135,11 +134,7 @@ async def test_a_lost_subscription_falls_back_to_the_store(stores: Stores) -> No
     """A correction whose signal went nowhere (queued while the follower's link was
     down) is still the next call's: after a reconnect nothing local is trusted until
     the store has been read."""
-    run = await stores.start()
-    free = Free()
-    gate = free.gate(stores)
-    tools = free.registry()
-    await followed(gate, free, tools, run.id)
+    run, free, gate, tools = await followed_run(stores)
     await stores.redis.client_kill_filter(_type="pubsub")
     await eventually(lambda: gate.signals.clear(run.id) if gate.signals else False, lambda c: not c)
     # queued with no signal at all, as if it was published while nobody listened
@@ -196,11 +191,7 @@ async def test_kill_9_mid_free_call_still_reaches_a_person(
 async def test_a_repeated_call_id_is_not_run_twice(stores: Stores) -> None:
     """A model that repeats a tool-call id names the same call: the store's record of it
     answers, the tool does not run again."""
-    run = await stores.start()
-    free = Free()
-    gate = free.gate(stores)
-    tools = free.registry()
-    await followed(gate, free, tools, run.id)
+    run, free, gate, tools = await followed_run(stores)
     for _ in range(2):
         await gate.check(ToolCall("c1", "note", '{"text": "one"}'), tools, run_id=run.id)
     assert free.ran == ["one"]

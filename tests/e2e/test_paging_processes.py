@@ -17,6 +17,7 @@ import pytest
 import yaml
 from redis.asyncio import Redis
 
+from bot.sandbox.cards import cards
 from bot.sandbox.slack import SlackEmulator
 from bot.slack import render
 from tests.e2e.conftest import POLICY
@@ -88,14 +89,9 @@ async def serves(
 
 
 def _card(emu: SlackEmulator, rid: str) -> tuple[str, str] | None:
-    for ch in emu.state()["channels"]:
-        for m in ch["messages"]:
-            for b in m.get("blocks") or []:
-                for el in b.get("elements", []) if b.get("type") == "actions" else []:
-                    approve = el.get("action_id") == render.ACTION_APPROVE
-                    if approve and render.ButtonValue.decode(el["value"])[0] == rid:
-                        return ch["id"], m["ts"]
-    return None
+    """Where the request's card is, while it still shows its buttons."""
+    live = [c for c in cards(emu.state()) if c.request_id == rid and c.live]
+    return (live[0].channel, live[0].ts) if live else None
 
 
 @pytest.mark.timeout(180)
