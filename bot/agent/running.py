@@ -111,9 +111,10 @@ class Running:
         except Exception as exc:  # any failure of the tool is reported, never lost
             req = req if sent is None else await sent.confirmed()
             return await self._failed(req, tool, run_id, f"{type(exc).__name__}: {exc}")
+        detail = clip(output)
         try:
             # a free call sent unconfirmed: its report rides behind the create
-            took = sent is not None and await self._succeeded(sent, clip(output), run_id)
+            took = sent is not None and await self._succeeded(sent, detail, run_id)
             if sent is not None:
                 req = await sent.confirmed()
             if not took:
@@ -121,7 +122,7 @@ class Running:
                     self.requests,
                     req.id,
                     ok=True,
-                    detail=clip(output),
+                    detail=detail,
                     compensated=None,
                     actor=SYSTEM,
                     fence=req.fence,

@@ -37,7 +37,7 @@ from redis.exceptions import RedisError
 from bot.store import keys
 from bot.store.cluster import is_cluster
 
-__all__ = ["RunSignals", "close_signals", "signal", "signals_for"]
+__all__ = ["RunSignals", "close_signals", "followed", "signal", "signals_for"]
 
 log = logging.getLogger(__name__)
 
@@ -50,9 +50,15 @@ BACKOFF_FIRST_S, BACKOFF_CAP_S = 0.05, 5.0
 Mark = tuple[int, int]  # (epoch, messages seen for the run) when a store read began
 
 
+def followed(redis: Redis) -> bool:
+    """Whether runs are followed on `redis` (and so signalled): one Redis, not a cluster
+    (there a run's channel would have to be followed on its slot's node)."""
+    return not is_cluster(redis)
+
+
 async def signal(redis: Redis, run_id: str) -> None:
     """Tell the run's followers to read the store again (after writing the change)."""
-    if not is_cluster(redis):  # nobody follows runs on a cluster (`signals_for`)
+    if followed(redis):
         await redis.publish(keys.run_signal(run_id), "1")
 
 
@@ -196,7 +202,7 @@ _by_client: weakref.WeakKeyDictionary[Redis, RunSignals] = weakref.WeakKeyDictio
 
 def signals_for(redis: Redis) -> RunSignals | None:
     """The process's follower for `redis` (one per client); None on a cluster."""
-    if is_cluster(redis):
+    if not followed(redis):
         return None
     got = _by_client.get(redis)
     if got is None:

@@ -11,8 +11,8 @@ from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.ids import new_steering_id
 from bot.core.models import Steering
 from bot.store import keys
-from bot.store.cluster import is_cluster
 from bot.store.events import publish
+from bot.store.run_signals import followed
 from bot.store.scripts.common import WAITING_TTL_S
 
 QUEUE_TTL_S = 7 * 86_400  # a run idle for a week has no one left to steer
@@ -48,7 +48,7 @@ class SteeringStore:
         pipe.expire(key, QUEUE_TTL_S)
         # after the write, in the same step: a worker that keeps the run's state
         # locally reads the store again (bot/store/run_signals.py)
-        if not is_cluster(self.redis):  # nobody follows runs there (run_signals.py)
+        if followed(self.redis):
             pipe.publish(keys.run_signal(run_id), "1")
         await pipe.execute()
         await publish(
