@@ -44,6 +44,7 @@ from bot.config import Settings
 from bot.core.policy import parse_policy
 from bot.sdk import Gate, require_approval
 from bot.store import scripts
+from bot.store.connection import connect
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.run_audit import RunAudit
@@ -149,7 +150,9 @@ async def traffic(r: Redis, m: int, gated: Call) -> Traffic:
 
 
 async def bench(url: str, n: int, m: int) -> dict[str, Timing]:
-    r = Redis.from_url(url, decode_responses=True)
+    # The store client a worker opens (bot.store.connection): its options (no socket
+    # timeout, so redis-py sends without a wait_for task) are part of what is measured.
+    r, _ = await connect(Settings(redis_url=SecretStr(url)))
     await r.flushdb()
     runs = RunStore(r)
     agent = AgentGate(  # as a worker makes it: with the run store, so stops are seen
@@ -196,7 +199,8 @@ async def bench(url: str, n: int, m: int) -> dict[str, Timing]:
         out[name] = await timed(n, gated, base)
         trips[name] = await traffic(r, m, gated)
         profiles[name] = await profiled(m, gated)
-    out["(bare Redis PING)"] = await timed(n, r.ping, direct)  # one round trip, for scale
+    # one round trip on the same client, for scale
+    out["(bare Redis PING)"] = await timed(n, r.ping, direct)
     await sdk.aclose()
     await r.flushdb()
     await r.aclose()
@@ -270,9 +274,9 @@ def print_traffic(got: dict[str, Traffic], m: int) -> None:
     row("server ran, all", [sum(ran.values()) for *_, ran in got.values()])
     print("  (server counts include the commands the Lua scripts run; EVALSHA only the client's)")
     print(
-        "  (a worker's free call sends its create without waiting for the reply and its report,"
-        "\n   with a read of the run's queue and stop flag, behind it: 2 sends, 1 round trip"
-        " waited on)"
+        "  (a free call sends its create without waiting for the reply and its report behind"
+        "\n   it, a worker's with a read of the run's queue and stop flag: 2 sends, 1 round"
+        " trip waited on)"
     )
 
 

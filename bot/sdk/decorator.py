@@ -35,7 +35,7 @@ from typing import Any, ParamSpec, TypeVar, cast
 from bot.core.models import ActionRequest, RiskTier, clip
 from bot.core.payload import canonical_args, payload_hash
 from bot.core.schema import Compiled, compiled, fit_problems
-from bot.errors import HitlError, PayloadError
+from bot.errors import HitlError, PayloadError, UnconfirmedCreate
 from bot.logs import mask
 from bot.sdk import messages as msg
 from bot.sdk.gate import Gate
@@ -251,6 +251,8 @@ class _Guard:
                 await self.gate.report(
                     req.id, ok=ok, detail=detail, compensated=compensated, fence=req.fence
                 )
+        except UnconfirmedCreate as exc:  # a free call's create, sent unawaited, failed
+            log.error(msg.CREATE_UNCONFIRMED, req.id, exc)
         except HitlError as exc:
             log.warning(msg.REPORT_FAILED, req.id, exc)
 

@@ -13,12 +13,14 @@ from typing import Unpack
 from bot.config import Settings
 from bot.core.models import ActionRequest, Question, Steering
 from bot.core.policy import Policy
+from bot.core.proposal import exempt
 from bot.errors import NotFound
 from bot.messages import UNKNOWN_RUN
 from bot.sdk.attach import require_store, warn_if_no_bot
 from bot.sdk.backend import NewRequest
 from bot.sdk.errors import steered
 from bot.store import execution
+from bot.store.free_call import SentCreate, fits, send_claimed
 from bot.store.guarded import SteeredFirst, consumed, create_unless_steered
 from bot.store.runtime import Runtime, open_runtime
 
@@ -31,6 +33,9 @@ class DirectBackend:
         self.actor = actor  # who the audit names for claims and reports
         self._stack = stack
         self._runs: set[str] = set()  # run ids this backend has taken for its actor
+        # Free calls whose create was written but not read yet (`_send_free`): any later
+        # move on one of these ids reads that reply first (`_settled`).
+        self._sent: dict[str, SentCreate] = {}
 
     @classmethod
     async def open(
@@ -53,7 +58,49 @@ class DirectBackend:
     async def create_claimed(self, **fields: Unpack[NewRequest]) -> tuple[ActionRequest, bool]:
         """`create`; a call the policy exempts is claimed by this backend's actor in the
         same step (True)."""
+        if (sent := await self._send_free(fields)) is not None:
+            return sent.request, True
         return await self._create(fields, claim=True)
+
+    async def _send_free(self, fields: NewRequest) -> SentCreate | None:
+        """A free call outside any run, with no idempotency key: its create and claim are
+        written without waiting for the reply (bot/store/free_call.py), and the report
+        reads it, so the call waits on one round trip. None: the usual path.
+
+        Not in a run: the run's create must refuse while a correction waits, before the
+        call runs. Not with a key: a key met before is a call made before, which must not
+        run again, and only the reply tells."""
+        store, policy = self.rt.requests, self.rt.policy
+        if fields["run_id"] is not None or fields["idempotency_key"] is not None:
+            return None
+        if fields.get("candidates") or not fits(store):
+            return None
+        if not exempt(policy, fields["tool"], fields["args"], fields["risk"]):
+            return None
+        prep = await store.prepare(
+            policy,
+            tool=fields["tool"],
+            args=fields["args"],
+            requester=fields["requester"] or self.actor,
+            on_behalf_of=fields["on_behalf_of"],
+            channel=fields["channel"],
+            risk=fields["risk"],
+            args_schema=fields["args_schema"],
+            claim_as=self.actor,
+            owner=self.actor,
+        )
+        sent = await send_claimed(store, prep)
+        if sent is not None:
+            self._sent[sent.request.id] = sent
+        return sent
+
+    async def _settled(self, rid: str) -> None:
+        """A free call's create read back before anything else is done with its id."""
+        if (sent := self._sent.get(rid)) is not None:
+            try:
+                await sent.confirmed()
+            finally:
+                self._sent.pop(rid, None)
 
     async def _create(self, fields: NewRequest, *, claim: bool) -> tuple[ActionRequest, bool]:
         run_id = fields["run_id"]
@@ -93,12 +140,15 @@ class DirectBackend:
         return made.request, made.claimed
 
     async def get(self, rid: str) -> ActionRequest:
+        await self._settled(rid)
         return await self.rt.requests.get(rid)
 
     async def wait(self, rid: str, timeout_s: float) -> ActionRequest:
+        await self._settled(rid)
         return await execution.wait_request(self.rt.requests, rid, timeout_s)
 
     async def claim(self, rid: str, *, token: str | None = None) -> ActionRequest:
+        await self._settled(rid)
         return await execution.claim(
             self.rt.requests, rid, actor=self.actor, check=self.rt.claims, token=token
         )
@@ -113,6 +163,7 @@ class DirectBackend:
         executing: bool = False,
         fence: str | None = None,
     ) -> ActionRequest:
+        await self._settled(rid)
         return await execution.report(
             self.rt.requests,
             rid,
@@ -134,6 +185,14 @@ class DirectBackend:
         compensated: bool | None,
         fence: str | None = None,
     ) -> None:
+        sent = self._sent.get(rid)
+        if sent is not None and ok:
+            try:  # pipelined behind the create: both replies in one round trip
+                if await sent.succeeded(detail, actor=self.actor):
+                    return
+            finally:
+                self._sent.pop(rid, None)
+        await self._settled(rid)
         await execution.report_executed(
             self.rt.requests,
             rid,
@@ -146,6 +205,7 @@ class DirectBackend:
         )
 
     async def cancel(self, rid: str, *, reason: str) -> ActionRequest:
+        await self._settled(rid)
         return await execution.withdraw(self.rt.requests, rid, actor=self.actor, reason=reason)
 
     async def ask(
@@ -176,5 +236,8 @@ class DirectBackend:
         return got
 
     async def aclose(self) -> None:
+        for rid in list(self._sent):  # never reported: read back, so the connection returns
+            with contextlib.suppress(Exception):
+                await self._settled(rid)
         if self._stack is not None:
             await self._stack.aclose()

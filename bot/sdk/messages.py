@@ -29,6 +29,10 @@ NEED_TOKEN = (
     "token>, or unset HITL_API_URL to talk to Redis directly."
 )
 REPORT_FAILED = "Could not report the result of request %s (%s); its deadline will flag it."
+CREATE_UNCONFIRMED = (
+    "The free call %s ran, but the store did not confirm its record (%s): if the record "
+    "was lost, nothing flags this call; check the store's log."
+)
 SYNC_IN_GATE_LOOP = "A sync gated function was called from the gate's own event loop thread."
 GATE_CLOSED = (
     "The gate was closed while this call waited on it: the wait was cancelled (a request "

@@ -79,6 +79,7 @@ class Creating:
     signer: Signer | None
     shadow: Policy | None
     guards_steering: bool
+    create_loaded: bool
     _create: AsyncScript
     _scripts: dict[str, AsyncScript]
     _acks: ReplicaAcks
@@ -175,9 +176,15 @@ class Creating:
     def report_script(self) -> AsyncScript:
         return self._scripts["report"]
 
+    def reconnected(self, conn: Any) -> None:
+        """A connection sent creates on connected again: the script may be gone."""
+        self.create_loaded = False
+
     async def create_again(self, prep: Prepared) -> Any:
         """`prep`'s script reply, sent through the usual path (loading the script)."""
-        return await self._acks.script(self._create, keys=prep.keys, args=prep.argv)
+        got = await self._acks.script(self._create, keys=prep.keys, args=prep.argv)
+        self.create_loaded = True
+        return got
 
     def finish(self, prep: Prepared, status: str, out: Any) -> Created:
         """What `create` answers for the script's reply to `prep`."""

@@ -23,6 +23,7 @@ by replicas before the tool runs. Not on a cluster (the gate asks the store ther
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Any
 
@@ -40,7 +41,7 @@ from bot.store.requests import RequestStore
 from bot.store.terms import terms_checked
 from bot.store.transition_argv import Signed, argv_of, log_moved
 
-__all__ = ["SentCreate", "UnconfirmedCreate", "send_claimed"]
+__all__ = ["SentCreate", "UnconfirmedCreate", "fits", "send_claimed"]
 
 
 class SentCreate:
@@ -54,32 +55,42 @@ class SentCreate:
         self.request = request  # as the script stores it: claimed, with its fence
         self._made: ActionRequest | None = None
         self.run_clear: bool | None = None  # see `succeeded`
+        # Two coroutines may settle the same create (a cancelled caller's cleanup beside
+        # its report): one reads the connection, the other waits for what it read.
+        self._reading = asyncio.Lock()
 
     async def confirmed(self) -> ActionRequest:
         """The stored request, once the store confirms the claim this call ran under."""
-        if self._made is None:
-            try:
-                got = await self._read(1)
-                self._made = await self._settle(got[0])
-            finally:
-                await self._release()
+        async with self._reading:
+            if self._made is None:
+                try:
+                    got = await self._read(1)
+                    self._made = await self._settle(got[0])
+                finally:
+                    await self._release()
         return self._made
 
-    async def succeeded(self, detail: str, run_id: str | None = None) -> bool:
+    async def succeeded(
+        self, detail: str | None, run_id: str | None = None, *, actor: str = SYSTEM
+    ) -> bool:
         """Report success pipelined behind the create, reading both replies: one round
         trip. False: the create is confirmed but the report did not take (the caller
-        reports as usual, which explains a refusal).
+        reports as usual, which explains a refusal). `actor`: who the audit line names.
 
         `run_id`: the run's correction queue and stop flag are read in the same round
         trip, right after the report: `run_clear` says whether both were empty then, so
         a correction queued while the tool ran is never missed by the next call."""
+        async with self._reading:
+            return await self._succeeded(detail, run_id, actor)
+
+    async def _succeeded(self, detail: str | None, run_id: str | None, actor: str) -> bool:
         if self._made is not None:
             return False
         run_reads: list[tuple[Any, ...]] = []
         if run_id is not None:
             stop = ("HGET", keys.run(run_id), "stop_requested")
             run_reads = [("LLEN", keys.steering(run_id)), stop]
-        d = Decision(event=Event.SUCCEED, actor=SYSTEM, detail=detail)
+        d = Decision(event=Event.SUCCEED, actor=actor, detail=detail)
         d = d.model_copy(update={"claim_fence": self.request.fence})
         argv = argv_of(d, self.store.clock(), Signed(), lean=True)
         script, rkeys = self.store.report_script, self.prep.keys[: len(REQUEST_KEYS)]
@@ -146,8 +157,9 @@ class _Reload(Exception):
 
 
 def fits(store: RequestStore) -> bool:
-    """Whether this store may send a create without waiting for it."""
-    return not is_cluster(store.redis) and store.acks_needed == 0
+    """Whether this store may send a create without waiting for it: one Redis, no replica
+    acks, and the create script known to be loaded there (`create_loaded`)."""
+    return store.create_loaded and not is_cluster(store.redis) and store.acks_needed == 0
 
 
 async def send_claimed(store: RequestStore, prep: Prepared) -> SentCreate | None:
@@ -160,6 +172,12 @@ async def send_claimed(store: RequestStore, prep: Prepared) -> SentCreate | None
         conn = await pool.get_connection()  # type: ignore[no-untyped-call]
     except (ConnectionError, OSError):
         return None  # no connection to spare: the usual path waits for one
+    # A connection that connects again has found a server that may have lost the script
+    # (a restart): the usual path then loads it before a tool runs.
+    conn.register_connect_callback(store.reconnected)
+    if not store.create_loaded:
+        await pool.release(conn)
+        return None
     try:
         sha = store.create_script.sha
         await conn.send_command("EVALSHA", sha, len(prep.keys), *prep.keys, *prep.argv)

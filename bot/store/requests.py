@@ -79,6 +79,10 @@ class RequestStore(Creating):
         self.clock = clock
         self.ids = ids
         self._create = redis.register_script(CREATE)
+        # The create script has run on this server through the usual path, which loads it:
+        # only then is a create sent unawaited (bot/store/free_call.py), so a NOSCRIPT
+        # cannot leave a fresh process's first free call unrecorded while it runs.
+        self.create_loaded = False
         self._scripts = {name: redis.register_script(s) for name, s in TRANSITION_SCRIPTS.items()}
         self._in_flight = asyncio.Semaphore(CLUSTER_IN_FLIGHT)
         self._acks = acks_for(redis)  # HITL_REPLICA_ACKS, as connect() found it
@@ -126,6 +130,7 @@ class RequestStore(Creating):
         with terms_checked(prep.request.id):
             # The agent is told its request exists (and, with `claim_as`, to run it).
             status, out = await self._acks.script(self._create, keys=prep.keys, args=prep.argv)
+        self.create_loaded = True
         return self.finish(prep, status, out)
 
     async def get(self, rid: str) -> ActionRequest:

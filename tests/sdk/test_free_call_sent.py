@@ -1,0 +1,255 @@
+"""An SDK free call outside a run, in direct mode, waits on one round trip: its create is
+written before the function runs and read back with the report (bot/store/free_call.py).
+What a person relies on still holds: the call is in the store while it runs, its outcome
+is stored before the result comes back, a crash mid-call reaches a person, and a create
+the store refused after the function ran is said loudly, never dropped."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+from redis.asyncio import Redis
+from redis.asyncio.connection import AbstractConnection
+
+from bot.config import Settings
+from bot.core.policy import Policy
+from bot.core.states import State
+from bot.deadlines.sweeper import Sweeper
+from bot.errors import NotFound
+from bot.sdk import Gate, require_approval
+from bot.store import audit
+from bot.store.questions import QuestionStore
+from bot.store.requests import RequestStore
+from tests.keys import serve_signer
+from tests.poll import eventually
+from tests.sdk.conftest import direct_gate
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(
+    bool(os.environ.get("HITL_TEST_CLUSTER")), reason="one Redis: a cluster waits on each create"
+)
+
+
+class Replies:
+    """Counts the replies this process's redis-py connections read."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.read = 0
+        plain = AbstractConnection.read_response
+
+        async def counted(conn: AbstractConnection, *a: Any, **kw: Any) -> Any:
+            self.read += 1
+            return await plain(conn, *a, **kw)
+
+        monkeypatch.setattr(AbstractConnection, "read_response", counted)
+
+
+async def only(store: RequestStore) -> str:
+    ids = await store.ids_between()
+    assert len(ids) == 1, ids
+    return ids[0]
+
+
+async def test_the_function_runs_before_the_create_is_read_and_the_outcome_before_it_returns(
+    redis: Redis, redis_url: str, policy: Policy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = direct_gate(redis_url, policy)
+    store = RequestStore(redis)
+    replies = Replies(monkeypatch)
+    seen: list[tuple[int, State]] = []
+    start = 0
+
+    @require_approval(gate, tool="move_claw")
+    async def move_claw(dir: str) -> str:
+        if dir == "right":
+            before = replies.read
+            # another client sees the call in the store while it runs (its create was sent)
+            rid = await eventually(lambda: newest(store, first), ignoring=(AssertionError,))
+            req = await eventually(lambda: store.get(rid), ignoring=(NotFound,))
+            seen.append((before - start, req.state))
+        return f"moved {dir}"
+
+    try:
+        # the first call opens the store, records the schema and loads the create script
+        assert await move_claw("left") == "moved left"
+        first = await only(store)
+        start = replies.read
+        assert await move_claw("right") == "moved right"
+        rid = await newest(store, first)
+        assert (await store.get(rid)).state == State.COMPLETED  # stored before the return
+    finally:
+        await gate.aclose()
+    assert seen == [(0, State.EXECUTING)]  # no reply read before the function ran
+    trail = [(e.event, e.to_state, e.actor) for e in await audit.entries(redis, rid)]
+    assert trail == [
+        ("create", "pending_review", "agent-7"),
+        ("approve", "approved", "system"),
+        ("claim", "executing", "agent-7"),
+        ("succeed", "completed", "agent-7"),
+    ]
+
+
+async def newest(store: RequestStore, first: str) -> str:
+    ids = [i for i in await store.ids_between() if i != first]
+    assert len(ids) == 1, ids
+    return ids[0]
+
+
+@pytest.mark.parametrize("mode", ["async", "sync"])
+async def test_a_failing_function_is_reported_failed_and_raises(
+    redis: Redis, redis_url: str, policy: Policy, mode: str
+) -> None:
+    gate = direct_gate(redis_url, policy)
+
+    def boom(dir: str) -> str:
+        raise RuntimeError(f"claw stuck {dir}")
+
+    async def boom_async(dir: str) -> str:
+        return boom(dir)
+
+    try:
+        if mode == "sync":
+            fn = require_approval(gate, tool="move_claw")(boom)
+            with pytest.raises(RuntimeError, match="claw stuck"):
+                await asyncio.to_thread(fn, "left")
+        else:
+            with pytest.raises(RuntimeError, match="claw stuck"):
+                await require_approval(gate, tool="move_claw")(boom_async)("left")
+    finally:
+        await gate.aclose()
+    req = await RequestStore(redis).get(await only(RequestStore(redis)))
+    assert req.state == State.MANUAL_INTERVENTION
+    assert "claw stuck left" in (req.detail or "")
+
+
+async def test_callers_cancelled_mid_call_record_the_call_and_give_the_connection_back(
+    redis: Redis, redis_url: str, policy: Policy
+) -> None:
+    """Each cancelled call ends for a person (it may have moved the claw); its connection
+    goes back to the pool, so a pool of two still serves the next call at once."""
+    settings = Settings(redis_url=SecretStr(redis_url), hitl_redis_max_connections=2)
+    gate = Gate(settings=settings, policy=policy, requester="agent-7")
+    running = asyncio.Event()
+
+    @require_approval(gate, tool="move_claw")
+    async def move_claw(dir: str) -> str:
+        if dir != "warm":
+            running.set()
+            await asyncio.Event().wait()
+        return dir
+
+    try:
+        assert await move_claw("warm") == "warm"
+        for i in range(4):
+            running.clear()
+            task = asyncio.ensure_future(move_claw(f"left {i}"))
+            await running.wait()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        assert await asyncio.wait_for(move_claw("warm"), 10) == "warm"
+    finally:
+        await gate.aclose()
+    store = RequestStore(redis)
+    states = sorted([(await store.get(rid)).state.value for rid in await store.ids_between()])
+    assert states == ["completed"] * 2 + ["manual_intervention"] * 4
+
+
+async def test_a_gate_closed_before_the_report_leaves_the_call_for_its_deadline(
+    redis: Redis, redis_url: str, policy: Policy
+) -> None:
+    """A claimed free call nobody reports (the process is closing its gate): the create is
+    read back, so the call is on record as executing, and its deadline will flag it."""
+    gate = direct_gate(redis_url, policy)
+    req, claimed = await gate.acquire("move_claw", {"dir": "left"}, claim=True)
+    assert claimed and req.state == State.EXECUTING
+    await gate.aclose()  # no unclosed-connection warning: the suite treats those as errors
+    stored = await RequestStore(redis).get(req.id)
+    assert stored.state == State.EXECUTING and stored.fence == req.fence
+
+
+async def test_a_flushed_script_is_loaded_again_and_the_call_recorded(
+    redis: Redis, redis_url: str, policy: Policy
+) -> None:
+    gate = direct_gate(redis_url, policy)
+
+    @require_approval(gate, tool="move_claw")
+    async def move_claw(dir: str) -> str:
+        return dir
+
+    try:
+        assert await move_claw("left") == "left"
+        await redis.script_flush()  # a restarted server: the next create is NOSCRIPT
+        assert await move_claw("right") == "right"
+    finally:
+        await gate.aclose()
+    store = RequestStore(redis)
+    states = [(await store.get(rid)).state for rid in await store.ids_between()]
+    assert states == [State.COMPLETED, State.COMPLETED]
+
+
+async def test_a_create_refused_after_the_function_ran_is_said_loudly(
+    redis: Redis, redis_url: str, policy: Policy, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The trade the single round trip makes (README, Performance): the function may run
+    before the store refuses its create. Its result still comes back (the side effect
+    happened), and the log says at error level that the call may have no record."""
+    gate = direct_gate(redis_url, policy)
+    ran: list[str] = []
+
+    @require_approval(gate, tool="move_claw")
+    async def move_claw(dir: str) -> str:
+        ran.append(dir)
+        return dir
+
+    try:
+        assert await move_claw("left") == "left"  # opens the store
+        await redis.config_set("maxmemory", "1")  # every write refused: out of memory
+        try:
+            with caplog.at_level(logging.ERROR, logger="bot"):
+                assert await move_claw("right") == "right"
+        finally:
+            await redis.config_set("maxmemory", "0")
+    finally:
+        await gate.aclose()
+    assert ran == ["left", "right"]
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert any("did not confirm its record" in e and "maxmemory" in e for e in errors), errors
+
+
+async def test_kill_9_mid_call_leaves_the_call_executing_for_its_deadline(
+    redis: Redis, redis_url: str, tmp_path: Path
+) -> None:
+    """The create reached the kernel before the function ran: a process killed while the
+    function runs leaves the call on record, and its deadline hands it to a person."""
+    marker = tmp_path / "rid"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HITL_")}
+    env["PYTHONPATH"] = str(ROOT)
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.sdk.free_call_child", redis_url, str(marker), cwd=ROOT, env=env
+    )
+    try:
+        await eventually(lambda: marker.exists(), timeout_s=30, what="the function running")
+        child.kill()
+        assert await child.wait() == -signal.SIGKILL
+    finally:
+        if child.returncode is None:
+            child.kill()
+            await child.wait()
+    rid = marker.read_text()
+    assert rid != "not sent"  # its create was written without waiting, not the usual path
+    store = RequestStore(redis)
+    req = await eventually(lambda: store.get(rid), ignoring=(NotFound,))
+    assert req.state == State.EXECUTING and req.expires_at is not None
+    deadline = req.expires_at
+    late = RequestStore(redis, clock=lambda: deadline + 1, signer=serve_signer())  # as serve
+    await Sweeper(late, QuestionStore(redis), clock=late.clock).sweep_once()
+    assert (await store.get(rid)).state == State.MANUAL_INTERVENTION
