@@ -22,6 +22,7 @@ from bot.sdk.errors import steered
 from bot.store import execution
 from bot.store.free_call import SentCreate, fits, send_claimed
 from bot.store.guarded import SteeredFirst, consumed, create_unless_steered
+from bot.store.run_signals import signals_for
 from bot.store.runtime import Runtime, open_runtime
 
 
@@ -36,6 +37,9 @@ class DirectBackend:
         # Free calls whose create was written but not read yet (`_send_free`): any later
         # move on one of these ids reads that reply first (`_settled`).
         self._sent: dict[str, SentCreate] = {}
+        # Its runs' corrections and stops known locally, as a worker knows them: a free call
+        # of a run known clear needs no store read first (None on a cluster).
+        self._signals = signals_for(rt.requests.redis)
 
     @classmethod
     async def open(
@@ -63,15 +67,20 @@ class DirectBackend:
         return await self._create(fields, claim=True)
 
     async def _send_free(self, fields: NewRequest) -> SentCreate | None:
-        """A free call outside any run, with no idempotency key: its create and claim are
-        written without waiting for the reply (bot/store/free_call.py), and the report
-        reads it, so the call waits on one round trip. None: the usual path.
+        """A free call with no idempotency key, outside any run or in a run known clear
+        locally (bot/store/run_signals.py): its create and claim are written without
+        waiting for the reply (bot/store/free_call.py), and the report reads it, so the
+        call waits on one round trip. None: the usual path.
 
-        Not in a run: the run's create must refuse while a correction waits, before the
-        call runs. Not with a key: a key met before is a call made before, which must not
+        A run not known clear: its create must refuse while a correction waits, before
+        the call runs. A key: a key met before is a call made before, which must not
         run again, and only the reply tells."""
-        store, policy = self.rt.requests, self.rt.policy
-        if fields["run_id"] is not None or fields["idempotency_key"] is not None:
+        store, policy, run_id = self.rt.requests, self.rt.policy, fields["run_id"]
+        if fields["idempotency_key"] is not None:
+            return None
+        if run_id is not None and not (
+            run_id in self._runs and self._signals is not None and self._signals.clear(run_id)
+        ):
             return None
         if fields.get("candidates") or not fits(store):
             return None
@@ -83,6 +92,7 @@ class DirectBackend:
             args=fields["args"],
             requester=fields["requester"] or self.actor,
             on_behalf_of=fields["on_behalf_of"],
+            run_id=run_id,
             channel=fields["channel"],
             risk=fields["risk"],
             args_schema=fields["args_schema"],
@@ -93,6 +103,19 @@ class DirectBackend:
         if sent is not None:
             self._sent[sent.request.id] = sent
         return sent
+
+    async def _succeeded(self, sent: SentCreate, detail: str | None) -> bool:
+        """The pipelined report; in a run, its read of the run's queue and stop flag
+        tells the local follower whether the next call may skip the store."""
+        run_id, signals = sent.request.run_id, self._signals
+        mark = None if run_id is None or signals is None else signals.mark(run_id)
+        took = await sent.succeeded(detail, run_id, actor=self.actor)
+        if run_id is not None and signals is not None and sent.run_clear is not None:
+            if sent.run_clear:
+                signals.found_clear(run_id, mark)
+            else:
+                signals.dirty(run_id)
+        return took
 
     async def _settled(self, rid: str) -> None:
         """A free call's create read back before anything else is done with its id."""
@@ -111,6 +134,8 @@ class DirectBackend:
             if await self.rt.owners.claim(run_id, self.actor, title=title) != self.actor:
                 raise NotFound(UNKNOWN_RUN.format(id=run_id))
             self._runs.add(run_id)
+        # taken before the store reads the run's queue and stop flag with the create
+        mark = None if run_id is None or self._signals is None else self._signals.mark(run_id)
         made = await create_unless_steered(
             self.rt.requests,
             self.rt.steering,
@@ -137,6 +162,8 @@ class DirectBackend:
                 text=s.text if s else None,
                 actor=s.actor if s else None,
             )
+        if run_id is not None and self._signals is not None:
+            self._signals.found_clear(run_id, mark)
         return made.request, made.claimed
 
     async def get(self, rid: str) -> ActionRequest:
@@ -188,7 +215,7 @@ class DirectBackend:
         sent = self._sent.get(rid)
         if sent is not None and ok:
             try:  # pipelined behind the create: both replies in one round trip
-                if await sent.succeeded(detail, actor=self.actor):
+                if await self._succeeded(sent, detail):
                     return
             finally:
                 self._sent.pop(rid, None)

@@ -1,5 +1,6 @@
-"""An SDK free call outside a run, in direct mode, waits on one round trip: its create is
-written before the function runs and read back with the report (bot/store/free_call.py).
+"""An SDK free call in direct mode, outside a run or in a run known clear locally, waits
+on one round trip: its create is written before the function runs and read back with
+the report (bot/store/free_call.py).
 What a person relies on still holds: the call is in the store while it runs, its outcome
 is stored before the result comes back, a crash mid-call reaches a person, and a create
 the store refused after the function ran is said loudly, never dropped."""
@@ -24,10 +25,13 @@ from bot.core.policy import Policy
 from bot.core.states import State
 from bot.deadlines.sweeper import Sweeper
 from bot.errors import NotFound
-from bot.sdk import Gate, require_approval
+from bot.sdk import Gate, RunStopped, Steered, require_approval
 from bot.store import audit
+from bot.store.corrections import correct, stop_run
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
+from bot.store.run_signals import signals_for
+from bot.store.stores import StoreSet
 from tests.keys import serve_signer
 from tests.poll import eventually
 from tests.sdk.conftest import direct_gate
@@ -253,3 +257,121 @@ async def test_kill_9_mid_call_leaves_the_call_executing_for_its_deadline(
     late = RequestStore(redis, clock=lambda: deadline + 1, signer=serve_signer())  # as serve
     await Sweeper(late, QuestionStore(redis), clock=late.clock).sweep_once()
     assert (await store.get(rid)).state == State.MANUAL_INTERVENTION
+
+
+RUN = "ext:claw-1"
+
+
+async def followed_run(gate: Gate, ran: list[str]) -> Any:
+    """A free function of run RUN, called until the run is known clear locally (the
+    follower confirmed its subscription and a store read found nothing queued): its
+    next call takes the one-round-trip path."""
+
+    @require_approval(gate, tool="move_claw", run_id=RUN)
+    async def move_claw(dir: str) -> str:
+        ran.append(dir)
+        return dir
+
+    b = await gate.backend()
+    signals = signals_for(b.rt.requests.redis)  # type: ignore[attr-defined]
+    assert signals is not None
+
+    async def one() -> bool:
+        await move_claw("warm")
+        return signals.clear(RUN)
+
+    await eventually(one, lambda clear: clear, what="the run known clear")
+    ran.clear()
+    return move_claw, signals
+
+
+async def test_a_free_call_in_a_run_known_clear_waits_on_one_round_trip(
+    redis: Redis, redis_url: str, policy: Policy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = direct_gate(redis_url, policy)
+    ran: list[str] = []
+    try:
+        await followed_run(gate, ran)
+        replies = Replies(monkeypatch)
+        read_before: list[int] = []
+
+        @require_approval(gate, tool="move_claw", run_id=RUN)
+        async def count(dir: str) -> str:
+            read_before.append(replies.read)
+            return dir
+
+        assert await count("left") == "left"
+    finally:
+        await gate.aclose()
+    assert read_before == [0]  # no reply read before the function ran
+    store = RequestStore(redis)
+    reqs = [await store.get(rid) for rid in await store.ids_between()]
+    assert {(r.state, r.run_id) for r in reqs} == {(State.COMPLETED, RUN)}
+
+
+async def test_a_correction_queued_while_a_free_call_runs_stops_the_next_call(
+    redis: Redis, redis_url: str, policy: Policy
+) -> None:
+    gate = direct_gate(redis_url, policy)
+    people = StoreSet(redis)
+    ran: list[str] = []
+    try:
+        move_claw, _ = await followed_run(gate, ran)
+
+        @require_approval(gate, tool="move_claw", run_id=RUN)
+        async def corrected_meanwhile(dir: str) -> str:
+            ran.append(dir)
+            await correct(
+                people.steering, people.requests, people.runs, RUN, "aim left", actor="UKID"
+            )
+            return dir
+
+        assert await corrected_meanwhile("one") == "one"  # already running: it finishes
+        with pytest.raises(Steered, match="aim left"):
+            await move_claw("two")
+    finally:
+        await gate.aclose()
+    assert ran == ["one"]  # the second call never ran
+
+
+async def test_a_stop_asked_while_a_free_call_runs_stops_the_next_call(
+    redis: Redis, redis_url: str, policy: Policy
+) -> None:
+    gate = direct_gate(redis_url, policy)
+    p = StoreSet(redis)
+    ran: list[str] = []
+    try:
+        move_claw, _ = await followed_run(gate, ran)
+
+        @require_approval(gate, tool="move_claw", run_id=RUN)
+        async def stopped_meanwhile(dir: str) -> str:
+            ran.append(dir)
+            await stop_run(p.runs, p.requests, p.questions, p.steering, RUN, actor="UKID")
+            return dir
+
+        assert await stopped_meanwhile("one") == "one"
+        with pytest.raises(RunStopped):
+            await move_claw("two")
+    finally:
+        await gate.aclose()
+    assert ran == ["one"]
+
+
+async def test_a_correction_queued_between_calls_reaches_the_next_one(
+    redis: Redis, redis_url: str, policy: Policy
+) -> None:
+    """Once its signal arrived (well under a millisecond here; a person's correction
+    comes through serve, in another process): the run is no longer clear locally, so
+    the next call asks the store, which refuses it."""
+    gate = direct_gate(redis_url, policy)
+    people = StoreSet(redis)
+    ran: list[str] = []
+    try:
+        move_claw, signals = await followed_run(gate, ran)
+        await correct(people.steering, people.requests, people.runs, RUN, "wait", actor="UKID")
+        await eventually(lambda: signals.clear(RUN), lambda clear: not clear)
+        with pytest.raises(Steered, match="wait"):
+            await move_claw("one")
+    finally:
+        await gate.aclose()
+    assert ran == []
