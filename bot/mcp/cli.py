@@ -198,6 +198,7 @@ def proxy(
     async def build() -> AsyncIterator[Servable]:
         async with _gate(requester, "mcp-proxy") as gate:
             gateway = Gateway(gate, cfg, runs)
+            gateway.warm()
             try:
                 server = build_proxy(gateway)
                 yield Servable(lambda: run_stdio(server), server)

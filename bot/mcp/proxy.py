@@ -15,6 +15,8 @@ does, saying the run was stopped.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -62,6 +64,14 @@ class Gateway:
         self.runs = runs or SessionRuns(None, prefix="mcp-proxy")
         self.links = [UpstreamLink(name, spec) for name, spec in config.upstreams.items()]
         self.routes: dict[str, Route] = {}
+        self._warming: asyncio.Future[list[Tool]] | None = None
+
+    def warm(self) -> None:
+        """Start every upstream and list its tools now, while the client's handshake is
+        still under way. A client that starts its session as soon as it lists the tools
+        (Claude Code in print mode does, and a tool listed late is then "no such tool")
+        finds them ready instead of waiting for the upstreams to start."""
+        self._warming = asyncio.ensure_future(self.list_tools())
 
     async def list_tools(self) -> list[Tool]:
         """Every upstream's tools, renamed; an upstream that is down is left out (logged)."""
@@ -124,6 +134,10 @@ class Gateway:
         return result
 
     async def aclose(self) -> None:
+        if self._warming is not None and not self._warming.done():
+            self._warming.cancel()
+            with contextlib.suppress(BaseException):
+                await self._warming
         for link in self.links:
             await link.aclose()
 

@@ -20,7 +20,7 @@ import yaml
 
 from bot.sandbox.anthropic import ScriptedClaude, text, use
 from bot.slack import render
-from tests.claudecode.conftest import CC_POLICY, ROOT, card, hook_env
+from tests.claudecode.conftest import CC_POLICY, ROOT, START_S, card, hook_env
 from tests.claudecode.node import claude_binary, filesystem_server, installed_or_skip
 from tests.e2e.conftest import Bot
 
@@ -49,6 +49,14 @@ class Project:
             "ANTHROPIC_API_KEY": "test-key",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "HOME": str(self.home),
+            # Print mode starts the session without waiting for its MCP servers unless
+            # told to; a model turn that comes first finds "no such tool" (the server "is
+            # still connecting"), and --permission-prompt-tool fails at once. A fresh
+            # interpreter, and for the proxy its Node upstream, take 2 to 4 s here and
+            # longer while the suite loads both cores: wait for them, as docs/claude-code.md
+            # tells users to.
+            "MCP_CONNECTION_NONBLOCKING": "0",
+            "MCP_CONNECT_TIMEOUT_MS": str(int(START_S * 1000)),
         }
         proc = await asyncio.create_subprocess_exec(
             str(claude_binary(self.node)),

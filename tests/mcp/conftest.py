@@ -49,6 +49,14 @@ class Setup:
     config: Path
 
     def ran(self) -> list[dict[str, Any]]:
+        """The upstream's tool calls that ran, in order (its starts left out)."""
+        return [e for e in self.lines() if e["tool"] != "start"]
+
+    def starts(self) -> int:
+        """How many times an upstream process was started."""
+        return sum(1 for e in self.lines() if e["tool"] == "start")
+
+    def lines(self) -> list[dict[str, Any]]:
         if not self.log.exists():
             return []
         return [json.loads(x) for x in self.log.read_text().splitlines()]

@@ -263,6 +263,21 @@ async def test_one_upstream_given_after_the_double_dash(bot: Bot, setup: Setup) 
     assert setup.ran() == [{"tool": "lookup", "args": {"key": "k"}}]
 
 
+async def test_the_upstream_starts_with_the_gateway_not_at_the_first_listing(
+    bot: Bot, setup: Setup
+) -> None:
+    """A client that starts its session as soon as it has listed the tools (Claude Code in
+    print mode) must find the upstream's tools ready: the gateway starts its upstreams
+    while the client's handshake is under way, not when the client first lists."""
+    argv = ["-m", "bot", "mcp", "proxy", "--name", "demo", "--"]
+    argv += ["env", f"UPSTREAM_LOG={setup.log}", sys.executable, "-m", "tests.mcp.upstream_server"]
+    async with owned(Client(stdio_params(setup, *argv))) as client:
+        await eventually(setup.starts, lambda n: n == 1, what="the upstream started")
+        listed = await client.list_tools()
+        assert "demo__lookup" in [t.name for t in listed.tools]
+    assert setup.starts() == 1  # the listing used the upstream already started
+
+
 async def test_concurrent_calls_are_decided_each_on_its_own(
     stdio_proxy: Client, bot: Bot, setup: Setup
 ) -> None:

@@ -2,7 +2,8 @@
 
 `lookup` is free (the test policy says `review: none`), `delete` is gated, and
 `crash` kills the process mid-call. Every call that runs appends one JSON line to
-$UPSTREAM_LOG, so a test sees what ran, with which arguments, how many times.
+$UPSTREAM_LOG, so a test sees what ran, with which arguments, how many times; so does
+the start of the process (tool "start"), which `Setup.ran` leaves out.
 
 Run: python -m tests.mcp.upstream_server [--port N]   (stdio without --port)
 """
@@ -48,6 +49,7 @@ def crash() -> str:
 
 
 if __name__ == "__main__":
+    _ran("start")  # so a test sees when the gateway started it
     if "--port" in sys.argv:
         port = int(sys.argv[sys.argv.index("--port") + 1])
         server.run("streamable-http", port=port)
