@@ -11,7 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.fatigue import WEEK_MS
 from bot.errors import HitlError
 from bot.slack import escape as esc
-from bot.slack import messages as smsg
+from bot.slack import home_messages as hmsg
 from bot.slack.escape import Block
 from bot.slack.fatigue_panel import fatigue_blocks
 from bot.slack.permissions import is_operator
@@ -34,5 +34,5 @@ async def operators_panel(
         got = await fatigue.figures(rt.requests, now_ms - WEEK_MS, now_ms, limit=HOME_LOOKED)
     except (HitlError, ValueError) as exc:  # a damaged history: the rest of the tab still shows
         log.warning("approval-fatigue figures not read: %s", exc)
-        return [esc.section(smsg.FATIGUE_FAILED, block_id="hitl_fatigue_failed")]
+        return [esc.section(hmsg.FATIGUE_FAILED, block_id="hitl_fatigue_failed")]
     return fatigue_blocks(got)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from bot.core.fatigue import READ_BASE_S, READ_PER_LINE_S, Figures, Report, TierFigures
 from bot.slack import escape as esc
+from bot.slack import home_messages as hmsg
 from bot.slack import messages as smsg
 from bot.slack.escape import Block, section
 
@@ -26,17 +27,17 @@ def _who(name: str) -> str:
 
 
 def _approver(name: str, f: Figures) -> str:
-    return smsg.FATIGUE_APPROVER.format(
+    return hmsg.FATIGUE_APPROVER.format(
         who=_who(name), n=f.by_people, median=_secs(f.median), fast=f.too_fast
     )
 
 
 def tier_text(tier: str, f: TierFigures) -> str:
     if not f.by_people:
-        lines = [smsg.FATIGUE_TIER_POLICY_ONLY.format(tier=esc.mrkdwn(tier))]
+        lines = [hmsg.FATIGUE_TIER_POLICY_ONLY.format(tier=esc.mrkdwn(tier))]
     else:
         lines = [
-            smsg.FATIGUE_TIER.format(
+            hmsg.FATIGUE_TIER.format(
                 tier=esc.mrkdwn(tier),
                 n=f.by_people,
                 approved=_share(f.rate("approved")),
@@ -44,16 +45,16 @@ def tier_text(tier: str, f: TierFigures) -> str:
             )
         ]
         lines.append(
-            smsg.FATIGUE_TIMES.format(
+            hmsg.FATIGUE_TIMES.format(
                 median=_secs(f.median), p90=_secs(f.p90), fast=f.too_fast, n=f.by_people
             )
         )
     if (top := f.busiest) is not None:
-        lines.append(smsg.FATIGUE_BUSIEST.format(who=_who(top[0]), share=_share(top[1])))
+        lines.append(hmsg.FATIGUE_BUSIEST.format(who=_who(top[0]), share=_share(top[1])))
     o = f.outcomes
     if o["auto_approved"] or o["auto_rejected"] or o["no_review"]:
         lines.append(
-            smsg.FATIGUE_POLICY.format(
+            hmsg.FATIGUE_POLICY.format(
                 auto_approved=o["auto_approved"],
                 auto_rejected=o["auto_rejected"],
                 none=o["no_review"],
@@ -68,10 +69,10 @@ def tier_text(tier: str, f: TierFigures) -> str:
 
 def fatigue_blocks(report: Report) -> list[Block]:
     """The heading, a section a tier (four at most), and how "too fast" is measured."""
-    blocks = [esc.header(smsg.FATIGUE_HEAD, "hitl_fatigue_head")]
+    blocks = [esc.header(hmsg.FATIGUE_HEAD, "hitl_fatigue_head")]
     if not report.tiers:
-        return [*blocks, section(smsg.FATIGUE_NONE, block_id="hitl_fatigue_none")]
+        return [*blocks, section(hmsg.FATIGUE_NONE, block_id="hitl_fatigue_none")]
     for tier, f in report.tiers.items():
         blocks.append(section(tier_text(tier, f), block_id=f"hitl_fatigue_{tier}"))
-    foot = smsg.FATIGUE_FOOT.format(base=READ_BASE_S, per_line=READ_PER_LINE_S)
+    foot = hmsg.FATIGUE_FOOT.format(base=READ_BASE_S, per_line=READ_PER_LINE_S)
     return [*blocks, esc.context(foot, block_id="hitl_fatigue_foot")]

@@ -10,6 +10,7 @@ from typing import Any
 from bot.core.models import ActionRequest, Run
 from bot.core.policy import Policy
 from bot.slack import escape as esc
+from bot.slack import home_messages as hmsg
 from bot.slack import messages as smsg
 from bot.slack.escape import Block, section
 from bot.slack.views import pending_blocks, policy_blocks
@@ -32,7 +33,7 @@ def home_view(
     """The requests waiting for this person, the live runs they may steer or stop, the
     operators' panel (`operators`: empty for anyone else), then the policy, within
     Slack's 100 blocks."""
-    title = smsg.HOME_PENDING_HEAD.format(n=len(pending))
+    title = hmsg.HOME_PENDING_HEAD.format(n=len(pending))
     mine = pending_blocks(pending, now_ms=now_ms, max_blocks=40, title=title)
     running = runs_blocks(runs, max_blocks=MAX_RUN_BLOCKS)
     panel = [*operators, esc.divider()] if operators else []
@@ -51,9 +52,9 @@ def home_view(
 
 
 def runs_blocks(runs: Sequence[RunLine], *, max_blocks: int) -> list[Block]:
-    blocks = [esc.header(smsg.HOME_RUNS_HEAD.format(n=len(runs)), "hitl_runs_head")]
+    blocks = [esc.header(hmsg.HOME_RUNS_HEAD.format(n=len(runs)), "hitl_runs_head")]
     if not runs:
-        return [*blocks, section(smsg.HOME_RUNS_NONE, block_id="hitl_runs_none")]
+        return [*blocks, section(hmsg.HOME_RUNS_NONE, block_id="hitl_runs_none")]
     shown = runs if len(runs) < max_blocks else runs[: max_blocks - 2]
     blocks += [section(run_line(run, link)) for run, link in shown]
     if len(shown) < len(runs):
@@ -66,15 +67,15 @@ def run_line(run: Run, link: str | None) -> str:
     reach its thread. Everything but the labels came from agents or people: escaped."""
     name = run.prompt if run.outside and run.prompt else run.agent
     state = smsg.RUN_LABELS.get(run.state.value, run.state.value)
-    first = smsg.HOME_RUN_LINE.format(
+    first = hmsg.HOME_RUN_LINE.format(
         name=esc.mrkdwn(esc.truncate(name, 150)), id=esc.code(run.id), state=state
     )
     if run.waiting_on:
-        first += smsg.HOME_RUN_WAITING.format(id=esc.code(run.waiting_on))
+        first += hmsg.HOME_RUN_WAITING.format(id=esc.code(run.waiting_on))
     if link and link.startswith(("https://", "http://")) and not any(c in link for c in "<>| "):
-        where = smsg.HOME_RUN_THREAD.format(link=link)
+        where = hmsg.HOME_RUN_THREAD.format(link=link)
     elif run.channel:
-        where = smsg.HOME_RUN_CHANNEL.format(channel=esc.mrkdwn(run.channel))
+        where = hmsg.HOME_RUN_CHANNEL.format(channel=esc.mrkdwn(run.channel))
     else:
-        where = smsg.HOME_RUN_NO_THREAD
-    return f"{first}\n{where} · {smsg.HOME_RUN_HOW.format(id=esc.mrkdwn(run.id))}"
+        where = hmsg.HOME_RUN_NO_THREAD
+    return f"{first}\n{where} · {hmsg.HOME_RUN_HOW.format(id=esc.mrkdwn(run.id))}"

@@ -323,35 +323,6 @@ F_RESULT = "Result"
 F_ERROR = "Error"
 
 PENDING_HEAD = "⏳ Pending approvals: {n}"
-HOME_PENDING_HEAD = "⏳ Waiting for you: {n}"
-HOME_RUNS_HEAD = "🤖 Runs you can steer: {n}"
-HOME_RUNS_NONE = "No agent run you may steer or stop is going on."
-HOME_RUN_LINE = "*{name}* · {id} · {state}"
-HOME_RUN_WAITING = " on {id}"
-HOME_RUN_THREAD = "<{link}|Open its thread>"
-HOME_RUN_CHANNEL = "In <#{channel}>"
-HOME_RUN_NO_THREAD = "No thread yet"
-HOME_RUN_HOW = "reply there to steer it; `/hitl stop {id}` stops it"
-# The operators' panel on the App Home (bot/slack/fatigue_panel.py)
-FATIGUE_HEAD = "📊 Approval fatigue, last 7 days"
-FATIGUE_NONE = "No decision in the last 7 days."
-FATIGUE_FAILED = (
-    "📊 The approval-fatigue figures could not be read: an audit trail is damaged. "
-    "`hitl-bot audit verify` names it."
-)
-FATIGUE_TIER = "*{tier}* · {n} by people · approved {approved} · rejected {rejected}"
-FATIGUE_TIER_POLICY_ONLY = "*{tier}* · no decision by people"
-FATIGUE_TIMES = "Card to decision: median {median}, p90 {p90} · too fast: {fast} of {n}"
-FATIGUE_BUSIEST = "Busiest approver: {who} ({share})"
-FATIGUE_POLICY = (
-    "By policy: {auto_approved} auto-approved, {auto_rejected} auto-rejected, {none} without review"
-)
-FATIGUE_APPROVER = "{who}: {n} · median {median} · {fast} too fast"
-FATIGUE_FOOT = (
-    "Too fast: sooner than {base:g} s plus {per_line:g} s for each line the card showed. "
-    "Only operators see this. `hitl-bot report --since 7d --html FILE` has every approver "
-    "and charts."
-)
 PENDING_NONE = "Nothing is waiting for a person right now."
 PENDING_LINE = "Level {level} · waiting for {who} · approvals {approvals}"
 PENDING_LEFT = "in {d}"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.slack import messages as smsg
+from bot.slack import home_messages as hmsg
 from tests import chromium
 from tests.e2e.conftest import Bot
 from tests.e2e.test_browser import CHROMIUM, browser_page
@@ -32,7 +32,7 @@ async def test_shot_an_operator_reads_the_weeks_fatigue_on_the_app_home(
     await bot.message_of(deploy)
     async with browser_page(bot.emu.base_url + "/", tmp_path, OPERATOR) as page:
         await page.click("[data-testid=app-home]")
-        head = page.get_by_text(smsg.FATIGUE_HEAD.split(" ", 1)[1])  # the emoji may be a word
+        head = page.get_by_text(hmsg.FATIGUE_HEAD.split(" ", 1)[1])  # the emoji may be a word
         medium = page.get_by_text("medium · 3 by people")
         await medium.wait_for()
         shown = await page.inner_text("#messages")
