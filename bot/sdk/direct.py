@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from typing import Unpack
+from typing import Any, Unpack
 
 from bot.config import Settings
 from bot.core.models import ActionRequest, Question, Steering
@@ -86,19 +86,7 @@ class DirectBackend:
             return None
         if not exempt(policy, fields["tool"], fields["args"], fields["risk"]):
             return None
-        prep = await store.prepare(
-            policy,
-            tool=fields["tool"],
-            args=fields["args"],
-            requester=fields["requester"] or self.actor,
-            on_behalf_of=fields["on_behalf_of"],
-            run_id=run_id,
-            channel=fields["channel"],
-            risk=fields["risk"],
-            args_schema=fields["args_schema"],
-            claim_as=self.actor,
-            owner=self.actor,
-        )
+        prep = await store.prepare(policy, **self._call(fields), claim_as=self.actor)
         sent = await send_claimed(store, prep)
         if sent is not None:
             self._sent[sent.request.id] = sent
@@ -116,6 +104,21 @@ class DirectBackend:
             else:
                 signals.dirty(run_id)
         return took
+
+    def _call(self, fields: NewRequest) -> dict[str, Any]:
+        """What every create of this backend names: the call, and this process's identity
+        as its owner (as a token's would be over HTTP)."""
+        return {
+            "tool": fields["tool"],
+            "args": fields["args"],
+            "requester": fields["requester"] or self.actor,
+            "on_behalf_of": fields["on_behalf_of"],
+            "run_id": fields["run_id"],
+            "channel": fields["channel"],
+            "risk": fields["risk"],
+            "args_schema": fields["args_schema"],
+            "owner": self.actor,
+        }
 
     async def _settled(self, rid: str) -> None:
         """A free call's create read back before anything else is done with its id."""
@@ -141,18 +144,10 @@ class DirectBackend:
             self.rt.steering,
             self.rt.run_audit,
             self.rt.policy,
-            tool=fields["tool"],
-            args=fields["args"],
-            requester=fields["requester"] or self.actor,
-            on_behalf_of=fields["on_behalf_of"],
-            run_id=run_id,
-            channel=fields["channel"],
+            **self._call(fields),
             idempotency_key=fields["idempotency_key"],
-            risk=fields["risk"],
-            args_schema=fields["args_schema"],
             candidates=fields.get("candidates") or (),
             claim_as=self.actor if claim else None,
-            owner=self.actor,  # the identity this process runs as, as a token would be
         )
         if isinstance(made, SteeredFirst):
             s = made.correction

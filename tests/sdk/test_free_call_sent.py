@@ -309,34 +309,12 @@ async def test_a_free_call_in_a_run_known_clear_waits_on_one_round_trip(
     assert {(r.state, r.run_id) for r in reqs} == {(State.COMPLETED, RUN)}
 
 
-async def test_a_correction_queued_while_a_free_call_runs_stops_the_next_call(
-    redis: Redis, redis_url: str, policy: Policy
+@pytest.mark.parametrize("act", ["correct", "stop"])
+async def test_a_correction_or_stop_while_a_free_call_runs_stops_the_next_call(
+    redis: Redis, redis_url: str, policy: Policy, act: str
 ) -> None:
-    gate = direct_gate(redis_url, policy)
-    people = StoreSet(redis)
-    ran: list[str] = []
-    try:
-        move_claw, _ = await followed_run(gate, ran)
-
-        @require_approval(gate, tool="move_claw", run_id=RUN)
-        async def corrected_meanwhile(dir: str) -> str:
-            ran.append(dir)
-            await correct(
-                people.steering, people.requests, people.runs, RUN, "aim left", actor="UKID"
-            )
-            return dir
-
-        assert await corrected_meanwhile("one") == "one"  # already running: it finishes
-        with pytest.raises(Steered, match="aim left"):
-            await move_claw("two")
-    finally:
-        await gate.aclose()
-    assert ran == ["one"]  # the second call never ran
-
-
-async def test_a_stop_asked_while_a_free_call_runs_stops_the_next_call(
-    redis: Redis, redis_url: str, policy: Policy
-) -> None:
+    """The call already running finishes; the pipelined report's read of the run's queue
+    and stop flag keeps the next call from taking the local path, and it never runs."""
     gate = direct_gate(redis_url, policy)
     p = StoreSet(redis)
     ran: list[str] = []
@@ -344,17 +322,21 @@ async def test_a_stop_asked_while_a_free_call_runs_stops_the_next_call(
         move_claw, _ = await followed_run(gate, ran)
 
         @require_approval(gate, tool="move_claw", run_id=RUN)
-        async def stopped_meanwhile(dir: str) -> str:
+        async def person_acts_meanwhile(dir: str) -> str:
             ran.append(dir)
-            await stop_run(p.runs, p.requests, p.questions, p.steering, RUN, actor="UKID")
+            if act == "correct":
+                await correct(p.steering, p.requests, p.runs, RUN, "aim left", actor="UKID")
+            else:
+                await stop_run(p.runs, p.requests, p.questions, p.steering, RUN, actor="UKID")
             return dir
 
-        assert await stopped_meanwhile("one") == "one"
-        with pytest.raises(RunStopped):
+        assert await person_acts_meanwhile("one") == "one"
+        raised = (Steered, "aim left") if act == "correct" else (RunStopped, "stopped")
+        with pytest.raises(raised[0], match=raised[1]):
             await move_claw("two")
     finally:
         await gate.aclose()
-    assert ran == ["one"]
+    assert ran == ["one"]  # the second call never ran
 
 
 async def test_a_correction_queued_between_calls_reaches_the_next_one(
