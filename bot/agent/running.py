@@ -114,7 +114,11 @@ class Running:
         detail = clip(output)
         try:
             # a free call sent unconfirmed: its report rides behind the create
-            took = sent is not None and await self._succeeded(sent, detail, run_id)
+            # its read of the run's queue and stop flag tells the local follower whether
+            # the next call may skip the store (bot/store/run_signals.py)
+            took = sent is not None and await sent.succeeded(
+                detail, run_id if self.runs is not None else None, signals=self.signals
+            )
             if sent is not None:
                 req = await sent.confirmed()
             if not took:
@@ -140,18 +144,6 @@ class Running:
         else:
             text = msg.APPROVED.format(actor=res.actor, output=output)
         return Outcome(text, "completed", req.id)
-
-    async def _succeeded(self, sent: SentCreate, detail: str, run_id: str) -> bool:
-        """The pipelined report; its read of the run's queue and stop flag tells the
-        local follower whether the next call may skip the store (bot/store/run_signals)."""
-        mark = None if self.signals is None else self.signals.mark(run_id)
-        took = await sent.succeeded(detail, run_id if self.runs is not None else None)
-        if self.signals is not None and sent.run_clear is not None:
-            if sent.run_clear:
-                self.signals.found_clear(run_id, mark)
-            else:
-                self.signals.dirty(run_id)
-        return took
 
     async def _call_stoppable(self, req: ActionRequest, tool: Tool, run_id: str) -> str:
         """Run the tool; a hard stop cancels it if it is a coroutine.

@@ -92,19 +92,6 @@ class DirectBackend:
             self._sent[sent.request.id] = sent
         return sent
 
-    async def _succeeded(self, sent: SentCreate, detail: str | None) -> bool:
-        """The pipelined report; in a run, its read of the run's queue and stop flag
-        tells the local follower whether the next call may skip the store."""
-        run_id, signals = sent.request.run_id, self._signals
-        mark = None if run_id is None or signals is None else signals.mark(run_id)
-        took = await sent.succeeded(detail, run_id, actor=self.actor)
-        if run_id is not None and signals is not None and sent.run_clear is not None:
-            if sent.run_clear:
-                signals.found_clear(run_id, mark)
-            else:
-                signals.dirty(run_id)
-        return took
-
     def _call(self, fields: NewRequest) -> dict[str, Any]:
         """What every create of this backend names: the call, and this process's identity
         as its owner (as a token's would be over HTTP)."""
@@ -210,7 +197,8 @@ class DirectBackend:
         sent = self._sent.get(rid)
         if sent is not None and ok:
             try:  # pipelined behind the create: both replies in one round trip
-                if await self._succeeded(sent, detail):
+                run_id = sent.request.run_id
+                if await sent.succeeded(detail, run_id, actor=self.actor, signals=self._signals):
                     return
             finally:
                 self._sent.pop(rid, None)

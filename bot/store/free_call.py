@@ -38,6 +38,7 @@ from bot.store.codec import reply
 from bot.store.creating import Prepared
 from bot.store.keys import REQUEST_KEYS
 from bot.store.requests import RequestStore
+from bot.store.run_signals import RunSignals
 from bot.store.terms import terms_checked
 from bot.store.transition_argv import Signed, argv_of, log_moved
 
@@ -71,7 +72,12 @@ class SentCreate:
         return self._made
 
     async def succeeded(
-        self, detail: str | None, run_id: str | None = None, *, actor: str = SYSTEM
+        self,
+        detail: str | None,
+        run_id: str | None = None,
+        *,
+        actor: str = SYSTEM,
+        signals: RunSignals | None = None,
     ) -> bool:
         """Report success pipelined behind the create, reading both replies: one round
         trip. False: the create is confirmed but the report did not take (the caller
@@ -79,9 +85,18 @@ class SentCreate:
 
         `run_id`: the run's correction queue and stop flag are read in the same round
         trip, right after the report: `run_clear` says whether both were empty then, so
-        a correction queued while the tool ran is never missed by the next call."""
+        a correction queued while the tool ran is never missed by the next call.
+        `signals`: the process's follower of the run, told what that read found, so the
+        next call skips the store only while the run stays clear."""
+        mark = None if signals is None or run_id is None else signals.mark(run_id)
         async with self._reading:
-            return await self._succeeded(detail, run_id, actor)
+            took = await self._succeeded(detail, run_id, actor)
+        if signals is not None and run_id is not None and self.run_clear is not None:
+            if self.run_clear:
+                signals.found_clear(run_id, mark)
+            else:
+                signals.dirty(run_id)
+        return took
 
     async def _succeeded(self, detail: str | None, run_id: str | None, actor: str) -> bool:
         if self._made is not None:
