@@ -5,10 +5,7 @@ subscription falls back to asking the store."""
 
 from __future__ import annotations
 
-import asyncio
 import os
-import signal
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +22,9 @@ from bot.store import keys
 from bot.store.corrections import stop_run
 from tests.agent.conftest import Stores
 from tests.agent.test_gate import workers_gate
+from tests.children import kill_9_when_written
 from tests.poll import eventually
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("HITL_TEST_CLUSTER")), reason="one Redis: a cluster asks the store"
 )
@@ -154,26 +151,8 @@ async def test_kill_9_mid_free_call_still_reaches_a_person(
     call in the store as executing, and whoever resumes the run hands it to a person."""
     run = await stores.start()
     marker = tmp_path / "running"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HITL_")}
-    env["PYTHONPATH"] = str(ROOT)
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.agent.free_call_child",
-        redis_url,
-        run.id,
-        str(marker),
-        cwd=ROOT,
-        env=env,
-    )
-    try:
-        await eventually(lambda: asyncio.sleep(0, marker.exists()), lambda up: up, timeout_s=20)
-        child.kill()
-        assert await child.wait() == -signal.SIGKILL
-    finally:
-        if child.returncode is None:
-            child.kill()
-            await child.wait()
+    child = "tests.agent.free_call_child"
+    await kill_9_when_written(marker, child, redis_url, run.id, str(marker), timeout_s=20)
     call_id = f"c{marker.read_text()}"
     rid = request_id(run.id, call_id)
     req = await eventually(lambda: stores.requests.get(rid), lambda r: r is not None)

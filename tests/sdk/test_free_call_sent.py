@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +30,11 @@ from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.run_signals import signals_for
 from bot.store.stores import StoreSet
+from tests.children import kill_9_when_written
 from tests.keys import serve_signer
 from tests.poll import eventually
 from tests.sdk.conftest import direct_gate
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("HITL_TEST_CLUSTER")), reason="one Redis: a cluster waits on each create"
 )
@@ -235,19 +233,9 @@ async def test_kill_9_mid_call_leaves_the_call_executing_for_its_deadline(
     """The create reached the kernel before the function ran: a process killed while the
     function runs leaves the call on record, and its deadline hands it to a person."""
     marker = tmp_path / "rid"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HITL_")}
-    env["PYTHONPATH"] = str(ROOT)
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.sdk.free_call_child", redis_url, str(marker), cwd=ROOT, env=env
+    await kill_9_when_written(
+        marker, "tests.sdk.free_call_child", redis_url, str(marker), timeout_s=30
     )
-    try:
-        await eventually(lambda: marker.exists(), timeout_s=30, what="the function running")
-        child.kill()
-        assert await child.wait() == -signal.SIGKILL
-    finally:
-        if child.returncode is None:
-            child.kill()
-            await child.wait()
     rid = marker.read_text()
     assert rid != "not sent"  # its create was written without waiting, not the usual path
     store = RequestStore(redis)

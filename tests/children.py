@@ -1,0 +1,32 @@
+"""A test's own process, killed with -9 at the moment it says it reached: what a crash
+mid-call leaves behind, with nothing of the dying process's cleanup running."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+from tests.poll import eventually
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+async def kill_9_when_written(marker: Path, module: str, *args: str, timeout_s: float) -> None:
+    """Run `python -m module *args` from this checkout, without the caller's HITL_
+    settings; once it has written `marker`, kill it with SIGKILL."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HITL_")}
+    env["PYTHONPATH"] = str(ROOT)
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", module, *args, cwd=ROOT, env=env
+    )
+    try:
+        await eventually(marker.exists, timeout_s=timeout_s, what=f"{module} reaching its mark")
+        child.kill()
+        assert await child.wait() == -signal.SIGKILL
+    finally:
+        if child.returncode is None:
+            child.kill()
+            await child.wait()
