@@ -15,11 +15,9 @@ from bot.agent.gate import ToolGate
 from bot.agent.llm import ToolCall
 from bot.agent.loader import Agent
 from bot.agent.tools import ToolRegistry, tool
-from bot.store.creating import Prepared
-from bot.store.free_call import SentCreate
-from bot.store.requests import RequestStore
 from bot.store.stores import StoreSet
 from tests.agent.conftest import AGENT_POLICY
+from tests.children import unawaited_creates
 from tests.clients import open_client
 
 
@@ -27,16 +25,7 @@ async def main(url: str, run_id: str, marker: Path) -> None:
     redis = await open_client(url, socket_timeout=None)
     s = StoreSet(redis)
     hang = asyncio.Event()
-    sent: set[str] = set()  # the calls whose create was sent without waiting
-    plain = gate_module.send_claimed
-
-    async def send_claimed(store: RequestStore, prep: Prepared) -> SentCreate | None:
-        got = await plain(store, prep)
-        if got is not None:
-            sent.add(got.request.id)
-        return got
-
-    gate_module.send_claimed = send_claimed
+    sent = unawaited_creates(gate_module)  # the calls whose create was sent without waiting
 
     @tool(risk="low", review=False)
     async def slow(n: int, idempotency_key: str) -> str:

@@ -17,9 +17,7 @@ from pydantic import SecretStr
 from bot.config import Settings
 from bot.core.policy import parse_policy
 from bot.sdk import Gate, direct, require_approval
-from bot.store.creating import Prepared
-from bot.store.free_call import SentCreate
-from bot.store.requests import RequestStore
+from tests.children import unawaited_creates
 from tests.conftest import QUORUM_POLICY
 
 
@@ -29,16 +27,7 @@ async def main(url: str, marker: Path) -> None:
         policy=parse_policy(QUORUM_POLICY),
         requester="agent-7",
     )
-    sent: list[str] = []  # the calls whose create was written without waiting
-    plain = direct.send_claimed
-
-    async def send_claimed(store: RequestStore, prep: Prepared) -> SentCreate | None:
-        got = await plain(store, prep)
-        if got is not None:
-            sent.append(got.request.id)
-        return got
-
-    direct.send_claimed = send_claimed
+    sent = unawaited_creates(direct)  # the calls whose create was written without waiting
 
     @require_approval(gate, tool="move_claw")
     async def move_claw(dir: str) -> str:
