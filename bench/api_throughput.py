@@ -6,7 +6,7 @@ its own connection. That is the work the server does for one POST without HTTP.
 The measured thing, (b): the API in a SUBPROCESS, so client and server do not share a
 Python process: `python -m bot serve` (--server serve, the default: the whole bot,
 whose notifier finds no Slack at SLACK_API_URL, an unused port, and backs off) or the
-API alone, bot.api.create_app served by bot.server.asgi as `serve` serves it (--server api).
+API alone, bot.api.create_app served by bot.asgi as `serve` serves it (--server api).
 --clients clients, each with one keep-alive connection, POST the same body as (a)
 creates. The clients are raw HTTP/1.1 on asyncio streams (--client raw, ~0.15 ms of
 CPU a request) so that the figure is the server's: httpx (--client httpx) costs
@@ -59,10 +59,10 @@ from _common import (
 )
 from redis.asyncio import Redis
 
+from bot.asgi import HTTP_PARSER
 from bot.core.models import Decision
 from bot.core.policy import DEFAULT_POLICY
 from bot.core.states import Event
-from bot.server.asgi import HTTP_PARSER
 from bot.store.requests import RequestStore
 
 TOKEN = "bench-api-token-0123"
@@ -71,7 +71,7 @@ SERVE_API = """
 import asyncio, cProfile, os, signal
 from bot.server import eventloop as loops
 from bot.api.app import create_app
-from bot.server.asgi import serve_asgi
+from bot.asgi import serve_asgi
 from bot.config import Settings
 from bot.store.runtime import open_runtime
 

@@ -51,6 +51,7 @@ from redis.asyncio import Redis
 import bot.api.fastpath as fastpath
 import bot.core.schema as schema
 from bot.api import create_app
+from bot.asgi import serve_asgi
 from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.models import Decision
@@ -58,7 +59,6 @@ from bot.core.policy import DEFAULT_POLICY, parse_policy
 from bot.core.states import Event
 from bot.sdk import Gate, require_approval
 from bot.sdk.schema import derive
-from bot.server.asgi import serve_asgi
 from bot.store.requests import RequestStore
 from bot.store.runtime import Runtime
 

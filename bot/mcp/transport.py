@@ -19,9 +19,9 @@ from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from bot.asgi import serve_asgi
 from bot.errors import ConfigError
 from bot.mcp import messages as msg
-from bot.server.asgi import serve_asgi
 
 MCP_PATH = "/mcp"
 TOKEN_ENV = "HITL_MCP_TOKEN"

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 from bot import messages as msg
 from bot.api.app import create_app
+from bot.asgi import serve_asgi
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.deadlines.sweeper import Sweeper
-from bot.server.asgi import serve_asgi
 from bot.signing import load_signer
 from bot.slack.app import build_app
 from bot.slack.client import web_client

@@ -128,8 +128,8 @@ def serve_options() -> dict[str, Any]:
 
 
 # A stop waits for the event reads in progress: short reads keep each test's teardown
-# short (a fifth of a second, where serve's default second was most of it).
-READ_BLOCK_MS = 200
+# short (a twentieth of a second, where serve's default second was most of it).
+READ_BLOCK_MS = 50
 
 
 @pytest.fixture
