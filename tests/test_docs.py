@@ -16,7 +16,7 @@ from tests.docpages import README, ROOT, page, pages
 README_MAX_LINES = 260
 DEMO_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/hitl-bot demo"
 TEST_COMMAND = (
-    "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/pytest -n 2"
+    "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/pytest -n 4"
 )
 # The pages beside the README that it links to; they link into docs/ as well.
 ROOT_PAGES = ("CONTRIBUTING.md", "CHANGELOG.md")
