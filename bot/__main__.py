@@ -1,3 +1,3 @@
-from bot.cli.main import main
+from bot.cli.entry import main
 
 main()

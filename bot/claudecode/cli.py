@@ -13,6 +13,7 @@ import typer
 from bot.errors import HitlError
 
 claude_code_app = typer.Typer(
+    add_completion=False,  # as the whole app: bot/cli/entry.py may run this group alone
     no_args_is_help=True,
     help="Claude Code's PreToolUse hook: every tool call through the approval gate.",
     rich_markup_mode=None,  # plain click help, as the other subcommands print it

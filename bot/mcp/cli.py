@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from bot.sdk import Gate
 
 mcp_app = typer.Typer(
+    add_completion=False,  # as the whole app: bot/cli/entry.py may run this group alone
     no_args_is_help=True,
     help="The gate for MCP clients: an MCP server, and a gateway in front of MCP servers.",
     rich_markup_mode=None,  # plain click help, as the other subcommands print it
