@@ -28,6 +28,7 @@ class LoopThread:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._calls: set[asyncio.Task[Any]] = set()  # touched on the loop's thread only
 
     def _ensure(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -48,7 +49,7 @@ class LoopThread:
             coro.close()
             raise RuntimeError(msg.SYNC_IN_GATE_LOOP)
         loop = self._ensure()
-        future = asyncio.run_coroutine_threadsafe(coro, loop)
+        future = asyncio.run_coroutine_threadsafe(self._as_call(coro), loop)
         try:
             return future.result()
         except concurrent.futures.CancelledError:
@@ -58,6 +59,15 @@ class LoopThread:
         except BaseException:
             future.cancel()  # KeyboardInterrupt here: stop the coroutine too
             raise
+
+    async def _as_call(self, coro: Coroutine[Any, Any, T]) -> T:
+        task = asyncio.current_task()
+        assert task is not None
+        self._calls.add(task)
+        try:
+            return await coro
+        finally:
+            self._calls.discard(task)
 
     def close(self, last: Coroutine[Any, Any, None] | None = None) -> None:
         """Cancel the calls still running on the loop, then run `last` (closing
@@ -76,7 +86,7 @@ class LoopThread:
                 last.close()
             return
         try:
-            asyncio.run_coroutine_threadsafe(_cancel_the_rest(), loop).result()
+            asyncio.run_coroutine_threadsafe(_cancel_the_rest(self._calls), loop).result()
             if last is not None:
                 asyncio.run_coroutine_threadsafe(last, loop).result()
         finally:
@@ -85,7 +95,14 @@ class LoopThread:
             loop.close()
 
 
-async def _cancel_the_rest() -> None:
+async def _cancel_the_rest(calls: set[asyncio.Task[Any]]) -> None:
+    """The callers' calls first, and only them: a call's own helpers (the create it
+    finishes after its caller is gone, the withdrawal) must run while it winds down,
+    or a request created in that moment stays in review for nobody. Then what is left."""
+    for t in list(calls):
+        t.cancel()
+    if calls:
+        await asyncio.wait(list(calls), timeout=CLOSE_GRACE_S)
     me = asyncio.current_task()
     rest = [t for t in asyncio.all_tasks() if t is not me]
     for t in rest:
