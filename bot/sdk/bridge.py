@@ -98,14 +98,17 @@ class LoopThread:
 async def _cancel_the_rest(calls: set[asyncio.Task[Any]]) -> None:
     """The callers' calls first, and only them: a call's own helpers (the create it
     finishes after its caller is gone, the withdrawal) must run while it winds down,
-    or a request created in that moment stays in review for nobody. Then what is left."""
-    for t in list(calls):
-        t.cancel()
-    if calls:
-        await asyncio.wait(list(calls), timeout=CLOSE_GRACE_S)
+    or a request created in that moment stays in review for nobody. Then what is left.
+    Both share one grace period, as a single sweep had."""
+    until = asyncio.get_running_loop().time() + CLOSE_GRACE_S
+    await _cancelled(list(calls), until)
     me = asyncio.current_task()
-    rest = [t for t in asyncio.all_tasks() if t is not me]
-    for t in rest:
+    await _cancelled([t for t in asyncio.all_tasks() if t is not me], until)
+
+
+async def _cancelled(tasks: list[asyncio.Task[Any]], until: float) -> None:
+    for t in tasks:
         t.cancel()
-    if rest:
-        await asyncio.wait(rest, timeout=CLOSE_GRACE_S)
+    if tasks:
+        left = until - asyncio.get_running_loop().time()
+        await asyncio.wait(tasks, timeout=max(0.0, left))

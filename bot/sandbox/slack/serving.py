@@ -45,7 +45,7 @@ class BackgroundServer:
             self._served = await serve_asgi(
                 self.app, self.host, self.port, sock=sock, ws="wsproto", graceful_s=1
             )
-        except RuntimeError as e:
+        except Exception as e:  # whatever stopped uvicorn: the socket is ours to close
             await self.stop()
             raise RuntimeError(f"could not serve on {self.base_url}") from e
         return self.base_url
