@@ -137,31 +137,33 @@ async def test_a_schema_past_a_bound_is_refused_naming_the_limit(live: LiveServe
         f"deeper than {MAX_SCHEMA_DEPTH} levels": _nested(MAX_SCHEMA_DEPTH),
         f"more than {MAX_KEYWORDS} keywords": wide,
     }
+    # CPU time of this process, which runs the API server on a thread: what a bound saves
+    # is work, and wall time on a loaded machine counts other processes' turns as well.
     async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=30) as c:
         for words, schema in bounds.items():
-            started = time.monotonic()
+            started = time.process_time()
             resp = await _post(c, {}, schema)
             assert resp.status_code == 422 and words in resp.text, (words, resp.text[:300])
-            assert time.monotonic() - started < FAST_S
+            assert time.process_time() - started < FAST_S
         # Within every bound as written, but its check would fan out to 2**40 steps.
-        started = time.monotonic()
+        started = time.process_time()
         costly = await _post(c, {"a": 1}, _fan_out(40))
         assert costly.status_code == 422 and f"{MAX_STEPS} steps" in costly.text, costly.text
-        assert time.monotonic() - started < FAST_S
+        assert time.process_time() - started < FAST_S
         # Many patterns over one long text: the budget counts the characters each one
         # reads (RE2's slowest patterns take about 1 us a character), so it stops early.
         slow = [{"pattern": f"^(?:(a|b)*a(a|b){{12}}){{1,5}}x{i}"} for i in range(16)]
         text = "".join("ab"[(i * 7919) % 3 % 2] for i in range(60_000))
-        started = time.monotonic()
+        started = time.process_time()
         costly = await _post(c, {"a": text}, _one({"type": "string", "allOf": slow}))
         assert costly.status_code == 422 and f"{MAX_STEPS} steps" in costly.text, costly.text
-        assert time.monotonic() - started < FAST_S
+        assert time.process_time() - started < FAST_S
         # uniqueItems over thousands of objects: compared in linear time, not pairwise.
         unique = _one({"type": "array", "uniqueItems": True})
-        started = time.monotonic()
+        started = time.process_time()
         many = await _post(c, {"a": [{"n": i} for i in range(4000)] + [{"n": 0}]}, unique)
         assert many.status_code == 422 and "non-unique" in many.text
-        assert time.monotonic() - started < FAST_S
+        assert time.process_time() - started < FAST_S
         assert (await _post(c, {"a": [{"n": i} for i in range(4000)]}, unique)).status_code == 201
 
 

@@ -65,17 +65,19 @@ def test_equal_items_are_found_by_json_equality() -> None:
         assert (call_problems(schema, {"xs": xs}) == []) is unique, xs
 
 
+# The bounds below are CPU time of this process: what the safe validators save is work,
+# and wall time on a loaded machine counts other processes' turns as well.
 def test_a_backtracking_pattern_takes_microseconds() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": EVIL}}}
-    started = time.monotonic()
+    started = time.process_time()
     found = call_problems(schema, {"a": "a" * 10_000 + "!"})
-    assert time.monotonic() - started < 0.5
+    assert time.process_time() - started < 0.5
     assert len(found) == 1 and "does not match" in found[0]
     # additionalProperties beside the same pattern as a name: matched by RE2 too.
     named = {"type": "object", "patternProperties": {EVIL: True}, "additionalProperties": False}
-    started = time.monotonic()
+    started = time.process_time()
     found = call_problems(named, {"a" * 40 + "!": 1, "aaa": 2})
-    assert time.monotonic() - started < 0.5
+    assert time.process_time() - started < 0.5
     assert len(found) == 1 and "!" in found[0]
 
 
@@ -86,9 +88,9 @@ def test_every_draft_is_made_safe() -> None:
         "properties": {"a": {"pattern": EVIL}},
     }
     assert schema_problem(schema) is None
-    started = time.monotonic()
+    started = time.process_time()
     assert call_problems(schema, {"a": "a" * 40 + "!"}) != []
-    assert time.monotonic() - started < 0.5
+    assert time.process_time() - started < 0.5
 
 
 def test_outside_a_budget_nothing_is_checked() -> None:
@@ -159,9 +161,9 @@ def test_a_wide_any_of_over_a_long_list_is_answered_promptly() -> None:
         "type": "object",
         "properties": {"xs": {"type": "array", "items": {"anyOf": options}}},
     }
-    started = time.monotonic()
+    started = time.process_time()
     found = call_problems(schema, {"xs": list(range(20_000))})
-    assert time.monotonic() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert found and "steps" in found[0]
 
 
@@ -183,10 +185,10 @@ DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema"
 )
 def test_no_subschema_escapes_to_the_plain_validator(schema: dict[str, Any]) -> None:
     assert schema_problem(schema) is None
-    started = time.monotonic()
+    started = time.process_time()
     found = call_problems(schema, {"a": "a" * 40 + "!"})
     found += call_problems(schema, {"a": {"type": "a" * 40 + "!"}})
-    assert time.monotonic() - started < 0.5
+    assert time.process_time() - started < 0.5
     assert found
 
 
@@ -204,9 +206,9 @@ def test_no_subschema_escapes_to_the_plain_validator(schema: dict[str, Any]) -> 
     ],
 )
 def test_checking_a_schema_against_its_draft_is_prompt(schema: dict[str, Any]) -> None:
-    started = time.monotonic()
+    started = time.process_time()
     schema_problem(schema)
-    assert time.monotonic() - started < 0.5
+    assert time.process_time() - started < 0.5
 
 
 def test_failing_one_long_text_many_times_over_is_cut_short() -> None:
@@ -217,9 +219,9 @@ def test_failing_one_long_text_many_times_over_is_cut_short() -> None:
         "$defs": {"x": {"anyOf": [{"type": "integer"}] * 100 + [{"$ref": "#/$defs/x"}]}},
         "properties": {"a": {"$ref": "#/$defs/x"}},
     }
-    started = time.monotonic()
+    started = time.process_time()
     found = call_problems(looped, {"a": "x" * 60_000})
-    assert time.monotonic() - started < 0.5
+    assert time.process_time() - started < 0.5
     assert len(found) == 1 and "steps" in found[0]
 
 
@@ -228,8 +230,8 @@ def test_many_wrong_items_show_the_first_few_at_once() -> None:
         "type": "object",
         "properties": {"xs": {"type": "array", "items": {"type": "integer"}}},
     }
-    started = time.monotonic()
+    started = time.process_time()
     found = call_problems(schema, {"xs": ["ab"] * 5000})
-    assert time.monotonic() - started < 0.5
+    assert time.process_time() - started < 0.5
     assert len(found) == 4 and all(f.endswith("'ab' is not of type 'integer'") for f in found)
     assert found[0] == "xs.0: 'ab' is not of type 'integer'"
