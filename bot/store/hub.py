@@ -124,12 +124,8 @@ class WaitHub:
     async def aclose(self) -> None:
         """Stop every reader and close its connection; pending waits raise StoreUnavailable."""
         self._closed = True
-        for shard in self._shards:
-            for ws in shard.waiters.values():
-                for w in ws:
-                    if not w.done.done():  # fail closed: never a silent "nothing changed"
-                        w.done.set_exception(StoreUnavailable(msg.WAIT_CLOSED))
-            shard.waiters.clear()
+        for shard in self._shards:  # fail closed: never a silent "nothing changed"
+            self._fail_all(shard)
         tasks = [s.task for s in self._shards if s.task is not None]
         for task in tasks:
             task.cancel()
@@ -137,7 +133,7 @@ class WaitHub:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         redis = self._redis()
-        if redis is not None:
+        if redis is not None and not self._client_closed():
             with contextlib.suppress(Exception):  # best effort: the TTL cleans up otherwise
                 pipe = redis.pipeline(transaction=False)
                 for s in self._shards:
@@ -158,8 +154,8 @@ class WaitHub:
         if key in shard.reading and shard.reading[key] <= after:
             return
         redis = self._redis()
-        if redis is None:
-            return
+        if redis is None or self._client_closed():
+            return  # the reader ends at its next (re)connect and fails this waiter
         shard.nudged = True
         try:
             pipe = redis.pipeline(transaction=False)
@@ -173,6 +169,18 @@ class WaitHub:
             # A busy pool or a blip must not fail the wait: the reader's next block,
             # at most BLOCK_MS away, includes this waiter anyway.
             log.debug("waking the shard %d wait reader failed: %s", shard.number, exc)
+
+    def _client_closed(self) -> bool:
+        """Whether the client this hub serves is gone or was closed under it.
+
+        A closed cluster client still answers: redis-py reconnects on next use. But
+        nobody would close what a topology refresh opens then, so the reader must
+        not reconnect through it. (A plain client's reader owns its one connection.)
+        """
+        redis = self._redis()
+        if redis is None:
+            return True
+        return is_cluster(redis) and cast(RedisCluster, redis).nodes_manager.default_node is None
 
     async def _connection(self, shard: _Shard, *, refresh: bool) -> AbstractConnection:
         redis = self._redis()
@@ -196,6 +204,10 @@ class WaitHub:
                 # closing: a process that waits again soon reuses the connection.
                 idle = 0 if shard.waiters else idle + 1
                 if idle > 1 or self._closed:
+                    break
+                if conn is None and self._client_closed():
+                    # Closed without close_hub(): fail closed, never "nothing changed".
+                    self._fail_all(shard)
                     break
                 try:
                     if conn is None:
@@ -267,6 +279,13 @@ class WaitHub:
                     w.done.set_result(None)
             if not ws:
                 shard.waiters.pop(key, None)
+
+    def _fail_all(self, shard: _Shard) -> None:
+        for ws in shard.waiters.values():
+            for w in ws:
+                if not w.done.done():
+                    w.done.set_exception(StoreUnavailable(msg.WAIT_CLOSED))
+        shard.waiters.clear()
 
     def _wake_all(self, shard: _Shard) -> None:
         for ws in shard.waiters.values():

@@ -7,18 +7,20 @@ longer than the test, so returning at all proves a push woke the waiter.
 from __future__ import annotations
 
 import asyncio
+from typing import cast
 
 import pytest
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
-from bot.errors import AlreadyResolved
+from bot.errors import AlreadyResolved, StoreUnavailable
+from bot.store import hub
 from bot.store.hub import hub_for
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from tests.clients import open_client
+from tests.clients import CLUSTER, open_client
 from tests.poll import eventually
 
 LONGER_THAN_ANY_TEST = 3600.0
@@ -109,3 +111,32 @@ async def test_question_first_answer_wins(
         assert got.answer == "the penguin"
     finally:
         await waiter_client.aclose()
+
+
+async def test_a_wait_on_a_cluster_client_closed_under_it_fails_and_reconnects_nothing(
+    store: RequestStore, policy: Policy, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cluster client closed while a wait is held (its owner forgot close_hub) still
+    answers, as redis-py reconnects on next use: a reader that reconnected through it
+    would refresh the topology on connections nobody closes, and wait on. It fails the
+    wait instead, as close_hub would. (A plain client's reader owns its connection.)"""
+    if not CLUSTER:
+        pytest.skip("a cluster client only: a plain client's reader owns its connection")
+    # Every block ends in a read timeout, so the reader goes back to reconnect.
+    monkeypatch.setattr(hub, "BLOCK_MS", 3_600_000)
+    monkeypatch.setattr(hub, "READ_TIMEOUT_S", 0.5)
+    made = await store.create(policy, tool="refund", args={"n": 1}, requester="U1")
+    client = await open_client(redis_url)
+    waiting = asyncio.create_task(RequestStore(client).wait(made.request.id, LONGER_THAN_ANY_TEST))
+    await eventually(lambda: hub_for(client).waiting == 1, what="the waiter held", timeout_s=30)
+    await client.aclose()
+    with pytest.raises(StoreUnavailable, match="closed its Redis connection"):
+        async with asyncio.timeout(30):
+            await waiting
+    nodes = cast(RedisCluster, client).nodes_manager
+    opened = [
+        n.name
+        for n in [*nodes.startup_nodes.values(), *nodes.nodes_cache.values()]
+        if any(c.is_connected for c in n._connections)
+    ]
+    assert opened == []
