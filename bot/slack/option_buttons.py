@@ -14,7 +14,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.models import QuestionState
-from bot.errors import AlreadyResolved, HitlError
+from bot.errors import AlreadyResolved, HitlError, StoreUnavailable
 from bot.slack import escape as esc
 from bot.slack import messages as smsg
 from bot.slack.approvals import tell
@@ -56,6 +56,8 @@ class OptionButtons:
             await self.rt.questions.answer(qid, actor=user, answer=option)
         except AlreadyResolved:
             await _tell(client, body, await self._taken(qid))
+        except StoreUnavailable as exc:  # "Not yet saved ... Try again": not "closed"
+            await _tell(client, body, str(exc))
         except (HitlError, ValueError, IndexError) as exc:
             log.info("option refused", extra={"actor": user, "question": qid, "error": str(exc)})
             await _tell(client, body, smsg.REFUSAL_DEFAULTS["question_closed"])

@@ -12,7 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.choices import matching_option
 from bot.core.ids import is_question_id
 from bot.core.models import RUN_FINAL, QuestionState, Run
-from bot.errors import HitlError, NotFound
+from bot.errors import HitlError, NotFound, StoreUnavailable
 from bot.slack import messages as smsg
 from bot.slack import render, views
 from bot.slack.approvals import open_view, tell
@@ -91,9 +91,18 @@ class Threads:
             why = smsg.FOREIGN_MAY_NOT_DIRECT if foreign else smsg.MAY_NOT_DIRECT
             await self._refuse(client, event, run.id, "steer", why.format(run_id=run.id))
             return
-        await correct(
-            self.rt.steering, self.rt.requests, self.runs, run.id, text, actor=user, source=source
-        )
+        try:
+            await correct(
+                self.rt.steering,
+                self.rt.requests,
+                self.runs,
+                run.id,
+                text,
+                actor=user,
+                source=source,
+            )
+        except StoreUnavailable as exc:  # "Not yet saved ... Try again": said, not dropped
+            await self._tell(event, client, str(exc))
 
     async def _answer(
         self,
@@ -125,6 +134,9 @@ class Threads:
             return True
         try:
             await self.rt.questions.answer(qid, actor=user, answer=answer)
+        except StoreUnavailable as exc:  # not (yet) saved: never read as a correction
+            await self._tell(event, client, str(exc))
+            return True
         except HitlError:
             return False  # answered a moment ago: the reply is a correction instead
         await self.rt.cards.set_answer_source(qid, event["channel"], event["ts"])
@@ -133,16 +145,15 @@ class Threads:
     async def _refuse(
         self, client: AsyncWebClient, event: dict[str, Any], run_id: str, what: str, text: str
     ) -> None:
-        user, channel = event.get("user", ""), event["channel"]
+        user = event.get("user", "")
         await audit_refusal(self.rt, run_id, user=user, what=what)
         log.info("reply refused", extra={"what": what, "actor": user, "run_id": run_id})
-        await tell(
-            client,
-            channel=channel,
-            user=user,
-            thread_ts=event["thread_ts"],
-            text=text,
-        )
+        await self._tell(event, client, text)
+
+    async def _tell(self, event: dict[str, Any], client: AsyncWebClient, text: str) -> None:
+        """`text` to the reply's author alone, in its thread."""
+        user, channel = event.get("user", ""), event["channel"]
+        await tell(client, channel=channel, user=user, thread_ts=event["thread_ts"], text=text)
 
     async def _unheard(
         self, client: AsyncWebClient, event: dict[str, Any], run: Run | None

@@ -39,9 +39,14 @@ async def correct(
     actor: str,
     source: str | None = None,
 ) -> Steering:
-    """Queue `text` for the run; withdraw every request it waits on."""
+    """Queue `text` for the run; withdraw every request it waits on.
+
+    NotReplicated: queued on the primary, but the replicas asked for did not confirm it
+    in time, so a failover could still lose it. The cards are withdrawn first either
+    way: a call the person contradicts must not stay open while they try again."""
     queued = await steering.push(run_id, text, actor=actor, source=source)
     await withdraw_waiting(steering, requests, runs, run_id, actor=actor, reason=SUPERSEDED)
+    await steering.confirm_saved(run_id)
     return queued
 
 

@@ -17,6 +17,7 @@ from bot.errors import AlreadyResolved, Expired, NotAnOption, NotFound
 from bot.store import keys
 from bot.store.codec import reply
 from bot.store.events import MAXLEN, publish
+from bot.store.replicas import acks_for
 from bot.store.scan import hashes, key_names
 from bot.store.scripts import QUESTION
 from bot.store.waiting import wait_until
@@ -49,6 +50,7 @@ class QuestionStore:
         self.clock = clock
         self.ids = ids
         self._script = redis.register_script(QUESTION)
+        self._acks = acks_for(redis)  # HITL_REPLICA_ACKS, as connect() found it
 
     async def ask(
         self,
@@ -122,9 +124,14 @@ class QuestionStore:
     async def _fire(
         self, qid: str, event: str, actor: str = "", answer: str = "", fence: int | None = None
     ) -> tuple[str, Question]:
-        status, out = await self._script(
+        # An answer is acknowledged only once the replicas asked for hold it: the agent
+        # acts on it, and the person was told it was taken. The sweeper's expiry waits
+        # for nobody: an unconfirmed one is logged, and the sweeper expires it again.
+        status, out = await self._acks.script(
+            self._script,
             keys=keys.question_keys(qid),
             args=[self.clock(), event, actor, answer, "" if fence is None else fence],
+            strict=event != "timeout",
         )
         if status == "not_found":
             raise NotFound(msg.UNKNOWN_QUESTION.format(id=qid))

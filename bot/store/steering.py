@@ -12,6 +12,7 @@ from bot.core.ids import new_steering_id
 from bot.core.models import Steering
 from bot.store import keys
 from bot.store.events import publish
+from bot.store.replicas import acks_for
 from bot.store.run_signals import followed
 from bot.store.scripts.common import WAITING_TTL_S
 
@@ -65,6 +66,11 @@ class SteeringStore:
             },
         )
         return s
+
+    async def confirm_saved(self, run_id: str) -> None:
+        """Raise NotReplicated unless the replicas asked for (HITL_REPLICA_ACKS) hold the
+        run's queue as it stands: everything pushed to it so far."""
+        await acks_for(self.redis).confirm(keys.steering(run_id))
 
     async def pop(self, run_id: str) -> Steering | None:
         """The oldest queued correction, removed atomically: no two consumers get it."""

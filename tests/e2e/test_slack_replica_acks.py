@@ -1,7 +1,9 @@
 """A person's Approve in Slack while the replica stalls (HITL_REPLICA_ACKS=1): told "not
 yet saved, try again", never "Approved"; the same click once the replica is back
 approves it, and the card says so. A click while the primary is down is told to try
-again too, never left unanswered."""
+again too, never left unanswered. An answer or a correction typed in a run's thread
+while the replica stalls is told the same, and an answer is never taken as a
+correction instead."""
 
 from __future__ import annotations
 
@@ -11,9 +13,13 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from bot.core.models import QuestionState
 from bot.core.states import State
 from bot.slack import render
+from bot.slack.options import ACTION_OPTION
 from tests.e2e.conftest import Bot, all_text, button_values
+from tests.e2e.test_slack_options import REVIEW, _card
+from tests.e2e.test_slack_reply_trust import _run_asking
 from tests.poll import eventually
 from tests.replicated import Replicated
 
@@ -94,3 +100,71 @@ async def test_a_click_while_the_primary_is_down_is_told_to_try_again(
         assert "nothing was decided" in told and "Try again" in told
     finally:
         replicated.restart(replicated.primary)
+
+
+async def test_an_unconfirmed_answer_is_told_to_try_again_and_never_read_as_a_correction(
+    bot: Bot, replicated: Replicated
+) -> None:
+    run_id, ch, home, qid = await _run_asking(bot, "Which account shall I use?")
+    (replica,) = replicated.followers
+    replica.pause()
+    try:
+        await bot.emu.post("UKID", ch, "the EU one", thread_ts=home)
+        told = await eventually(lambda: _ephemeral(bot, "UKID", "Not yet saved"))
+        assert "Try again" in told
+        assert await bot.steering.pending(run_id) == 0  # not queued as a correction instead
+    finally:
+        replica.resume()
+    await bot.emu.post("UKID", ch, "the EU one", thread_ts=home)  # as told: again
+
+    async def answered() -> Any:
+        q = await bot.questions.get(qid)
+        return q if q.state == QuestionState.ANSWERED else None
+
+    assert (await eventually(answered)).answer == "the EU one"
+
+
+async def test_an_unconfirmed_correction_is_told_to_try_again(
+    bot: Bot, replicated: Replicated
+) -> None:
+    posted = await bot.emu.post("UKID", "#general", "<@UBOT> Get me the bear!")
+    run_id = await eventually(lambda: bot.runs.by_thread(posted.channel, posted.ts))
+    (replica,) = replicated.followers
+    replica.pause()
+    try:
+        await bot.emu.post("UKID", posted.channel, "the duck instead", thread_ts=posted.ts)
+        told = await eventually(lambda: _ephemeral(bot, "UKID", "Not yet saved"))
+        assert "Try again" in told
+    finally:
+        replica.resume()
+    # Queued on the primary all along; with the replica back, the queue is confirmed.
+    assert await bot.steering.pending(run_id) == 1
+
+
+async def test_an_unconfirmed_option_click_is_told_to_try_again_not_that_it_closed(
+    bot: Bot, replicated: Replicated
+) -> None:
+    run = await bot.runs.start(agent="claw", prompt="pick", requester="UKID", channel=REVIEW)
+
+    async def home() -> tuple[str, str] | None:
+        r = await bot.runs.get(run.id)
+        return (r.channel, r.thread_ts) if r.channel and r.thread_ts else None
+
+    ch, thread = await eventually(home, what="the run's home thread")
+    q = await bot.questions.ask("Go?", timeout_ms=600_000, run_id=run.id, options=["Go", "Stop"])
+    card = await _card(bot, q.id, ch, thread)
+    (replica,) = replicated.followers
+    replica.pause()
+    try:
+        await bot.emu.click("UKID", f"{ACTION_OPTION}_0", channel=card.channel, ts=card.ts)
+        told = await eventually(lambda: _ephemeral(bot, "UKID", "Not yet saved"))
+        assert "Try again" in told
+    finally:
+        replica.resume()
+    await bot.emu.click("UKID", f"{ACTION_OPTION}_0", channel=card.channel, ts=card.ts)
+
+    async def answered() -> Any:
+        got = await bot.questions.get(q.id)
+        return got if got.state == QuestionState.ANSWERED else None
+
+    assert (await eventually(answered)).answer == "Go"

@@ -1,6 +1,7 @@
 """HITL_REPLICA_ACKS on one primary with a replica: what the start-up log says, and
 what a caller is told when the replica does not confirm (a claim answers 503 with
-Retry-After and the executor must not start; a stop is not acknowledged)."""
+Retry-After and the executor must not start; a stop, an answer and a correction are not
+acknowledged)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,12 @@ from pydantic import SecretStr
 
 from bot.api import create_app
 from bot.config import Settings
-from bot.core.models import Decision
+from bot.core.models import Decision, QuestionState, RunState
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import NotReplicated
 from bot.store.connection import connect
-from bot.store.corrections import stop_run
+from bot.store.corrections import correct, stop_run
 from bot.store.runtime import Runtime
 from tests.api.live import TOKEN, make_runtime
 from tests.replicated import Replicated
@@ -137,3 +138,32 @@ async def test_a_stop_is_acknowledged_only_once_the_replica_holds_it(
             rt.runs, rt.requests, rt.questions, rt.steering, run.id, actor="UALICE"
         )
         assert stopped.stop_requested
+
+
+async def test_an_answer_is_acknowledged_only_once_the_replica_holds_it(
+    replicated: Replicated, policy: Policy
+) -> None:
+    async with runtime(replicated, policy, acks=1) as rt:
+        q = await rt.questions.ask("Which account?", timeout_ms=600_000)
+        with stalled(replicated), pytest.raises(NotReplicated, match="Try again"):
+            await rt.questions.answer(q.id, actor="UALICE", answer="EU")
+        # The same answer again once the replica is back: taken, now confirmed.
+        again = await rt.questions.answer(q.id, actor="UALICE", answer="EU")
+        assert (again.state, again.answer) == (QuestionState.ANSWERED, "EU")
+
+
+async def test_a_correction_not_confirmed_still_withdraws_the_call_it_contradicts(
+    replicated: Replicated, policy: Policy
+) -> None:
+    async with runtime(replicated, policy, acks=1) as rt:
+        run = await rt.runs.start(agent="billing", prompt="refund the customer", requester="U1")
+        made = await rt.requests.create(
+            policy, tool="refund", args={"amount": 9, "to": "cus_4"}, requester="agent"
+        )
+        await rt.runs.update(run.id, state=RunState.WAITING, waiting_on=made.request.id)
+        with stalled(replicated), pytest.raises(NotReplicated, match="Try again"):
+            await correct(rt.steering, rt.requests, rt.runs, run.id, "not that one", actor="U1")
+        # Nobody may approve the contradicted call while the person tries again.
+        assert (await rt.requests.get(made.request.id)).state == State.CANCELLED
+        assert await rt.steering.pending(run.id) == 1
+        await rt.steering.confirm_saved(run.id)  # the replica is back: it holds the queue
