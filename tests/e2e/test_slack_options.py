@@ -27,6 +27,16 @@ async def _card(bot: Bot, qid: str, channel: str = REVIEW, thread: str | None = 
     return await eventually(found, what=f"the card of {qid}")
 
 
+async def _home(bot: Bot, run_id: str) -> tuple[str, str]:
+    """The run's home thread, once serve has posted it: (channel, thread ts)."""
+
+    async def home() -> tuple[str, str] | None:
+        r = await bot.runs.get(run_id)
+        return (r.channel, r.thread_ts) if r.channel and r.thread_ts else None
+
+    return await eventually(home, what="the run's home thread")
+
+
 async def test_options_are_buttons_first_click_wins_and_the_api_says_who(bot: Bot) -> None:
     options = ["Refund A1", "Refund A2", "<!channel> neither"]
     async with httpx.AsyncClient(base_url=bot.url, headers=AUTH) as api:
@@ -116,11 +126,7 @@ async def test_a_thread_reply_must_name_an_option_and_is_told_otherwise(bot: Bot
         agent="claw", prompt="pick a prize", requester="UKID", channel=REVIEW
     )
 
-    async def home() -> tuple[str, str] | None:
-        r = await bot.runs.get(run.id)
-        return (r.channel, r.thread_ts) if r.channel and r.thread_ts else None
-
-    ch, thread = await eventually(home, what="the run's home thread")
+    ch, thread = await _home(bot, run.id)
     q = await bot.questions.ask(
         "Bear or penguin?", timeout_ms=600_000, run_id=run.id, options=["Bear", "Penguin"]
     )
@@ -149,11 +155,7 @@ async def test_a_thread_reply_must_name_an_option_and_is_told_otherwise(bot: Bot
 async def test_someone_who_may_not_answer_is_refused(bot: Bot) -> None:
     run = await bot.runs.start(agent="claw", prompt="go", requester="UKID", channel=REVIEW)
 
-    async def home() -> tuple[str, str] | None:
-        r = await bot.runs.get(run.id)
-        return (r.channel, r.thread_ts) if r.channel and r.thread_ts else None
-
-    ch, thread = await eventually(home, what="the run's home thread")
+    ch, thread = await _home(bot, run.id)
     q = await bot.questions.ask("Go?", timeout_ms=600_000, run_id=run.id, options=["Go", "Stop"])
     await bot.runs.update(run.id, state=RunState.WAITING, waiting_on=q.id)
     card = await _card(bot, q.id, ch, thread)

@@ -18,7 +18,7 @@ from bot.core.states import State
 from bot.slack import render
 from bot.slack.options import ACTION_OPTION
 from tests.e2e.conftest import Bot, all_text, button_values
-from tests.e2e.test_slack_options import REVIEW, _card
+from tests.e2e.test_slack_options import REVIEW, _card, _home
 from tests.e2e.test_slack_reply_trust import _run_asking
 from tests.poll import eventually
 from tests.replicated import Replicated
@@ -146,11 +146,7 @@ async def test_an_unconfirmed_option_click_is_told_to_try_again_not_that_it_clos
 ) -> None:
     run = await bot.runs.start(agent="claw", prompt="pick", requester="UKID", channel=REVIEW)
 
-    async def home() -> tuple[str, str] | None:
-        r = await bot.runs.get(run.id)
-        return (r.channel, r.thread_ts) if r.channel and r.thread_ts else None
-
-    ch, thread = await eventually(home, what="the run's home thread")
+    ch, thread = await _home(bot, run.id)
     q = await bot.questions.ask("Go?", timeout_ms=600_000, run_id=run.id, options=["Go", "Stop"])
     card = await _card(bot, q.id, ch, thread)
     (replica,) = replicated.followers
