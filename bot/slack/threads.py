@@ -27,6 +27,9 @@ from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
+# Message subtypes that are still a person writing: "thread_broadcast" (a reply also
+# sent to the channel) and "file_share" (a message with a file; its text is the reply).
+PERSON_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
 
 
 class Threads:
@@ -52,8 +55,9 @@ class Threads:
         """A reply in a thread of ours is, in this order: the answer to the question the
         run waits on; a decision on the thread's pending card; a correction of the run.
         A reply that is none of these is told why, and logged: nothing typed vanishes."""
-        # The bot's own posts, edits and joins are not people talking to the agent.
-        if event.get("bot_id") or event.get("subtype"):
+        # The bot's own posts, edits and joins are not people talking to the agent; a
+        # reply also sent to the channel, or with a file, is a person's reply all the same.
+        if event.get("bot_id") or event.get("subtype") not in PERSON_SUBTYPES:
             return
         thread, ts = event.get("thread_ts"), event.get("ts")
         if not thread or thread == ts:
@@ -175,9 +179,12 @@ class Threads:
         await tell(client, channel=channel, user=user, thread_ts=thread, text=text)
 
     async def on_mention(self, event: dict[str, Any]) -> None:
-        channel = event["channel"]
-        if event.get("thread_ts") and await self.runs.by_thread(channel, event["thread_ts"]):
-            return  # a mention inside a run's thread is a reply, handled as one
+        channel, thread = event["channel"], event.get("thread_ts")
+        if thread and (
+            await self.runs.by_thread(channel, thread)
+            or await self.rt.threads.has_cards(channel, thread)
+        ):
+            return  # a mention inside a run's or a card's thread is a reply, handled as one
         prompt = _MENTION.sub("", event.get("text", "")).strip()
         if not prompt:
             return

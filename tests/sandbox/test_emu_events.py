@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import httpx
 from slack_sdk.web.async_client import AsyncWebClient
 from starlette.responses import Response
 
@@ -48,6 +49,41 @@ async def test_message_event_in_a_thread(emulator: SlackEmulator, fake_bot: Fake
     assert event["channel_type"] == "channel"
     assert "thread_ts" not in fake_bot.events()[0]["event"]
     assert len({e["event_id"] for e in fake_bot.events()}) == 2
+
+
+async def test_a_reply_also_sent_to_the_channel_and_one_with_a_file(
+    emulator: SlackEmulator, fake_bot: FakeBot
+) -> None:
+    parent = await emulator.post("alice", "#hitl-approvals", "parent")
+    reply = await emulator.post(
+        "bob", "#hitl-approvals", "approve", thread_ts=parent.ts, broadcast=True
+    )
+    event = fake_bot.events()[-1]["event"]
+    assert event["subtype"] == "thread_broadcast" and event["user"] == "UBOB"
+    assert event["ts"] == reply.ts and event["thread_ts"] == parent.ts
+    assert event["root"]["ts"] == parent.ts and event["root"]["text"] == "parent"
+    await emulator.post("bob", "#hitl-approvals", "see this", thread_ts=reply.ts, file_name="a.png")
+    event = fake_bot.events()[-1]["event"]
+    assert event["subtype"] == "file_share" and event["thread_ts"] == parent.ts
+    assert event["text"] == "see this" and event["files"][0]["name"] == "a.png"
+    async with httpx.AsyncClient(base_url=emulator.base_url) as http:
+        alone = await http.post(
+            "/_emu/post",
+            json={"user": "bob", "channel": "#hitl-approvals", "text": "x", "broadcast": True},
+        )
+        assert alone.status_code == 400 and "thread reply" in alone.text
+        sent = await http.post(
+            "/_emu/post",
+            json={
+                "user": "bob",
+                "channel": "#hitl-approvals",
+                "text": "too",
+                "thread_ts": parent.ts,
+                "broadcast": True,
+            },
+        )
+        assert sent.status_code == 200
+    assert fake_bot.events()[-1]["event"]["subtype"] == "thread_broadcast"
 
 
 async def test_mention_sends_message_and_app_mention(

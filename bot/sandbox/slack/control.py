@@ -85,7 +85,13 @@ def control_routes(emu: SlackEmulator) -> list[Route]:  # noqa: C901 - a flat li
         user, channel = _need(body, "user", "channel")
         text = str(body.get("text", ""))
         return await emu.post(
-            user, channel, text, _opt(body, "thread_ts"), wait=body.get("wait", True)
+            user,
+            channel,
+            text,
+            _opt(body, "thread_ts"),
+            wait=body.get("wait", True),
+            broadcast=body.get("broadcast") is True,
+            file_name=_opt(body, "file_name"),
         )
 
     async def click(request: Request) -> Any:

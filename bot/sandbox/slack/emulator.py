@@ -191,11 +191,22 @@ class SlackEmulator:
     # --- acting as people --------------------------------------------------------------
 
     async def post(
-        self, user: str, channel: str, text: str, thread_ts: str | None = None, *, wait: bool = True
+        self,
+        user: str,
+        channel: str,
+        text: str,
+        thread_ts: str | None = None,
+        *,
+        wait: bool = True,
+        broadcast: bool = False,
+        file_name: str | None = None,
     ) -> Posted:
         """`user` posts `text` (Slack wire format) in `channel` ("#name", id, or the bot for
-        the DM); `wait` until the bot acknowledged the events (retries included)."""
-        return await self.events.post(user, channel, text, thread_ts, wait)
+        the DM); `wait` until the bot acknowledged the events (retries included).
+        `broadcast`: a thread reply also sent to the channel; `file_name`: with a file."""
+        return await self.events.post(
+            user, channel, text, thread_ts, wait, broadcast=broadcast, file_name=file_name
+        )
 
     async def click(
         self,

@@ -64,15 +64,27 @@ class Events:
         text: str,
         thread_ts: str | None = None,
         wait: bool = True,
+        *,
+        broadcast: bool = False,
+        file_name: str | None = None,
     ) -> Posted:
-        """A person posts `text` (Slack wire format: `&amp;`-escaped, `<@U...>` mentions)."""
+        """A person posts `text` (Slack wire format: `&amp;`-escaped, `<@U...>` mentions).
+
+        `broadcast`: a thread reply also sent to the channel, which Slack delivers with
+        subtype `thread_broadcast` and the thread's first message as `root`.
+        `file_name`: a file shared with the text as its comment (subtype `file_share`)."""
         user = person(self.ws, user_ref)
         channel = place(self.ws, user, channel_ref)
+        root = None
         if thread_ts:
             parent = channel.messages.get(thread_ts)
             if parent is None:
                 raise ControlError(f"no message {thread_ts} in {channel_ref}", 404)
+            root = channel.messages.get(parent.thread_ts or "") if parent.is_reply() else parent
             thread_ts = parent.thread_ts if parent.is_reply() else parent.ts
+        if broadcast and root is None:
+            raise ControlError("only a thread reply can also be sent to the channel", 400)
+        subtype = "thread_broadcast" if broadcast else "file_share" if file_name else None
         message = Message(
             channel=channel.id,
             ts=self.ids.ts(),
@@ -80,9 +92,13 @@ class Events:
             user=user.id,
             thread_ts=thread_ts or None,
             client_msg_id=str(uuid.uuid4()),
+            subtype=subtype,
+            files=[_file(self.ids.ts(), file_name)] if file_name else None,
         )
         self.ws.add_message(message)
         events = [self.payloads.message_event(message, channel)]
+        if broadcast and root is not None:
+            events[0]["root"] = self.ws.message_json(root)
         if channel.kind != "im" and self._mentions_bot(text):
             events.append(self.payloads.app_mention_event(message, channel))
         event_ids, answers = await self._deliver(events, wait)
@@ -110,3 +126,9 @@ class Events:
         else:
             event = self.payloads.message_event(message, channel)
         self.deliverer.send_event_later(self.payloads.envelope(event))
+
+
+def _file(ts: str, name: str) -> JSON:
+    """A shared file as a message event lists it (the fields a bot may read)."""
+    file_id = "F" + ts.replace(".", "")[-10:]
+    return {"id": file_id, "name": name, "title": name, "mode": "hosted", "filetype": "text"}

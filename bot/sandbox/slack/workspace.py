@@ -72,6 +72,10 @@ class Message:
     reactions: dict[str, list[str]] = field(default_factory=dict)
     metadata: JSON | None = None
     client_msg_id: str | None = None
+    # A person's message that Slack sends with a subtype all the same: a thread reply
+    # also sent to the channel ("thread_broadcast"), or one with a file ("file_share").
+    subtype: str | None = None
+    files: list[JSON] | None = None
 
     def is_reply(self) -> bool:
         return self.thread_ts is not None and self.thread_ts != self.ts
@@ -353,12 +357,9 @@ class Workspace:
             }
         if message.blocks is not None:
             out["blocks"] = message.blocks
-        if message.client_msg_id is not None:
-            out["client_msg_id"] = message.client_msg_id
-        if message.edited is not None:
-            out["edited"] = message.edited
-        if message.metadata is not None:
-            out["metadata"] = message.metadata
+        for key in ("client_msg_id", "subtype", "files", "edited", "metadata"):
+            if (value := getattr(message, key)) is not None:  # Slack omits what is unset
+                out[key] = value
         if message.reactions:
             out["reactions"] = [
                 {"name": name, "users": users, "count": len(users)}
