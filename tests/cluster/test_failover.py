@@ -16,6 +16,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
 
 import httpx
 import pytest
@@ -38,6 +39,8 @@ from tests.cluster.conftest import one_id_per_shard
 from tests.keys import serve_signer
 from tests.localcluster import LocalCluster
 from tests.poll import eventually
+
+T = TypeVar("T")
 
 pytestmark = pytest.mark.timeout(180)
 CLIENTS = 8
@@ -77,11 +80,10 @@ class Load:
             self.no_retry_after += "Retry-After" not in r.headers
             await asyncio.sleep(0.05)
 
-    async def store_call(self, call: Callable[[], Awaitable[object]]) -> None:
+    async def store_call(self, call: Callable[[], Awaitable[T]]) -> T:
         while True:
             try:
-                await call()
-                return
+                return await call()
             except TRANSIENT:
                 self.statuses[-1] += 1  # a Slack click would be answered "try again"
                 await asyncio.sleep(0.05)
