@@ -172,8 +172,8 @@ async def test_decided_cards_read_dates_as_slack_shows_them(bot: Bot, tmp_path: 
         await page.click("[data-testid=channel-hitl-approvals]")
         card = page.locator(f"#msg-{dom_id(ts)}")
         await card.locator(APPROVE).click()
-        await card.locator(APPROVE).wait_for(state="detached")
-        text = await card.inner_text()
+        # The page redraws a message on every change: wait for the card's words.
+        text = await eventually(card.inner_text, lambda t: "Approved by" in t, what="Approved by")
         # "{date_short_pretty} at {time}" opens the date: Slack writes "Today at 9:41 AM".
         assert re.search(r"Approved by @parent · Today at \d{1,2}:\d\d [AP]M", text), text
         assert not re.search(r"\bat (today|Today)\b", text), text

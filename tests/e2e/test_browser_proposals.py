@@ -57,4 +57,5 @@ async def test_shot_a_proposal_is_chosen_from_the_page(bot: Bot, tmp_path: Path)
         assert req.args == CANDS[1] and req.resolution is not None
         assert req.resolution.actor == "UALICE"
         await second.wait_for(state="detached")
-        assert "chosen" in await message.inner_text()
+        # The page redraws a message on every change: wait for the card's words.
+        await eventually(message.inner_text, lambda text: "chosen" in text, what="chosen")

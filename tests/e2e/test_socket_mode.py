@@ -252,9 +252,9 @@ async def test_stop_during_a_connect_that_never_answers_ends_serve_promptly(
                 assert got.status_code == 503
                 assert "not connected" in got.json()["detail"]
                 stop.set()
-                started = time.monotonic()
-                await asyncio.wait_for(asyncio.shield(task), 5)
-                assert time.monotonic() - started < 5
+                # Without the stop reaching it, serve would wait out the Web API client's
+                # 10 s timeout; 8 s tells the two apart on a busy machine too.
+                await asyncio.wait_for(asyncio.shield(task), 8)
     finally:
         for writer in held:
             writer.close()
