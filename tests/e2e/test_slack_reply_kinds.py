@@ -16,6 +16,7 @@ from bot.core.models import QuestionState
 from bot.core.states import State
 from bot.store import audit
 from tests.e2e.conftest import Bot
+from tests.e2e.test_slack_replies import _state
 from tests.e2e.test_slack_reply_trust import _run_asking
 from tests.poll import eventually
 
@@ -23,14 +24,6 @@ from tests.poll import eventually
 @pytest.fixture(params=["http", "socket"])
 def slack_mode(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-async def _state(bot: Bot, rid: str, want: State) -> Any:
-    async def probe() -> Any:
-        req = await bot.requests.get(rid)
-        return req if req.state == want else None
-
-    return await eventually(probe, what=f"{rid} {want.value}")
 
 
 async def test_approve_sent_also_to_the_channel_decides_the_card(bot: Bot) -> None:
