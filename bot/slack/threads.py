@@ -176,7 +176,7 @@ class Threads:
             "a reply that decides, answers and steers nothing",
             extra={"actor": user, "channel": channel, "thread_ts": thread, "ts": event.get("ts")},
         )
-        await tell(client, channel=channel, user=user, thread_ts=thread, text=text)
+        await self._tell(event, client, text)
 
     async def on_mention(self, event: dict[str, Any]) -> None:
         channel, thread = event["channel"], event.get("thread_ts")

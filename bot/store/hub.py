@@ -132,8 +132,8 @@ class WaitHub:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        redis = self._redis()
-        if redis is not None and not self._client_closed():
+        redis = self._live_client()
+        if redis is not None:
             with contextlib.suppress(Exception):  # best effort: the TTL cleans up otherwise
                 pipe = redis.pipeline(transaction=False)
                 for s in self._shards:
@@ -153,8 +153,8 @@ class WaitHub:
             return  # between blocks (the next one includes us), or a nudge is on its way
         if key in shard.reading and shard.reading[key] <= after:
             return
-        redis = self._redis()
-        if redis is None or self._client_closed():
+        redis = self._live_client()
+        if redis is None:
             return  # the reader ends at its next (re)connect and fails this waiter
         shard.nudged = True
         try:
@@ -170,8 +170,8 @@ class WaitHub:
             # at most BLOCK_MS away, includes this waiter anyway.
             log.debug("waking the shard %d wait reader failed: %s", shard.number, exc)
 
-    def _client_closed(self) -> bool:
-        """Whether the client this hub serves is gone or was closed under it.
+    def _live_client(self) -> Redis | None:
+        """The client this hub serves; None once it is gone or was closed under it.
 
         A closed cluster client still answers: redis-py reconnects on next use. But
         nobody would close what a topology refresh opens then, so the reader must
@@ -179,12 +179,16 @@ class WaitHub:
         """
         redis = self._redis()
         if redis is None:
-            return True
-        return is_cluster(redis) and cast(RedisCluster, redis).nodes_manager.default_node is None
+            return None
+        if is_cluster(redis) and cast(RedisCluster, redis).nodes_manager.default_node is None:
+            return None
+        return redis
 
     async def _connection(self, shard: _Shard, *, refresh: bool) -> AbstractConnection:
-        redis = self._redis()
-        if redis is None or not is_cluster(redis):
+        redis = self._live_client()
+        if redis is None:
+            raise _ClientGone
+        if not is_cluster(redis):
             return self._connection_class(**self._connection_kwargs)
         cluster = cast(RedisCluster, redis)
         if refresh:  # after a failover the shard's slot may have a new primary
@@ -205,10 +209,6 @@ class WaitHub:
                 idle = 0 if shard.waiters else idle + 1
                 if idle > 1 or self._closed:
                     break
-                if conn is None and self._client_closed():
-                    # Closed without close_hub(): fail closed, never "nothing changed".
-                    self._fail_all(shard)
-                    break
                 try:
                     if conn is None:
                         conn = await self._connection(shard, refresh=failures > 0)
@@ -223,6 +223,9 @@ class WaitHub:
                     reply = await self._block(conn, shard)
                 except asyncio.CancelledError:
                     raise
+                except _ClientGone:  # closed without close_hub(): fail closed, as it does
+                    self._fail_all(shard)
+                    break
                 except Exception as exc:
                     failures += 1
                     if failures == 1:
@@ -293,6 +296,10 @@ class WaitHub:
                 if not w.done.done():
                     w.done.set_result(None)
         shard.waiters.clear()
+
+
+class _ClientGone(Exception):
+    """The hub's client was collected or closed: nothing left to read through."""
 
 
 def _backoff(failures: int) -> float:
