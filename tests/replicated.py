@@ -12,7 +12,7 @@ from pathlib import Path
 
 import redis
 
-from tests.localcluster import HOST, Node, free_ports
+from tests.localcluster import HOST, HeldPorts, Node, free_ports
 from tests.poll import eventually_sync
 
 
@@ -22,6 +22,7 @@ class Replicated:
     primary: Node = field(default_factory=lambda: Node(0, 0))
     followers: list[Node] = field(default_factory=list)
     _dir: Path | None = None
+    _held: HeldPorts = field(default_factory=HeldPorts)
 
     @property
     def url(self) -> str:
@@ -65,6 +66,7 @@ class Replicated:
         assert node.proc is not None
         node.proc.kill()
         node.proc.wait()
+        self._held.hold(node.port)
 
     def restart(self, node: Node) -> None:
         """Start a killed node again on its port (empty: nothing is kept on disk)."""
@@ -72,6 +74,7 @@ class Replicated:
 
         assert self._dir is not None
         shutil.rmtree(self._dir / str(node.port), ignore_errors=True)
+        self._held.release(node.port)
         extra = [] if node is self.primary else ["--replicaof", HOST, str(self.primary.port)]
         self._spawn(str(get_binary_path()), node, *extra)
         eventually_sync(
@@ -86,5 +89,6 @@ class Replicated:
                 node.proc.send_signal(signal.SIGCONT)
                 node.proc.kill()
                 node.proc.wait()
+        self._held.release()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
