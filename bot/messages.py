@@ -66,6 +66,10 @@ STALE_FENCE = (
 )
 UNKNOWN_REQUEST = "No request with id {id}."
 UNKNOWN_GRANT = "No standing approval with id {id}."
+GRANT_NEEDS_KEY = (
+    "Standing approvals are made and passed only by `hitl-bot serve`, with its signing key; "
+    "this process has none."
+)
 UNKNOWN_RUN = "No run with id {id}."
 TERMS_DAMAGED = (
     "The review terms of request {id} are missing from the store or differ from those it "

@@ -1,9 +1,11 @@
 """A new request inside a live grant is approved at once, by the grant's granter.
 
-Only a store holding serve's key passes anything: the approval is a person's decision
-like any other (event approve, actor the granter, reason code `grant:G`), sealed in
-the same script as its move, so every executor accepts it. A process without the key
-leaves the request waiting; serve's notifier passes it when it sees it created.
+Only a store holding serve's key passes anything, and only under a grant serve signed
+whose source request its granter approved (bot/store/grants.py `problem`): the approval
+is a person's decision like any other (event approve, actor the granter, reason code
+`grant:G`), sealed in the same script as its move, so every executor accepts it. A
+process without the key leaves the request waiting; serve's notifier passes it when it
+sees it created.
 The use is taken first (one script: live, uses left, counted); if the approval is then
 refused, the use is given back.
 """
@@ -17,10 +19,12 @@ from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import AlreadyResolved, HitlError, NotReplicated, StoreUnavailable
+from bot.store import metrics
 from bot.store.grants import GrantStore
 from bot.store.requests import RequestStore
 
 log = logging.getLogger(__name__)
+FORGED_GRANT = "forged_grant"  # the log line an operator alerts on
 
 
 def may_pass(requests: RequestStore, policy: Policy, req: ActionRequest) -> bool:
@@ -44,6 +48,13 @@ async def pass_if_granted(
     for held in await grants.live():
         g = held.grant
         if not held.live(now) or not covers(g, req):
+            continue
+        problem = await grants.problem(held)
+        if problem is not None:
+            # A record serve did not make, or one changed since: someone with write
+            # access to the store tried to approve calls in a person's name.
+            log.error(FORGED_GRANT, extra={"grant": g.id, "request_id": req.id, "why": problem})
+            metrics.count_forged_grant()
             continue
         status = await grants.use(g.id, req.id, g.granted_by)
         if status not in ("ok", "again"):

@@ -5,11 +5,16 @@ liveness (expiry, uses left, revocation) is checked and its use counted in one s
 (scripts/grant.lua), and every change is appended to the grant's own audit. A request
 passed under a grant is approved through the request store like any person's
 decision (bot/store/grant_pass.py), so it is sealed in the same script as its move.
+
+Only `serve` makes grants: `make` signs the record with its key, and `problem` says
+whether a stored grant may pass anything (its seal, and its source request approved by
+its granter): a grant written into Redis by any other process passes nothing.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -17,13 +22,17 @@ from redis.asyncio import Redis
 
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
-from bot.core.grants import Grant
-from bot.errors import NotFound
-from bot.store import keys
+from bot.core.grants import Grant, encode_grant_seal, grant_bytes, grant_problem
+from bot.errors import ConfigError, NotFound
+from bot.signing import Signer
+from bot.store import audit, keys
 from bot.store.replicas import acks_for
 from bot.store.scripts import GRANT
 
-KEEP_MS = 30 * 86_400_000  # a grant's record and audit outlive its expiry this long
+log = logging.getLogger(__name__)
+
+KEEP_MS = 30 * 86_400_000  # the set of requests a grant passed outlives its expiry this long
+CHECKED_MAX = 1_000  # grant records whose check is remembered in this process
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,16 @@ class Held:
         return self.revoked_by is None and now < self.grant.expires_at and self.left > 0
 
 
+def _held_or_none(gid: str, h: dict[str, str]) -> Held | None:
+    """A stored grant, or None (logged) for a record that does not read as one: a record
+    written by hand, or under an older format, must not stop every other grant."""
+    try:
+        return _held(h)
+    except (KeyError, ValueError) as exc:
+        log.error("unreadable grant", extra={"grant": gid, "why": type(exc).__name__})
+        return None
+
+
 def _held(h: dict[str, str]) -> Held:
     return Held(
         grant=Grant.model_validate_json(h["json"]),
@@ -49,12 +68,24 @@ def _held(h: dict[str, str]) -> Held:
 
 
 class GrantStore:
-    def __init__(self, redis: Redis, *, clock: Clock = wall_ms, ids: IdFactory = new_id) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        clock: Clock = wall_ms,
+        ids: IdFactory = new_id,
+        signer: Signer | None = None,
+    ) -> None:
+        """`signer`: serve's key. Without it grants can be read and revoked, never made."""
         self.redis = redis
         self.clock = clock
         self.ids = ids
+        self.signer = signer
         self._script = redis.register_script(GRANT)
         self._acks = acks_for(redis)
+        # A record's check, by its exact JSON: a grant cannot change once made, and one
+        # rewritten in the store is a new string, checked afresh.
+        self._checked: dict[str, str | None] = {}
 
     def new_id(self) -> str:
         return f"G{self.ids()}"
@@ -64,8 +95,18 @@ class GrantStore:
         out = await self._acks.script(self._script, keys=keys.grant_keys(gid), args=argv)
         return [v.decode() if isinstance(v, bytes) else v for v in cast(list[Any], out)]
 
-    async def make(self, grant: Grant) -> None:
-        """Store a new grant, audited as made by its granter."""
+    def seal(self, grant: Grant) -> Grant:
+        """`grant` signed with serve's key. ConfigError without one: only serve makes grants."""
+        if self.signer is None:
+            raise ConfigError(msg.GRANT_NEEDS_KEY)
+        kid = self.signer.key_id
+        return grant.model_copy(
+            update={"seal": encode_grant_seal(kid, self.signer.sign(grant_bytes(grant, kid)))}
+        )
+
+    async def make(self, grant: Grant) -> Grant:
+        """Store a new grant, signed and audited as made by its granter."""
+        grant = self.seal(grant)
         await self._run(
             "make",
             grant.id,
@@ -75,6 +116,23 @@ class GrantStore:
             grant.expires_at,
             grant.source,
         )
+        return grant
+
+    async def problem(self, held: Held) -> str | None:
+        """Why nothing may pass under `held`, or None: checked against serve's own key
+        (a grant made under a key since rotated away passes nothing: fail closed)."""
+        if self.signer is None:
+            return msg.GRANT_NEEDS_KEY
+        raw = held.grant.model_dump_json()
+        if raw in self._checked:
+            return self._checked[raw]
+        verify = self.signer.public().verify
+        lines = await audit.lines(self.redis, held.grant.source)
+        found = grant_problem(held.grant, lines, verify)
+        if len(self._checked) >= CHECKED_MAX:
+            self._checked.clear()
+        self._checked[raw] = found
+        return found
 
     async def get(self, gid: str) -> Held:
         h = cast(dict[str, str], await self.redis.hgetall(keys.grant_keys(gid)[0]))
@@ -91,7 +149,13 @@ class GrantStore:
         for gid in gids:
             pipe.hgetall(keys.grant_keys(gid)[0])
         found = cast(list[dict[str, str]], await pipe.execute())
-        return [_held(h) for h in found if h]
+        out: list[Held] = []
+        for gid, h in zip(gids, found, strict=True):
+            held = _held_or_none(gid, h) if h else None
+            # A signed record copied under another id would count that id's uses.
+            if held is not None and held.grant.id == gid:
+                out.append(held)
+        return out
 
     async def made_on(self, rid: str) -> Held | None:
         """The grant made when request `rid` was approved, if any."""

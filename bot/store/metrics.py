@@ -27,6 +27,7 @@ GROUP = "metrics"
 # Seconds from a request's creation to a person's (or the policy's) decision.
 BUCKETS = (1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 14_400)
 SLACK_RETRIES: Counter[str] = Counter()  # this process's Web API retries, by reason
+FORGED: Counter[str] = Counter()  # this process's refusals of forged records, by kind
 
 HELP = {
     "hitl_requests_created_total": "Approval requests created.",
@@ -168,8 +169,18 @@ async def render(redis: Redis, *, slack_group: str = "slack") -> str:
     ]
     for outcome in ("confirmed", "timeout"):
         lines.append(f"hitl_replica_acks_total{_labels(outcome=outcome)} {ACKS[outcome]}")
+    lines += [
+        "# HELP hitl_forged_grants_total Standing approvals this process refused to pass "
+        "under: unsigned, not signed by serve's key, or without their source approval.",
+        "# TYPE hitl_forged_grants_total counter",
+        f"hitl_forged_grants_total {FORGED['grant']}",
+    ]
     return "\n".join(lines) + "\n"
 
 
 def count_retry(reason: str) -> None:
     SLACK_RETRIES[reason] += 1
+
+
+def count_forged_grant() -> None:
+    FORGED["grant"] += 1

@@ -59,7 +59,7 @@ class StoreSet:
         self.digests = Digests(redis)
         self.threads = ThreadIndex(redis)
         self.slack = SlackCache(redis)
-        self.grants = GrantStore(redis, clock=clock)
+        self.grants = GrantStore(redis, clock=clock, signer=signer)
 
     async def ping(self) -> None:
         """Raise unless the store answers."""

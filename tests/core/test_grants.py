@@ -19,8 +19,10 @@ from bot.core.grants import (
     grant_of,
     reason_of,
     scopes,
+    crosses_zero,
+    is_number,
+    set_range,
     standing_max,
-    widen,
     within,
 )
 from bot.core.policy import DEFAULT_POLICY, Policy, parse_policy
@@ -126,18 +128,51 @@ def test_a_grant_covers_the_same_call_a_smaller_amount_and_nothing_else() -> Non
 
 def test_a_widened_bound_never_moves_the_tier_a_rule_raises() -> None:
     p = policy()
-    g = _grant(_req(p, {"amount": 50}), bounds=widen(bounds_of({"amount": 50}), "amount", 5000))
+    wide = set_range(bounds_of({"amount": 50}), "amount", 0, 5000)
+    g = _grant(_req(p, {"amount": 50}), bounds=wide)
     assert covers(g, _req(p, {"amount": 900}))
     assert not covers(g, _req(p, {"amount": 2000}))  # high by rule: not the grant's tier
 
 
-def test_widening_only_raises_a_numeric_bound() -> None:
+def test_a_range_must_hold_the_approved_value_in_exact_numbers() -> None:
     b = bounds_of({"amount": 50, "to": "x", "flag": True})
-    assert b["flag"].kind == "eq" and b["to"].kind == "eq" and b["amount"].kind == "max"
-    for name, value in (("amount", 49), ("to", 5), ("amount", "60"), ("amount", float("inf"))):
+    assert b["flag"].kind == "eq" and b["to"].kind == "eq" and b["amount"].kind == "range"
+    refused = (
+        ("amount", 0, 49),  # leaves out the approved 50
+        ("amount", 51, 60),
+        ("to", 0, 5),  # no numeric range
+        ("amount", 0, "60"),
+        ("amount", 0, float("inf")),
+        ("amount", 0, 2**53 + 1),  # not carried exactly by JSON
+    )
+    for name, lo, hi in refused:
         with pytest.raises(ValueError):
-            widen(b, name, value)
-    assert widen(b, "amount", 60)["amount"].value == 60
+            set_range(b, name, lo, hi)
+    moved = set_range(b, "amount", 10, 60)["amount"]
+    assert (moved.lo, moved.hi, moved.value) == (10, 60, 50)
+
+
+def test_a_grant_never_passes_a_number_across_zero_unless_the_range_says_so() -> None:
+    p = policy()
+    refund = _grant(_req(p, {"amount": 50, "to": "cust-1"}))
+    assert not covers(refund, _req(p, {"amount": -1_000_000, "to": "cust-1"}))
+    assert not covers(refund, _req(p, {"amount": -1, "to": "cust-1"}))
+    assert covers(refund, _req(p, {"amount": 0, "to": "cust-1"}))
+    debit = bounds_of({"delta": -30})["delta"]  # a negative approval: from -30 up to 0
+    assert (debit.lo, debit.hi) == (-30, 0) and not crosses_zero(debit)
+    both = set_range(bounds_of({"amount": 50, "to": "cust-1"}), "amount", -5, 50)
+    assert crosses_zero(both["amount"])
+    assert within(both, {"amount": -5, "to": "cust-1"})
+    assert not within(both, {"amount": -6, "to": "cust-1"})
+
+
+def test_numbers_past_what_json_carries_are_outside_every_bound_never_an_error() -> None:
+    b = bounds_of({"amount": 50})
+    huge = -(10**400)
+    assert not is_number(huge) and not is_number(2**53 + 1) and is_number(2**53)
+    assert not within(b, {"amount": huge})
+    assert not within(b, {"amount": float("nan")}) and not within(b, {"amount": float("-inf")})
+    assert bounds_of({"amount": huge})["amount"].kind == "eq"  # no range around it
 
 
 def test_expiry_never_passes_the_tiers_max_and_reasons_name_the_grant() -> None:

@@ -16,6 +16,7 @@ from bot.core.proposal import propose
 from bot.slack.grants.card import ACTION_GRANT, ACTION_REVOKE, card_extra, grant_button
 from bot.slack.grants.views import (
     MAX_BLOCK,
+    MIN_BLOCK,
     SCOPE_BLOCK,
     SPAN_BLOCK,
     USES_BLOCK,
@@ -49,7 +50,7 @@ def _values(uses: str = "3", span: str = str(HOUR), scope: str = "run", **maxes:
         USES_BLOCK: {"uses": {"value": uses}},
     }
     for block, text in maxes.items():
-        values[block] = {"max": {"value": text}}
+        values[block] = {"min" if block.startswith(MIN_BLOCK) else "max": {"value": text}}
     return values
 
 
@@ -64,16 +65,27 @@ def test_the_dialog_is_a_valid_view_showing_every_bound() -> None:
     assert "&lt;!channel&gt;" in text and "<!channel>" not in text
     boxes = [b for b in view["blocks"] if str(b.get("block_id", "")).startswith(MAX_BLOCK)]
     assert [b["element"]["initial_value"] for b in boxes] == ["50", "1.5"]  # amount, fee
+    floors = [b for b in view["blocks"] if str(b.get("block_id", "")).startswith(MIN_BLOCK)]
+    assert [b["element"]["initial_value"] for b in floors] == ["0", "0"]  # never across zero
 
 
-def test_a_submission_may_raise_a_number_never_lower_it_nor_pass_the_max() -> None:
+def test_a_submission_sets_a_range_around_the_approved_value_never_without_it() -> None:
     p = _policy()
     req = _req(p, {"amount": 50, "to": "cust-1"})
     ok = read_submission(req, p, _values(**{f"{MAX_BLOCK}0": "80"}))
-    assert isinstance(ok, Asked) and ok.bounds["amount"].value == 80 and ok.uses == 3
+    assert isinstance(ok, Asked) and ok.uses == 3
+    assert (ok.bounds["amount"].lo, ok.bounds["amount"].hi) == (0, 80)
     low = read_submission(req, p, _values(**{f"{MAX_BLOCK}0": "49"}))
     assert isinstance(low, dict) and f"{MAX_BLOCK}0" in low
-    for bad in (_values(span=str(2 * HOUR)), _values(uses="0"), _values(uses="101")):
+    above = read_submission(req, p, _values(**{f"{MIN_BLOCK}0": "51"}))
+    assert isinstance(above, dict) and f"{MAX_BLOCK}0" in above
+    across = read_submission(req, p, _values(**{f"{MIN_BLOCK}0": "-20"}))
+    assert isinstance(across, Asked) and across.bounds["amount"].lo == -20  # typed: explicit
+    huge = read_submission(req, p, _values(**{f"{MAX_BLOCK}0": "9" * 30}))
+    assert isinstance(huge, dict)
+    bads = (_values(span=str(2 * HOUR)), _values(uses="0"), _values(uses="101"))
+    typed = (_values(uses="\u00b2"), _values(uses="\u2460"), _values(uses="\u0663"))  # ² ① ٣
+    for bad in (*bads, *typed):
         assert isinstance(read_submission(req, p, bad), dict)
     no_run = _req(p, {"amount": 50, "to": "cust-1"}, run_id=None)
     only_run = _policy(scope="run")

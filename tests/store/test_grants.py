@@ -5,7 +5,10 @@ under the grant; a revoked, expired or used-up grant passes nothing."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
+import json
+import logging
 from typing import Any
 
 import pytest
@@ -13,11 +16,12 @@ from redis.asyncio import Redis
 
 from bot.clock import FakeClock
 from bot.core.grants import Grant, bounds_of, reason_of
-from bot.core.models import ActionRequest
+from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy, parse_policy
 from bot.core.seal import unsealed
-from bot.core.states import State
-from bot.store import audit
+from bot.core.states import Event, State
+from bot.errors import HitlError
+from bot.store import audit, keys, metrics
 from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.grant_pass import pass_if_granted
 from bot.store.grants import GrantStore
@@ -37,7 +41,7 @@ def policy() -> Policy:
 
 @pytest.fixture
 def grants(redis: Redis, clock: FakeClock) -> GrantStore:
-    return GrantStore(redis, clock=clock)
+    return GrantStore(redis, clock=clock, signer=serve_signer())
 
 
 async def _refund(
@@ -49,9 +53,25 @@ async def _refund(
     return made.request
 
 
+async def _approve(store: RequestStore, req: ActionRequest, by: str) -> None:
+    """The person's approval of the source call, as the grant dialog records it first."""
+    if req.state != State.PENDING_REVIEW or store.signer is None:
+        return
+    with contextlib.suppress(HitlError):  # one who may not approve it: the store refuses
+        approve = Decision(event=Event.APPROVE, actor=by, payload_hash=req.payload_hash)
+        await store.transition(req.id, approve)
+
+
 async def _grant(
-    grants: GrantStore, req: ActionRequest, clock: FakeClock, uses: int = 2, by: str = "UAPPROVER"
+    grants: GrantStore,
+    req: ActionRequest,
+    clock: FakeClock,
+    uses: int = 2,
+    by: str = "UAPPROVER",
+    store: RequestStore | None = None,
 ) -> Grant:
+    if store is not None:
+        await _approve(store, req, by)
     g = Grant(
         id=grants.new_id(),
         tool=req.tool,
@@ -67,14 +87,13 @@ async def _grant(
         expires_at=clock() + HOUR,
         source=req.id,
     )
-    await grants.make(g)
-    return g
+    return await grants.make(g)
 
 
 async def test_a_call_inside_a_grant_is_approved_sealed_and_audited_under_it(
     signed_store: RequestStore, grants: GrantStore, policy: Policy, clock: FakeClock
 ) -> None:
-    g = await _grant(grants, await _refund(signed_store, policy, 50), clock)
+    g = await _grant(grants, await _refund(signed_store, policy, 50), clock, store=signed_store)
     later = await _refund(signed_store, policy, 20)
     passed = await pass_if_granted(signed_store, grants, policy, later)
     assert passed.state == State.APPROVED
@@ -102,7 +121,7 @@ async def test_out_of_bounds_other_run_and_no_key_pass_nothing(
     policy: Policy,
     clock: FakeClock,
 ) -> None:
-    g = await _grant(grants, await _refund(signed_store, policy, 50), clock)
+    g = await _grant(grants, await _refund(signed_store, policy, 50), clock, store=signed_store)
     for req in (
         await _refund(signed_store, policy, 51),
         await _refund(signed_store, policy, 5, to="cust-2"),
@@ -120,7 +139,7 @@ async def test_expired_revoked_and_used_up_grants_pass_nothing(
     signed_store: RequestStore, grants: GrantStore, policy: Policy, clock: FakeClock
 ) -> None:
     source = await _refund(signed_store, policy, 50)
-    await _grant(grants, source, clock, uses=1)
+    await _grant(grants, source, clock, uses=1, store=signed_store)
     first = await pass_if_granted(
         signed_store, grants, policy, await _refund(signed_store, policy, 5)
     )
@@ -130,7 +149,7 @@ async def test_expired_revoked_and_used_up_grants_pass_nothing(
         State.PENDING_REVIEW
     )
 
-    h = await _grant(grants, source, clock)
+    h = await _grant(grants, source, clock, store=signed_store)
     assert await grants.revoke(h.id, "UOPS") == ("ok", "UOPS")
     assert await grants.revoke(h.id, "UOTHER") == ("already", "UOPS")
     revoked = await _refund(signed_store, policy, 5)
@@ -138,7 +157,7 @@ async def test_expired_revoked_and_used_up_grants_pass_nothing(
         State.PENDING_REVIEW
     )
 
-    await _grant(grants, source, clock)
+    await _grant(grants, source, clock, store=signed_store)
     clock.advance(HOUR)
     expired = await _refund(signed_store, policy, 5)
     assert (await pass_if_granted(signed_store, grants, policy, expired)).state == (
@@ -153,7 +172,8 @@ async def test_concurrent_calls_never_use_a_grant_more_than_it_allows(
     policy: Policy,
     clock: FakeClock,
 ) -> None:
-    g = await _grant(grants, await _refund(signed_store, policy, 50), clock, uses=3)
+    source = await _refund(signed_store, policy, 50)
+    g = await _grant(grants, source, clock, uses=3, store=signed_store)
     reqs = [await _refund(signed_store, policy, 5) for _ in range(12)]
     got = await asyncio.gather(*(pass_if_granted(signed_store, grants, policy, r) for r in reqs))
     assert sum(r.state == State.APPROVED for r in got) == 3
@@ -162,14 +182,94 @@ async def test_concurrent_calls_never_use_a_grant_more_than_it_allows(
     assert statuses.count("again") == 3 and statuses.count("used_up") == 9
 
 
-async def test_a_granter_who_may_not_approve_the_call_gets_the_use_back(
+async def test_a_grant_whose_granter_never_approved_its_source_passes_nothing(
     signed_store: RequestStore, grants: GrantStore, policy: Policy, clock: FakeClock
 ) -> None:
-    # The grant names the requester itself as granter: the store refuses the approval.
+    # The grant names the requester itself as granter: the store refused that approval,
+    # so no use is taken and the call waits for a person.
     source = await _refund(signed_store, policy, 50)
-    g = await _grant(grants, source, clock, by="agent")
+    g = await _grant(grants, source, clock, by="agent", store=signed_store)
     later = await _refund(signed_store, policy, 5)
     got = await pass_if_granted(signed_store, grants, policy, later)
     assert got.state == State.PENDING_REVIEW
     assert (await grants.get(g.id)).left == 2
-    assert [e["kind"] for e in await grants.audit(g.id)][-1] == "given_back"
+    assert [e["kind"] for e in await grants.audit(g.id)] == ["granted"]
+
+
+async def _forge(redis: Redis, grant: Grant, **json_fields: Any) -> None:
+    """What a process with store access and no key can do: write a grant record by hand,
+    as the grant script would (record, live index), with any fields it likes."""
+    doc = {**json.loads(grant.model_dump_json()), **json_fields}
+    record, _, _, live, _ = keys.grant_keys(grant.id)
+    await redis.hset(record, mapping={"json": json.dumps(doc), "left": 100})
+    await redis.hset(record, mapping={"expires_at": grant.expires_at, "revoked_by": ""})
+    await redis.zadd(live, {grant.id: grant.expires_at})
+
+
+async def test_a_grant_written_into_the_store_without_serves_key_passes_nothing(
+    redis: Redis,
+    signed_store: RequestStore,
+    grants: GrantStore,
+    policy: Policy,
+    clock: FakeClock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    source = await _refund(signed_store, policy, 50, to="attacker-acct")
+    await _approve(signed_store, source, "UAPPROVER")
+    base = dict(
+        tool="refund",
+        risk=source.risk,
+        scope="requester",
+        requester="agent",
+        owner=source.owner,
+        uses=100,
+        granted_by="UAPPROVER",
+        created_at=clock(),
+        expires_at=clock() + 365 * 24 * HOUR,
+        source=source.id,
+    )
+    wide = {
+        "amount": {"kind": "range", "value": 50, "lo": 0, "hi": 999_999},
+        "to": {"kind": "eq", "value": "attacker-acct"},
+    }
+    unsigned = Grant(id="Gforged1", bounds=bounds_of(source.args), **base)  # type: ignore[arg-type]
+    await _forge(redis, unsigned, bounds=wide)
+    # A real signed grant, its bounds widened by hand afterwards: the seal no longer fits.
+    real = await _grant(grants, source, clock, store=signed_store)
+    await _forge(redis, real, bounds=wide)
+    # Serve's seal taken from one grant and put on another record.
+    copied = Grant(id="Gforged2", bounds=bounds_of(source.args), seal=real.seal, **base)  # type: ignore[arg-type]
+    await _forge(redis, copied, bounds=wide)
+    before = metrics.FORGED["grant"]
+    caplog.set_level(logging.ERROR, logger="bot.store.grant_pass")
+    later = await _refund(signed_store, policy, 999, to="attacker-acct")
+    got = await pass_if_granted(signed_store, grants, policy, later)
+    assert got.state == State.PENDING_REVIEW
+    assert [e.kind for e in await audit.entries(redis, later.id)] == ["transition"]  # created
+    forged = [r for r in caplog.records if r.getMessage() == "forged_grant"]
+    assert {getattr(r, "grant", None) for r in forged} == {"Gforged1", real.id, "Gforged2"}
+    assert metrics.FORGED["grant"] - before == 3
+    # Nothing was taken from the real grant either.
+    assert [e["kind"] for e in await grants.audit(real.id)] == ["granted"]
+
+
+async def test_a_grant_record_that_does_not_read_as_one_stops_no_other(
+    redis: Redis, signed_store: RequestStore, grants: GrantStore, policy: Policy, clock: FakeClock
+) -> None:
+    source = await _refund(signed_store, policy, 50)
+    g = await _grant(grants, source, clock, store=signed_store)
+    record, _, _, live, _ = keys.grant_keys("Gjunk")
+    await redis.hset(record, mapping={"json": "{not json", "left": "x"})
+    await redis.zadd(live, {"Gjunk": clock() + HOUR})
+    later = await _refund(signed_store, policy, 5)
+    passed = await pass_if_granted(signed_store, grants, policy, later)
+    assert passed.state == State.APPROVED
+    assert passed.resolution is not None and passed.resolution.reason_code == reason_of(g.id)
+
+
+async def test_only_a_store_with_serves_key_makes_grants(
+    redis: Redis, signed_store: RequestStore, policy: Policy, clock: FakeClock
+) -> None:
+    source = await _refund(signed_store, policy, 50)
+    with pytest.raises(HitlError, match="signing key"):
+        await _grant(GrantStore(redis, clock=clock), source, clock)

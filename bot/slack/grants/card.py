@@ -4,7 +4,7 @@ grant, its line (live, revoked, expired) with a Revoke button while it is live."
 
 from __future__ import annotations
 
-from bot.core.grants import scopes, standing_max
+from bot.core.grants import Bound, crosses_zero, scopes, standing_max
 from bot.core.models import ActionRequest
 from bot.core.policy import Policy
 from bot.core.states import State
@@ -35,18 +35,33 @@ def grant_button(req: ActionRequest, policy: Policy) -> list[Block]:
     return [esc.actions([esc.button(text, ACTION_GRANT, value)], block_id="hitl_grant_actions")]
 
 
+def ranges(bounds: dict[str, Bound]) -> list[str]:
+    """How a grant's numeric bounds read, "amount from 0 to 50", those across zero said so."""
+    out = []
+    for name, b in sorted(bounds.items()):
+        if b.kind == "range":
+            line = gmsg.RANGE_LINE.format(name=esc.code(name), lo=b.lo, hi=b.hi)
+            out.append(line + (gmsg.ACROSS_ZERO if crosses_zero(b) else ""))
+    return out
+
+
 def grant_line(held: Held, now: int) -> str:
     g = held.grant
     granter, tool = esc.user(g.granted_by), esc.code(g.tool)
     if held.live(now):
-        return gmsg.LINE_LIVE.format(
-            gid=g.id,
-            granter=granter,
-            tool=tool,
-            scope=gmsg.SCOPES[g.scope],
-            until=esc.date(g.expires_at),
-            left=held.left,
-            uses=g.uses,
+        shown = ranges(g.bounds)
+        within = gmsg.LINE_RANGES.format(ranges="; ".join(shown)) if shown else ""
+        return (
+            gmsg.LINE_LIVE.format(
+                gid=g.id,
+                granter=granter,
+                tool=tool,
+                scope=gmsg.SCOPES[g.scope],
+                until=esc.date(g.expires_at),
+                left=held.left,
+                uses=g.uses,
+            )
+            + within
         )
     if held.revoked_by is not None:
         why = gmsg.WHY_REVOKED.format(who=esc.user(held.revoked_by))

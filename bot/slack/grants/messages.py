@@ -20,11 +20,20 @@ BOUNDS_NONE = "_(no argument must be equal)_"
 SCOPE_LABEL = "Calls from"
 SPAN_LABEL = "For how long (at most {max})"
 USES_LABEL = "How many calls (1 to {max})"
-MAX_LABEL = "{name}: at most"
-MAX_HINT = "Approved: {value}. You may raise it; never below the approved value."
+MIN_LABEL = "{name}: from"
+MAX_LABEL = "{name}: up to"
+RANGE_HINT = (
+    "Approved: {value}. The range must include it. A range across zero lets a call go the "
+    "other way (a negative refund takes money back): set it so only if you mean it."
+)
+RANGE_LINE = "{name} from {lo} to {hi}"
+ACROSS_ZERO = " (across zero: either sign passes)"
 
 BAD_USES = "Write a whole number from 1 to {max}."
-BAD_MAX = "Write a number of at least {value}, the approved value."
+BAD_RANGE = (
+    "Write two numbers, from and up to, with the approved {value} between them "
+    "(digits, an optional minus and decimal point)."
+)
 BAD_SPAN = "Pick one of the offered durations."
 BAD_SCOPE = "Pick one of the offered scopes."
 NOT_ALLOWED = (
@@ -37,6 +46,7 @@ LINE_LIVE = (
     "Standing approval `{gid}` by {granter}: similar {tool} calls from {scope} "
     "pass until {until} ({left} of {uses} left)."
 )
+LINE_RANGES = " Within: {ranges}."  # after LINE_LIVE: the numbers a grant passes
 LINE_ENDED = "Standing approval `{gid}` by {granter} ended: {why}."
 WHY_REVOKED = "revoked by {who}"
 WHY_EXPIRED = "expired"

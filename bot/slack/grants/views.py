@@ -1,7 +1,8 @@
 """The "Allow similar calls" dialog, and reading what a person submitted, as pure
 functions. The bounds come from the approved call (bot/core/grants.py `bounds_of`):
-each numeric argument gets a box starting at its approved value, which the person may
-raise; every other argument must stay exactly as approved, and is listed."""
+each numeric argument gets a range, two boxes starting at zero and the approved value,
+which the person may move as long as the approved value stays inside; every other
+argument must stay exactly as approved, and is listed."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.core.grants import Bound, Scope, bounds_of, scopes, standing_max, widen
+from bot.core.grants import Bound, Scope, bounds_of, scopes, set_range, standing_max
 from bot.core.models import ActionRequest
 from bot.core.policy import Policy
 from bot.slack import escape as esc
@@ -23,11 +24,12 @@ SCOPE_BLOCK, SCOPE_ACTION = "hitl_grant_scope", "scope"
 SPAN_BLOCK, SPAN_ACTION = "hitl_grant_span", "span"
 USES_BLOCK, USES_ACTION = "hitl_grant_uses", "uses"
 MAX_BLOCK, MAX_ACTION = "hitl_grant_max_", "max"  # + the argument's index (sorted names)
+MIN_BLOCK, MIN_ACTION = "hitl_grant_min_", "min"  # the same argument's floor
 MAX_USES = 100
 DEFAULT_USES = 5
 MAX_BOXES = 20  # numeric arguments offered for widening; more keep their approved values
 SPANS_MS = (15 * 60_000, 30 * 60_000, 3_600_000, 4 * 3_600_000, 8 * 3_600_000, 86_400_000)
-_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+_NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")  # ASCII digits only: int() reads others
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ def spans(most: int) -> list[int]:
 
 def numeric(req: ActionRequest) -> list[str]:
     """The arguments the dialog offers to widen, in a fixed order."""
-    return sorted(n for n, b in bounds_of(req.args).items() if b.kind == "max")[:MAX_BOXES]
+    return sorted(n for n, b in bounds_of(req.args).items() if b.kind == "range")[:MAX_BOXES]
 
 
 def _select(block_id: str, action_id: str, label: str, opts: Sequence[tuple[str, str]]) -> Block:
@@ -71,7 +73,7 @@ def _box(block_id: str, label: str, initial: str, hint: str | None = None) -> Bl
         "label": esc.plain(label, esc.INPUT_LABEL),
         "element": {
             "type": "plain_text_input",
-            "action_id": MAX_ACTION if block_id.startswith(MAX_BLOCK) else USES_ACTION,
+            "action_id": _action_of(block_id),
             "initial_value": initial,
             "max_length": 40,
         },
@@ -79,6 +81,12 @@ def _box(block_id: str, label: str, initial: str, hint: str | None = None) -> Bl
     if hint:
         block["hint"] = esc.plain(hint, esc.INPUT_LABEL)
     return block
+
+
+def _action_of(block_id: str) -> str:
+    if block_id.startswith(MAX_BLOCK):
+        return MAX_ACTION
+    return MIN_ACTION if block_id.startswith(MIN_BLOCK) else USES_ACTION
 
 
 def _shown(value: object) -> str:
@@ -101,16 +109,14 @@ def grant_modal(req: ActionRequest, policy: Policy) -> dict[str, Any]:
         section(intro, block_id="hitl_grant_intro"),
         section(esc.truncate(eq_text, esc.SECTION_TEXT), block_id="hitl_grant_eq"),
     ]
+    defaults = bounds_of(req.args)
     for i, name in enumerate(numeric(req)):
-        value = req.args[name]
-        blocks.append(
-            _box(
-                f"{MAX_BLOCK}{i}",
-                gmsg.MAX_LABEL.format(name=esc.truncate(name, 60)),
-                str(value),
-                gmsg.MAX_HINT.format(value=value),
-            )
-        )
+        value, shown, bound = req.args[name], esc.truncate(name, 60), defaults[name]
+        hint = gmsg.RANGE_HINT.format(value=value)
+        blocks += [
+            _box(f"{MIN_BLOCK}{i}", gmsg.MIN_LABEL.format(name=shown), str(bound.lo), hint),
+            _box(f"{MAX_BLOCK}{i}", gmsg.MAX_LABEL.format(name=shown), str(bound.hi)),
+        ]
     scope_opts = [(gmsg.SCOPES[s], s) for s in scopes(policy, req)]
     span_opts = [(esc.duration(s), str(s)) for s in spans(most)]
     blocks += [
@@ -135,6 +141,13 @@ def _value(values: dict[str, Any], block: str, action: str) -> str:
     return str(picked.get("value") or entry.get("value") or "").strip()
 
 
+def _number(text: str) -> int | float | None:
+    if not _NUMBER.match(text):
+        return None
+    number = int(text) if "." not in text else float(text)
+    return number if math.isfinite(number) else None
+
+
 def read_submission(
     req: ActionRequest, policy: Policy, values: dict[str, Any]
 ) -> Asked | dict[str, str]:
@@ -149,21 +162,20 @@ def read_submission(
     if not span.isdigit() or int(span) not in spans(most):
         errors[SPAN_BLOCK] = gmsg.BAD_SPAN
     uses = _value(values, USES_BLOCK, USES_ACTION)
-    if not uses.isdigit() or not 1 <= int(uses) <= MAX_USES:
+    # isdigit() alone takes '²' and '①', which int() refuses: ASCII digits only.
+    if not (uses.isascii() and uses.isdigit()) or not 1 <= int(uses) <= MAX_USES:
         errors[USES_BLOCK] = gmsg.BAD_USES.format(max=MAX_USES)
     bounds = bounds_of(req.args)
     for i, name in enumerate(numeric(req)):
-        block = f"{MAX_BLOCK}{i}"
-        text = _value(values, block, MAX_ACTION) or str(req.args[name])
-        number: float | None = None
-        if _NUMBER.match(text):
-            number = int(text) if "." not in text else float(text)
+        default = bounds[name]
+        lo = _number(_value(values, f"{MIN_BLOCK}{i}", MIN_ACTION) or str(default.lo))
+        hi = _number(_value(values, f"{MAX_BLOCK}{i}", MAX_ACTION) or str(default.hi))
         try:
-            if number is None or not math.isfinite(number):
-                raise ValueError(text)
-            bounds = widen(bounds, name, number)
+            if lo is None or hi is None:
+                raise ValueError(name)
+            bounds = set_range(bounds, name, lo, hi)
         except ValueError:
-            errors[block] = gmsg.BAD_MAX.format(value=req.args[name])
+            errors[f"{MAX_BLOCK}{i}"] = gmsg.BAD_RANGE.format(value=req.args[name])
     if errors:
         return errors
     return Asked(scope=scope, span_ms=int(span), uses=int(uses), bounds=bounds)  # type: ignore[arg-type]

@@ -4,7 +4,7 @@
 local grant, used, audit, live, sources = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local op, now, gid = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local actor, arg = ARGV[4], ARGV[5]  -- who, and the op's own value (see each op)
-local keep_ms = tonumber(ARGV[6])  -- how long a grant's record outlives its expiry
+local keep_ms = tonumber(ARGV[6])  -- how long the set of passed requests outlives expiry
 local x7, x8, x9 = ARGV[7], ARGV[8], ARGV[9]  -- make: uses, expires_at, source; give_back: why
 
 local function note(kind, extra)
@@ -14,8 +14,9 @@ local function note(kind, extra)
 end
 
 local function keep(expires_at)
-  local ttl = math.max(expires_at - now, 0) + keep_ms
-  for _, k in ipairs({grant, used, audit}) do redis.call('PEXPIRE', k, ttl) end
+  -- Only the set of passed requests ends: the signed record and its audit stay as long
+  -- as the requests' histories that name the grant, so `audit verify` can check them.
+  redis.call('PEXPIRE', used, math.max(expires_at - now, 0) + keep_ms)
 end
 
 if op == 'make' then  -- arg: the grant's JSON
