@@ -26,6 +26,7 @@ from bot.errors import ConfigError, HitlError
 from bot.logs import setup as setup_logging
 from bot.signing import Signer, load_signer, require_public_keys, trusted_keys
 from bot.store import audit, heads
+from bot.store.grant_audit import grant_findings
 from bot.store.runtime import Runtime, open_runtime
 
 audit_app = typer.Typer(
@@ -103,6 +104,10 @@ def audit_verify(
             f"request {f.request_id}: entry {f.seq}: {f.why}"
             async for f in audit.unsealed_all(rt.requests, trusted.verify, since_ms(since))
         ]
+        found += [
+            f"request {f.request_id}: entry {f.seq}: {f.why}"
+            async for f in grant_findings(rt.requests, rt.grants, trusted.verify, since_ms(since))
+        ]
         if text is not None:
             try:
                 kept = heads.read_heads(text, trusted)
@@ -119,7 +124,8 @@ def audit_verify(
     anchored = " Every kept head matches." if text is not None else ""
     out.print(
         f"{count} requests, every audit chain intact. "
-        f"Every decision signed with this bot's key.{anchored}"
+        "Every decision signed with this bot's key, every approval under a standing "
+        f"approval made by its signed grant.{anchored}"
     )
 
 

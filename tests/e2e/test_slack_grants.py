@@ -6,6 +6,7 @@ made by someone who may not approve the call."""
 from __future__ import annotations
 
 import copy
+import json
 import time
 from typing import Any
 
@@ -24,7 +25,7 @@ from bot.slack.grants.views import (
     USES_ACTION,
     USES_BLOCK,
 )
-from bot.store import audit
+from bot.store import audit, keys
 from bot.store.grants import GrantStore
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot, all_text, button_values
@@ -270,3 +271,58 @@ async def test_a_run_grant_passes_that_runs_calls_only_with_a_note_in_its_thread
     third = await bot.propose("refund", {"amount": 50, "to": "cust-1"}, run_id=other.id)
     await bot.message_of(third)
     assert (await bot.requests.get(third)).state == State.PENDING_REVIEW
+
+
+async def test_a_grant_written_into_redis_by_hand_passes_nothing_anywhere(bot: Bot) -> None:
+    # A real grant, then what a process with store access and no key writes beside it:
+    # the same granter, wide bounds, 100 uses, a year, and no seal of serve's.
+    first = await bot.propose("refund", {"amount": 50, "to": "cust-1"})
+    gid = await grant(bot, first)
+    grants = GrantStore(bot.redis, clock=bot.clock)
+    real = (await grants.get(gid)).grant
+    doc = json.loads(real.model_dump_json())
+    doc.update(
+        id="Gforged",
+        seal="",
+        uses=100,
+        expires_at=bot.clock() + 365 * 24 * HOUR,
+        bounds={
+            "amount": {"kind": "range", "value": 50, "lo": 0, "hi": 999_999},
+            "to": {"kind": "eq", "value": "attacker-acct"},
+        },
+    )
+    record, _, _, live, _ = keys.grant_keys("Gforged")
+    await bot.redis.hset(
+        record, mapping={"json": json.dumps(doc), "left": 100, "expires_at": doc["expires_at"]}
+    )
+    await bot.redis.hset(record, mapping={"revoked_by": "", "revoked_at": ""})
+    await bot.redis.zadd(live, {"Gforged": doc["expires_at"]})
+    # Filed by the notifier's path (a worker's create) and over the HTTP API: both wait
+    # for a person, with a card, and nothing is recorded in the granter's name.
+    worker = await bot.propose("refund", {"amount": 999, "to": "attacker-acct"})
+    await bot.message_of(worker)
+    async with httpx.AsyncClient(base_url=bot.url, headers=AUTH) as c:
+        made = await c.post(
+            "/v1/approvals", json={"tool": "refund", "args": {"amount": 999, "to": "attacker-acct"}}
+        )
+        assert made.status_code == 201 and made.json()["state"] == "pending_review"
+        api = made.json()["id"]
+    await bot.message_of(api)
+    for rid in (worker, api):
+        assert (await bot.requests.get(rid)).state == State.PENDING_REVIEW
+        assert all(e.actor != "UKID" for e in await audit.entries(bot.redis, rid))
+    assert [e["kind"] for e in await grants.audit(gid)] == ["granted"]
+
+
+async def test_a_grant_on_a_positive_amount_never_passes_a_negative_one(bot: Bot) -> None:
+    first = await bot.propose("refund", {"amount": 50, "to": "cust-1"})
+    gid = await grant(bot, first)
+    shown = all_text((await card(bot, first)).blocks)
+    assert "from 0 to 50" in shown  # the grant's range, on the card that made it
+    for amount in (-1_000_000, -1):
+        reversed_ = await bot.propose("refund", {"amount": amount, "to": "cust-1"})
+        await bot.message_of(reversed_)
+        assert (await bot.requests.get(reversed_)).state == State.PENDING_REVIEW
+    inside = await bot.propose("refund", {"amount": 0, "to": "cust-1"})
+    passed = await state_of(bot, inside, State.APPROVED)
+    assert passed.resolution.reason_code == reason_of(gid)

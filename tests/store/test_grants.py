@@ -23,6 +23,7 @@ from bot.core.states import Event, State
 from bot.errors import HitlError
 from bot.store import audit, keys, metrics
 from bot.store.claims import ClaimCheck, claim_checked
+from bot.store.grant_audit import grant_findings
 from bot.store.grant_pass import pass_if_granted
 from bot.store.grants import GrantStore
 from bot.store.requests import RequestStore
@@ -273,3 +274,40 @@ async def test_only_a_store_with_serves_key_makes_grants(
     source = await _refund(signed_store, policy, 50)
     with pytest.raises(HitlError, match="signing key"):
         await _grant(GrantStore(redis, clock=clock), source, clock)
+
+
+async def _findings(store: RequestStore, grants: GrantStore) -> list[str]:
+    verify = serve_signer().public().verify
+    return [f"{f.request_id} {f.why}" async for f in grant_findings(store, grants, verify)]
+
+
+async def test_audit_verify_names_every_approval_its_grant_does_not_account_for(
+    redis: Redis, signed_store: RequestStore, grants: GrantStore, policy: Policy, clock: FakeClock
+) -> None:
+    source = await _refund(signed_store, policy, 50)
+    g = await _grant(grants, source, clock, uses=1, store=signed_store)
+    passed = await pass_if_granted(
+        signed_store, grants, policy, await _refund(signed_store, policy, 5)
+    )
+    assert passed.state == State.APPROVED
+    assert await _findings(signed_store, grants) == []  # a real grant's pass is accounted for
+
+    # What the earlier bug left behind: serve sealed approvals under a grant it never made,
+    # and one more under the real grant than its uses allow.
+    unsigned = Grant(**{**json.loads(g.model_dump_json()), "id": "Gforged", "seal": ""})
+    await _forge(redis, unsigned)
+    for gid in ("Gforged", "Gmissing", g.id):
+        req = await _refund(signed_store, policy, 5)
+        approve = Decision(
+            event=Event.APPROVE,
+            actor="UAPPROVER",
+            payload_hash=req.payload_hash,
+            reason_code=reason_of(gid),
+            via=reason_of(gid),
+        )
+        await signed_store.transition(req.id, approve)
+    found = await _findings(signed_store, grants)
+    assert any("grant Gforged is unsigned" in f for f in found), found
+    assert any("grant Gmissing is not in the store" in f for f in found), found
+    assert any(f"grant {g.id} passed 2 calls, more than its 1 uses" in f for f in found), found
+    assert len(found) == 3
