@@ -127,6 +127,9 @@ class Settings(BaseSettings):
     openai_base_url: str | None = None
     openai_api_key: SecretStr | None = None
     hitl_model: str | None = None
+    # The agent a mention of the bot starts (a name a worker offers, as `/hitl run` takes
+    # it). Unset: the one agent the workers offer, else the mention says how to choose.
+    hitl_default_agent: str | None = None
     hitl_host: str = "127.0.0.1"
     hitl_port: int = Field(default=3000, ge=0, le=65535)
     hitl_uvloop: bool = False  # bot/server/eventloop.py: opt-in, and an error when not installed

@@ -91,12 +91,18 @@ class AgentCatalog:
         self, extra: Iterable[str] = (), *, known: Mapping[str, Agent] | None = None
     ) -> None:
         self._cache: dict[str, Agent] = dict(known or {})  # agents built in-process, by name
+        # What the operator chose to run here, by the name a run gives: announced so a
+        # mention can start it (bot/store/agents.py). The shipped demo agents are
+        # reachable by name but offered only when named.
+        self.offered: list[str] = sorted(self._cache)
         for spec in extra:
             # Loaded now so a typo fails at start, and reachable by its short name
             # too: a run can say "counting" instead of "module:object".
             agent = resolve(spec)
             self._cache.setdefault(spec, agent)
             self._cache.setdefault(agent.name, agent)
+            if agent.name not in self.offered:
+                self.offered.append(agent.name)
         self.allowed = set(SHORT_NAMES) | set(self._cache)
 
     def get(self, name: str) -> Agent:

@@ -256,6 +256,8 @@ class Worker:
 
     async def _heartbeat(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
+            # The agents this worker offers, for a mention to start (bot/store/agents.py).
+            await self.stores.store.agents.announce(self.agents.offered)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.config.beat_s)
             if not stop.is_set():

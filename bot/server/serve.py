@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ServeOptions:
-    default_agent: str = "claw"
+    default_agent: str | None = None  # None: HITL_DEFAULT_AGENT (the demo names its own)
     notifier_retry_ms: int | None = None  # None: HITL_OUTBOX_RETRY_MS (15 s by default)
     sweep_interval_s: float = 0.25
     events_trim_interval_s: float = INTERVAL_S  # acknowledged events leave Redis this often
@@ -91,7 +91,11 @@ async def run_serve(
         signing = settings.slack_signing_secret
         secret = signing.get_secret_value() if signing and not app_token else None
         bolt = build_app(
-            rt, runs, client, default_agent=options.default_agent, signing_secret=secret
+            rt,
+            runs,
+            client,
+            default_agent=options.default_agent or settings.hitl_default_agent,
+            signing_secret=secret,
         )
         link = (
             SocketModeLink(bolt, app_token, settings.slack_api_url, backoff=options.socket_backoff)

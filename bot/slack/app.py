@@ -28,7 +28,7 @@ def build_app(
     client: AsyncWebClient,
     *,
     signing_secret: str | None,
-    default_agent: str = "claw",
+    default_agent: str | None = None,
 ) -> AsyncApp:
     """`signing_secret` None means Socket Mode: requests come over the bot's own
     authenticated WebSocket, Bolt verifies nothing, and no HTTP endpoint may be mounted."""

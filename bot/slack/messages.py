@@ -86,6 +86,13 @@ HITL_USAGE = (
 STEER_QUEUED = "Queued for {run_id}; the agent reads it at its next tool call."
 STOP_DONE = "Stopping {run_id}: pending requests and questions are withdrawn."
 RUN_STARTED = "Started {run_id} with the {agent} agent."
+MENTION_NO_AGENT = (
+    "No agent is chosen for mentions, so nothing was started. The workers offer: {agents}. "
+    "Start one with `/hitl run <agent> <what to do>`, or have an operator set "
+    "`HITL_DEFAULT_AGENT` for `hitl-bot serve` (a worker started with a single "
+    "`--agent` is chosen by itself)."
+)
+NO_AGENTS_OFFERED = "none (no worker with `--agent` is running)"
 
 # -- cards, thread lines and lists (bot/slack/render.py, call.py, views.py) --------------
 RISK_EMOJI = {

@@ -34,7 +34,12 @@ PERSON_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
 
 class Threads:
     def __init__(
-        self, rt: Runtime, runs: RunStore, replies: ReplyDecisions, *, default_agent: str
+        self,
+        rt: Runtime,
+        runs: RunStore,
+        replies: ReplyDecisions,
+        *,
+        default_agent: str | None,
     ) -> None:
         self.rt = rt
         self.runs = runs
@@ -178,7 +183,15 @@ class Threads:
         )
         await self._tell(event, client, text)
 
-    async def on_mention(self, event: dict[str, Any]) -> None:
+    async def mention_agent(self) -> tuple[str | None, list[str]]:
+        """The agent a mention starts (HITL_DEFAULT_AGENT, else the one agent the workers
+        offer), or None, with what the workers offer."""
+        offered = await self.rt.agents.offered()
+        if self.default_agent:
+            return self.default_agent, offered
+        return (offered[0] if len(offered) == 1 else None), offered
+
+    async def on_mention(self, event: dict[str, Any], client: AsyncWebClient) -> None:
         channel, thread = event["channel"], event.get("thread_ts")
         if thread and (
             await self.runs.by_thread(channel, thread)
@@ -188,8 +201,16 @@ class Threads:
         prompt = _MENTION.sub("", event.get("text", "")).strip()
         if not prompt:
             return
+        agent, offered = await self.mention_agent()
+        if agent is None:
+            # No agent chosen: never a built-in toy on the team's model. Say how to choose.
+            names = ", ".join(f"`{n}`" for n in offered) if offered else smsg.NO_AGENTS_OFFERED
+            text = smsg.MENTION_NO_AGENT.format(agents=names)
+            log.info("mention without an agent", extra={"channel": channel, "offered": offered})
+            await client.chat_postMessage(channel=channel, thread_ts=event["ts"], text=text)
+            return
         await self.runs.start(
-            agent=self.default_agent,
+            agent=agent,
             prompt=prompt,
             requester=event.get("user", ""),
             channel=channel,

@@ -15,6 +15,7 @@ from bot.core.chain import Break
 from bot.core.models import AuditEntry
 from bot.signing import Signer
 from bot.store import audit, heads, keys, metrics
+from bot.store.agents import AgentDirectory
 from bot.store.cards import Cards
 from bot.store.digests import Digests
 from bot.store.events import EventBus, Notice, notifier_read_within
@@ -60,6 +61,7 @@ class StoreSet:
         self.threads = ThreadIndex(redis)
         self.slack = SlackCache(redis)
         self.grants = GrantStore(redis, clock=clock, signer=signer)
+        self.agents = AgentDirectory(redis, clock=clock)
 
     async def ping(self) -> None:
         """Raise unless the store answers."""

@@ -257,3 +257,13 @@ async def test_a_run_that_keeps_killing_its_workers_is_ended_as_failed(
     assert done.state == RunState.FAILED and "handed to a new worker 4 times" in (done.error or "")
     assert model.requests == []  # the model is never called again for it
     await eventually(lambda: owner(stores), lambda o: o is None)  # acknowledged, not passed on
+
+
+async def test_a_worker_offers_the_agents_its_operator_named_never_the_demo_toys(
+    stores: Stores, scripted: ModelFactory, workers: WorkerFactory
+) -> None:
+    await workers(await scripted([]), charging([]), "A")
+    directory = stores.store.agents
+    assert await eventually(directory.offered, lambda o: o == ["charging"]) == ["charging"]
+    assert AgentCatalog().offered == []  # claw and refunds run when named, never offered
+    assert AgentCatalog([COUNTING]).offered == ["counting"]

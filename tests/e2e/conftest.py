@@ -178,7 +178,7 @@ async def bot(
                 sweep_interval_s=0.05,
                 socket_backoff=Backoff(first_s=0.05, cap_s=0.5),
                 read_block_ms=READ_BLOCK_MS,
-                **serve_options,
+                **({"default_agent": "claw"} | serve_options),
             ),
         )
     )
