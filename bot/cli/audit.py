@@ -103,6 +103,7 @@ def audit_verify(
             f"request {f.request_id}: entry {f.seq}: {f.why}"
             async for f in audit.unsealed_all(rt.requests, trusted.verify, since_ms(since))
         ]
+        found += await _disorder(rt, since_ms(since))
         if text is not None:
             try:
                 kept = heads.read_heads(text, trusted)
@@ -113,7 +114,7 @@ def audit_verify(
 
     count, findings = run_cli(work)
     for line in findings:
-        err.print(line, markup=False)
+        err.print(line, markup=False, soft_wrap=True)  # one finding a line, for grep
     if findings:
         raise typer.Exit(1)
     anchored = " Every kept head matches." if text is not None else ""
@@ -121,6 +122,15 @@ def audit_verify(
         f"{count} requests, every audit chain intact. "
         f"Every decision signed with this bot's key.{anchored}"
     )
+
+
+async def _disorder(rt: Runtime, since: int) -> list[str]:
+    """Entries out of order, which recomputed links hide: a version going back, an entry
+    recorded twice, a request put back below its history (bot/core/chain_order.py)."""
+    return [
+        f"request {f.request_id}: entry {f.seq}: {f.why}"
+        async for f in audit.disordered_all(rt.requests, since)
+    ]
 
 
 @audit_app.command("export", short_help="Every audit entry as JSON lines.")
