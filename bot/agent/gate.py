@@ -77,9 +77,10 @@ class ToolGate(Filing, Running):
         ask_timeout_ms: int = 30 * 60_000,
         owner: str = WORKER,
         trusted: PublicKeys | None = None,
+        reread: bool = False,  # `trusted` came from the environment (bot/store/claims.py)
     ) -> None:
         self.requests = requests
-        self.claims = ClaimCheck(trusted, policy)  # no keys: every claim is refused
+        self.claims = ClaimCheck(trusted, policy, reread=reread)  # no keys: claims refused
         self.questions = questions
         self.steering = steering
         self.run_audit = run_audit

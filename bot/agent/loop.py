@@ -52,16 +52,17 @@ class Stores:
     policy: Policy
     clock: Clock = wall_ms  # the run's own: the stores keep theirs
     trusted: PublicKeys | None = None  # serve's public key: claims of anything else are refused
+    reread: bool = False  # `trusted` is the environment's: read it again for a key rotated in
 
     @classmethod
     def on(cls, store: StoreSet, policy: Policy, trusted: PublicKeys | None = None) -> Self:
         """`trusted`: None takes serve's public key from the environment, as the worker does."""
         keys = trusted if trusted is not None else public_keys(Settings())
-        return cls(store, policy, store.clock, keys)
+        return cls(store, policy, store.clock, keys, reread=trusted is None)
 
     @classmethod
     def of(cls, rt: Runtime) -> Self:
-        return cls(rt, rt.policy, rt.clock, rt.claims.keys)
+        return cls(rt, rt.policy, rt.clock, rt.claims.keys, reread=True)
 
     @property
     def runs(self) -> RunStore:
@@ -124,6 +125,7 @@ class RunLoop:
             owner=run.owner,
             ask_timeout_ms=self.config.ask_timeout_ms,
             trusted=self.stores.trusted,
+            reread=self.stores.reread,
         )
         if resumed:
             await gate.audit(run_id, {"at": self.clock(), "kind": "resumed", "run_id": run_id})

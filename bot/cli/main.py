@@ -17,9 +17,10 @@ from rich.table import Table
 from bot import messages as msg
 from bot.claudecode.cli import claude_code_app
 from bot.cli import runs as cli_runs
-from bot.cli.audit import audit_app, keys_app
+from bot.cli.audit import audit_app
 from bot.cli.audit import run_cli as _run
 from bot.cli.channels import check_channels_in_slack
+from bot.cli.keys import keys_app
 from bot.cli.policy_replay import policy_diff, shadow_report
 from bot.cli.report import report
 from bot.cli.valkey import valkey_app

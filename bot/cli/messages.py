@@ -112,3 +112,33 @@ def week_label(ago: int) -> str:
 
 def span(start: str, end: str) -> str:
     return f"{start} to {end}"
+
+
+# `hitl-bot keys rotate`: what changed, and the order to roll it out in.
+ROTATED_FILE = (
+    "New signing key {new} written to {path} (0600). The keys it replaces stay trusted "
+    "for verifying, in {previous}: {old}."
+)
+ROTATED_ENV = (
+    "New signing key {new}. Nothing was written: HITL_SIGNING_KEY holds serve's key. "
+    "Set these (the first is a secret: keep it as you keep the current one):"
+)
+ROLL_FILE = (
+    "Roll it out:",
+    "  1. Executors sharing this data dir accept both keys now. Any that do not: set "
+    "HITL_SIGNING_PUBLIC_KEY={public} and restart them.",
+    "  2. Then restart each serve using this data dir: until it restarts it signs with {old}.",
+    "  3. Keep the old keys: `hitl-bot audit verify` needs them for every decision they "
+    "sealed. An executor may drop one (a line of {previous}) once nothing it sealed waits "
+    "to be claimed.",
+)
+ROLL_ENV = (
+    "Roll it out in this order:",
+    "  1. Set HITL_SIGNING_PUBLIC_KEY above on every executor and every serve, and restart "
+    "them: each accepts both keys.",
+    "  2. Then set HITL_SIGNING_KEY above on each serve (keeping HITL_SIGNING_PUBLIC_KEY), "
+    "restarting one at a time.",
+    "  3. Keep the old keys where `hitl-bot audit verify` runs: it needs them for every "
+    "decision they sealed. An executor may drop {old} once nothing it sealed waits to be "
+    "claimed.",
+)

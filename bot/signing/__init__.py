@@ -2,6 +2,7 @@
 
 from bot.signing.keys import (
     KEY_FILE,
+    PREVIOUS_FILE,
     PUB_FILE,
     PublicKeys,
     Signer,
@@ -14,6 +15,7 @@ from bot.signing.keys import (
 
 __all__ = [
     "KEY_FILE",
+    "PREVIOUS_FILE",
     "PUB_FILE",
     "PublicKeys",
     "Signer",

@@ -2,9 +2,11 @@
 
 The private key is `HITL_SIGNING_KEY` (base64 of the 32-byte seed) or else
 `HITL_DATA_DIR/signing.key`, made on first use with mode 0600; beside it `signing.pub`
-holds the public key for executors that share the data dir. An executor trusts
-`HITL_SIGNING_PUBLIC_KEY` (comma-separated, for a rotation), else the key derived from
-`HITL_SIGNING_KEY`, else `signing.pub`. No key: it refuses to claim (fail closed).
+holds the public key for executors that share the data dir, and `signing.previous` the
+public keys of the keys `hitl-bot keys rotate` replaced (newest first), which still
+verify what they sealed. An executor trusts `HITL_SIGNING_PUBLIC_KEY` (comma-separated,
+for a rotation), else the key derived from `HITL_SIGNING_KEY`, else `signing.pub` and
+`signing.previous`. No key: it refuses to claim (fail closed).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from bot.signing import messages as msg
 
 KEY_FILE = "signing.key"
 PUB_FILE = "signing.pub"
+PREVIOUS_FILE = "signing.previous"
 RAW = serialization.Encoding.Raw
 
 
@@ -61,10 +64,10 @@ class PublicKeys:
 
     @classmethod
     def parse(cls, text: str, name: str = "HITL_SIGNING_PUBLIC_KEY") -> PublicKeys:
+        # Commas in a setting, one key a line in a file (signing.previous).
         found = [
             Ed25519PublicKey.from_public_bytes(_decode32(part, name))
-            for part in text.split(",")
-            if part.strip()
+            for part in text.replace(",", " ").split()
         ]
         if not found:
             raise ConfigError(msg.BAD_KEY.format(name=name))
@@ -140,7 +143,7 @@ class Signer:
         return base64.b64encode(_raw_public(self.public_key)).decode()
 
 
-def _read_key_file(path: Path) -> Signer:
+def read_key_file(path: Path) -> Signer:
     mode = path.stat().st_mode & 0o777
     if mode & 0o077:
         raise ConfigError(msg.KEY_FILE_OPEN.format(path=path, mode=mode))
@@ -150,15 +153,25 @@ def _read_key_file(path: Path) -> Signer:
         raise ConfigError(msg.KEY_FILE_BAD.format(path=path)) from None
 
 
-def _write_pub(data_dir: Path, signer: Signer) -> None:
+def write_atomic(path: Path, text: str, mode: int) -> None:
+    """`path` holds `text` whole or is as it was: a reader never sees it half written."""
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # mode 0600
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(name, mode)
+        os.replace(name, path)
+    finally:
+        Path(name).unlink(missing_ok=True)
+
+
+def write_pub(data_dir: Path, signer: Signer) -> None:
     pub = data_dir / PUB_FILE
     if pub.exists() and pub.read_text().strip() == signer.public_b64():
         return
-    fd, name = tempfile.mkstemp(dir=data_dir, prefix=f".{PUB_FILE}.")
-    with os.fdopen(fd, "w") as f:
-        f.write(signer.public_b64() + "\n")
-    os.chmod(name, 0o644)
-    os.replace(name, pub)
+    write_atomic(pub, signer.public_b64() + "\n", 0o644)
 
 
 def load_signer(settings: Settings, *, create: bool = True) -> Signer:
@@ -186,8 +199,8 @@ def load_signer(settings: Settings, *, create: bool = True) -> Signer:
             os.link(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
-    signer = _read_key_file(path)
-    _write_pub(data_dir, signer)
+    signer = read_key_file(path)
+    write_pub(data_dir, signer)
     return signer
 
 
@@ -197,10 +210,12 @@ def public_keys(settings: Settings) -> PublicKeys | None:
         return PublicKeys.parse(settings.hitl_signing_public_key)
     if settings.hitl_signing_key is not None:
         return Signer.from_seed(settings.hitl_signing_key.get_secret_value()).public()
-    pub = settings.hitl_data_dir / PUB_FILE
-    if pub.is_file():
-        return PublicKeys.parse(pub.read_text(), name=str(pub))
-    return None
+    found: list[Ed25519PublicKey] = []
+    for path in (settings.hitl_data_dir / PUB_FILE, settings.hitl_data_dir / PREVIOUS_FILE):
+        text = path.read_text() if path.is_file() else ""
+        if text.strip():  # an emptied signing.previous: every earlier key dropped
+            found += PublicKeys.parse(text, name=str(path)).keys.values()
+    return PublicKeys(found) if found else None
 
 
 def require_public_keys(keys: PublicKeys | None) -> PublicKeys:

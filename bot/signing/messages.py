@@ -25,3 +25,7 @@ NO_KEY = (
     "no signing key here: neither HITL_SIGNING_KEY nor {path} (serve makes it on its first "
     "start); run this where serve runs, or set HITL_SIGNING_KEY"
 )
+NO_KEY_TO_ROTATE = (
+    "no signing key to rotate: neither HITL_SIGNING_KEY nor {path} (serve makes it on its "
+    "first start); run this where serve runs, with its HITL_DATA_DIR"
+)

@@ -10,6 +10,7 @@ from typing import cast
 from redis.asyncio import Redis
 
 from bot.core.chain import Break, expand, verify
+from bot.core.chain_order import order_problems
 from bot.core.models import AuditEntry
 from bot.core.seal import Verify, unsealed
 from bot.store import keys
@@ -44,6 +45,26 @@ async def verify_all(store: RequestStore, since_ms: int = 0) -> AsyncIterator[Fi
     for rid in await store.ids_between(since_ms):
         broken = await verify_request(store.redis, rid)
         if broken is not None:
+            yield Finding(rid, broken.seq, broken.why)
+
+
+async def disorder_request(redis: Redis, rid: str) -> list[Break]:
+    """The entries of one chain out of order (bot/core/chain_order.py), read with the
+    version the request stands at in one snapshot."""
+    pipe = redis.pipeline(transaction=True)
+    pipe.lrange(keys.audit(rid), 0, -1)
+    pipe.hget(keys.request(rid), "version")
+    got, version = await pipe.execute()
+    # A version that is not a number is not compared: the request would not even load.
+    stands = int(version) if version is not None and str(version).isdigit() else None
+    return order_problems(list(got), stands)
+
+
+async def disordered_all(store: RequestStore, since_ms: int = 0) -> AsyncIterator[Finding]:
+    """Every entry out of order: a version going back, an entry recorded twice, a request
+    put back below the version its history reached."""
+    for rid in await store.ids_between(since_ms):
+        for broken in await disorder_request(store.redis, rid):
             yield Finding(rid, broken.seq, broken.why)
 
 

@@ -41,11 +41,14 @@ class ClaimCheck:
     """What an executor trusts: serve's public keys and its own policy (which alone may
     exempt a call from review). With no keys, `lookup` is asked again at each claim (an
     executor started before serve made its key picks it up once there); still none:
-    every claim is refused, saying how to set one."""
+    every claim is refused, saying how to set one. `reread`: the keys came from `lookup`'s
+    source (the settings, not a caller's own list), so a key id they lack sends it there
+    again: a key `hitl-bot keys rotate` made since is trusted without a restart."""
 
     keys: PublicKeys | None
     policy: Policy
     lookup: Callable[[], PublicKeys | None] = environment_keys
+    reread: bool = False
 
     def problem(self, req: ActionRequest) -> str | None:
         free = exempt(self.policy, req.tool, req.args, req.risk)
@@ -55,6 +58,10 @@ class ClaimCheck:
         # Asked only when there is a seal to check: a call this executor's own policy
         # exempts needs no key, anything else without one is refused (ConfigError).
         keys = self.keys if self.keys is not None else self.lookup()
+        if self.reread and keys is not None and key_id not in keys.keys:
+            # A key rotated in since this process started (`hitl-bot keys rotate` wrote
+            # signing.pub): read again what it trusts, as a restart would.
+            keys = self.lookup() or keys
         return require_public_keys(keys).verify(key_id, data, signature)
 
 

@@ -44,7 +44,7 @@ class Runtime(StoreSet):
         self.signer = signer  # serve's key, which its `requests` store seals with
         # What this process's claims check approvals against (bot/store/claims.py)
         self.claims = ClaimCheck(
-            trusted_keys(settings, signer), policy, lambda: public_keys(settings)
+            trusted_keys(settings, signer), policy, lambda: public_keys(settings), reread=True
         )
 
 
