@@ -156,10 +156,12 @@ def _value(v: Any) -> str:
 
 
 def digest_message(
-    reqs: Sequence[ActionRequest], links: dict[str, str], group: str
+    reqs: Sequence[ActionRequest], links: dict[str, str], group: str, *, waiting: int = 0
 ) -> tuple[Rendered, list[Shown]]:
-    """The card for `reqs` (waiting, oldest first) and the calls it shows."""
+    """The card for `reqs` (waiting, oldest first; `waiting`: how many wait in all, when
+    `reqs` is only the oldest of them) and the calls it shows."""
     first = reqs[0]
+    waiting = max(waiting, len(reqs))
     shown_reqs = list(reqs[:MAX_ROWS])
     shown = [Shown(r.id, r.version, r.payload_hash, links.get(r.id, "")) for r in shown_reqs]
     tool, who = esc.code(first.tool, 80), esc.code(first.requester, 80)
@@ -176,8 +178,8 @@ def digest_message(
     rows = [row_text(r, s, i) for i, (r, s) in enumerate(zip(shown_reqs, shown, strict=True), 1)]
     for i, text in enumerate(esc.pack(rows)):
         blocks.append(esc.section(text, block_id=f"hitl_digest_rows_{i}"))
-    if len(reqs) > MAX_ROWS:
-        blocks.append(esc.context(bm.MORE.format(n=len(reqs) - MAX_ROWS)))
+    if waiting > n:
+        blocks.append(esc.context(bm.MORE.format(n=waiting - n)))
     why = no_batch(shown_reqs)
     if why is None:
         value = DigestValue.encode(group, view_hash(shown))
