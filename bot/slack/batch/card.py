@@ -30,8 +30,9 @@ ACTION_REJECT_ALL = "hitl_digest_reject"
 VIEW_REJECT_ALL = "hitl_digest_reject_modal"
 MIN_BATCH = 3  # fewer waiting: no digest
 MAX_ROWS = 20  # shown (and decided) per drawing; the rest wait for the next one
-ROW_ARGS = 4  # arguments shown per row; the card of each call shows them all
-VALUE_CHARS = 40  # per argument value on a row
+ROW_ARGS = 12  # arguments a row lists; a call with more gets no "Approve all"
+NAME_CHARS = 40  # per argument name on a row (cut visibly, and named in the confirm)
+VALUE_CHARS = 40  # per argument value on a row (cut visibly, and named in the confirm)
 AMOUNT_KEYS = ("amount", "total", "sum", "value")
 LINK = re.compile(r"https?://[^\s<>|]{1,500}")
 
@@ -141,14 +142,34 @@ def _link(s: Shown, n: int) -> str:
 
 
 def row_text(req: ActionRequest, s: Shown, n: int) -> str:
-    """One call: a link to its card, then its first arguments (escaped, cut visibly)."""
+    """One call: a link to its card, then every argument (escaped, values cut visibly),
+    in the agent's order; past `ROW_ARGS` the row says how many it does not show."""
     parts = [
-        f"{esc.inline_code(str(k), 24)} {esc.inline_code(_value(v), VALUE_CHARS)}"
+        f"{esc.inline_code(str(k), NAME_CHARS)} {esc.inline_code(_value(v), VALUE_CHARS)}"
         for k, v in list(req.args.items())[:ROW_ARGS]
     ]
-    if len(req.args) > ROW_ARGS:
-        parts.append(bm.ROW_MORE_ARGS.format(n=len(req.args) - ROW_ARGS))
+    if hidden(req):
+        parts.append(bm.ROW_HIDDEN_ARGS.format(n=len(req.args) - ROW_ARGS))
     return f"• {_link(s, n)}  " + " · ".join(parts)
+
+
+def hidden(req: ActionRequest) -> bool:
+    """Whether the call's row leaves arguments out (it may then not be approved in bulk)."""
+    return len(req.args) > ROW_ARGS
+
+
+def _cut(text: str, limit: int) -> bool:
+    """Whether `esc.inline_code(text, limit)` shortens it (it keeps `limit - 2` chars)."""
+    return len(text) > max(limit - 2, 1)
+
+
+def cut_args(req: ActionRequest) -> list[str]:
+    """The arguments whose name or value the row shows cut short."""
+    return [
+        str(k)
+        for k, v in list(req.args.items())[:ROW_ARGS]
+        if _cut(str(k), NAME_CHARS) or _cut(_value(v), VALUE_CHARS)
+    ]
 
 
 def _value(v: Any) -> str:
@@ -183,8 +204,14 @@ def digest_message(
     why = no_batch(shown_reqs)
     if why is None:
         value = DigestValue.encode(group, view_hash(shown))
+        hiding = [i for i, r in enumerate(shown_reqs, 1) if hidden(r)]
         blocks.append(esc.context(esc.mrkdwn(bm.HOW_IT_WORKS)))
-        blocks.append(esc.actions(_buttons(n, first.tool, value), block_id="hitl_digest_actions"))
+        if hiding:
+            rows_text = ", ".join(f"#{i}" for i in hiding)
+            note = bm.NO_APPROVE_ALL_HIDDEN.format(rows=esc.fit(rows_text, 400), n=ROW_ARGS)
+            blocks.append(esc.context(esc.mrkdwn(note), block_id="hitl_digest_no_approve_all"))
+        buttons = _buttons(n, first.tool, value, _cut_note(shown_reqs), approve=not hiding)
+        blocks.append(esc.actions(buttons, block_id="hitl_digest_actions"))
     else:
         blocks.append(esc.context(esc.mrkdwn(why), block_id="hitl_digest_no_batch"))
     fallback = bm.FALLBACK.format(
@@ -193,10 +220,30 @@ def digest_message(
     return Rendered(fallback, esc.cap(blocks, esc.MESSAGE_BLOCKS, smsg.BLOCKS_CUT)), shown
 
 
-def _buttons(n: int, tool: str, value: str) -> list[esc.Block]:
+def _short(name: str) -> str:
+    return name if len(name) <= 30 else name[:29] + "…"
+
+
+def _cut_note(reqs: Sequence[ActionRequest]) -> str:
+    """What the confirm says the rows cut short, row by row ("" when nothing is)."""
+    items = [
+        bm.CUT_ITEM.format(n=i, names=", ".join(_short(k) for k in names))
+        for i, r in enumerate(reqs, 1)
+        if (names := cut_args(r))
+    ]
+    if not items:
+        return ""
+    # The confirm dialog holds 300 characters: leave room for the sentence around it.
+    return bm.CONFIRM_CUT.format(items=esc.join_fit(items, 150, "; "))
+
+
+def _buttons(n: int, tool: str, value: str, cut: str, *, approve: bool) -> list[esc.Block]:
+    reject = esc.button(bm.REJECT_ALL.format(n=n), ACTION_REJECT_ALL, value, style="danger")
+    if not approve:
+        return [reject]
     confirm = esc.confirm(
         bm.CONFIRM_TITLE.format(n=n),
-        bm.CONFIRM_TEXT.format(n=n, tool=tool),
+        bm.CONFIRM_TEXT.format(n=n, tool=tool) + cut,
         bm.CONFIRM_OK,
         bm.CONFIRM_DENY,
     )
@@ -204,7 +251,7 @@ def _buttons(n: int, tool: str, value: str) -> list[esc.Block]:
         esc.button(
             bm.APPROVE_ALL.format(n=n), ACTION_APPROVE_ALL, value, style="primary", confirm=confirm
         ),
-        esc.button(bm.REJECT_ALL.format(n=n), ACTION_REJECT_ALL, value, style="danger"),
+        reject,
     ]
 
 
