@@ -2,9 +2,10 @@
 
 The notifier keeps, per group, the requests waiting there in an index ordered by when
 they were filed (and each one's card permalink), so a redraw reads the count and the
-rows it shows, never the whole backlog; where the digest message is, and what each drawing of it showed
-(keyed by its view hash), so a click on "Approve all" decides exactly the calls that
-person saw, whichever process drew them. All of a group's keys share its hash tag.
+rows it shows, never the whole backlog; where the digest message is; and what each
+drawing of it showed (keyed by its view hash), so a click on "Approve all" decides
+exactly the calls that person saw, whichever process drew them. All of a group's keys
+share its hash tag.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class Digests:
     async def index(self, group: str, created: dict[str, int]) -> None:
         """List already-known members in the index (the upgrade from an older release)."""
         if created:
-            await self.redis.zadd(keys.digest_index(group), created)  # type: ignore[arg-type]
+            await self.redis.zadd(keys.digest_index(group), created)
             await self.redis.expire(keys.digest_index(group), TTL_S)
 
     async def meta(self, group: str) -> dict[str, str]:

@@ -3,9 +3,10 @@ after every request event, once that request's own card is in Slack.
 
 A redraw reads the group's index (its count and the oldest rows it shows) and those
 rows, so its cost does not grow with the backlog. Redraws of one group are coalesced
-and never run side by side, in this process or another: a notifier marks the group dirty, then redraws while it holds the group's lease and finds it
-dirty. One that finds the lease taken leaves the mark for the holder, who looks for
-it again after giving the lease back, so no change goes undrawn.
+and never run side by side, in this process or another: a notifier marks the group
+dirty, then redraws while it holds the group's lease and finds it dirty. One that
+finds the lease taken leaves the mark for the holder, who looks for it again after
+giving the lease back, so no change goes undrawn.
 """
 
 from __future__ import annotations
@@ -107,9 +108,7 @@ class DigestKeeper:
         rids = await self.digests.unindexed(group)
         if rids:
             reqs = await self.rt.requests.get_many(rids)
-            await self.digests.index(
-                group, {r.id: r.created_at for r in reqs if r is not None}
-            )
+            await self.digests.index(group, {r.id: r.created_at for r in reqs if r is not None})
 
     async def _draw(self, group: str) -> None:
         meta = await self.digests.meta(group)
