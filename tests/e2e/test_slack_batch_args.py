@@ -27,9 +27,9 @@ WIRE_TO = "GB29 NWBK 6016 1331 9268 19 — the attacker's own account, not the c
 def _digest(bot: Bot, ch: str, needle: str) -> Any:
     for m in bot.emu.messages(ch):
         blocks = m.blocks or []
-        if any(b.get("block_id", "").startswith("hitl_digest") for b in blocks):
-            if needle in all_text(blocks):
-                return m
+        digest = any(b.get("block_id", "").startswith("hitl_digest") for b in blocks)
+        if digest and needle in all_text(blocks):
+            return m
     return None
 
 
