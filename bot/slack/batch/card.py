@@ -33,6 +33,7 @@ MAX_ROWS = 20  # shown (and decided) per drawing; the rest wait for the next one
 ROW_ARGS = 12  # arguments a row lists; a call with more gets no "Approve all"
 NAME_CHARS = 40  # per argument name on a row (cut visibly, and named in the confirm)
 VALUE_CHARS = 40  # per argument value on a row (cut visibly, and named in the confirm)
+CUT_ITEM_CHARS = 48  # a row's cut names in the confirm; longer: how many, not which
 AMOUNT_KEYS = ("amount", "total", "sum", "value")
 LINK = re.compile(r"https?://[^\s<>|]{1,500}")
 
@@ -210,7 +211,8 @@ def digest_message(
             rows_text = ", ".join(f"#{i}" for i in hiding)
             note = bm.NO_APPROVE_ALL_HIDDEN.format(rows=esc.fit(rows_text, 400), n=ROW_ARGS)
             blocks.append(esc.context(esc.mrkdwn(note), block_id="hitl_digest_no_approve_all"))
-        buttons = _buttons(n, first.tool, value, _cut_note(shown_reqs), approve=not hiding)
+        cut = _cut_note(shown_reqs, n, first.tool)
+        buttons = _buttons(n, first.tool, value, cut, approve=not hiding)
         blocks.append(esc.actions(buttons, block_id="hitl_digest_actions"))
     else:
         blocks.append(esc.context(esc.mrkdwn(why), block_id="hitl_digest_no_batch"))
@@ -224,17 +226,20 @@ def _short(name: str) -> str:
     return name if len(name) <= 30 else name[:29] + "…"
 
 
-def _cut_note(reqs: Sequence[ActionRequest]) -> str:
+def _cut_item(n: int, names: list[str]) -> str:
+    named = bm.CUT_ITEM.format(n=n, names=", ".join(_short(k) for k in names))
+    return named if len(named) <= CUT_ITEM_CHARS else bm.CUT_ITEM_MANY.format(n=n, k=len(names))
+
+
+def _cut_note(reqs: Sequence[ActionRequest], n: int, tool: str) -> str:
     """What the confirm says the rows cut short, row by row ("" when nothing is)."""
-    items = [
-        bm.CUT_ITEM.format(n=i, names=", ".join(_short(k) for k in names))
-        for i, r in enumerate(reqs, 1)
-        if (names := cut_args(r))
-    ]
+    items = [_cut_item(i, names) for i, r in enumerate(reqs, 1) if (names := cut_args(r))]
     if not items:
         return ""
-    # The confirm dialog holds 300 characters: leave room for the sentence around it.
-    return bm.CONFIRM_CUT.format(items=esc.join_fit(items, 150, "; "))
+    # The dialog holds CONFIRM_TEXT characters: the items get what the sentences leave.
+    room = esc.CONFIRM_TEXT - len(bm.CONFIRM_TEXT.format(n=n, tool=tool))
+    room -= len(bm.CONFIRM_CUT.format(items=""))
+    return bm.CONFIRM_CUT.format(items=esc.join_fit(items, max(room, 20), "; "))
 
 
 def _buttons(n: int, tool: str, value: str, cut: str, *, approve: bool) -> list[esc.Block]:

@@ -23,8 +23,9 @@ CONFIRM_TEXT = (
     "Approve each of the {n} {tool} calls listed, with every argument its row names. "
     "Any that changed since is left out."
 )
-CONFIRM_CUT = " Cut short on the rows (read them whole on each card): {items}."
+CONFIRM_CUT = " Cut short here (whole on each card): {items}."
 CUT_ITEM = "#{n} {names}"
+CUT_ITEM_MANY = "#{n} ({k} arguments)"
 CONFIRM_OK = "Approve all"
 CONFIRM_DENY = "Cancel"
 NO_BATCH_CRITICAL = "No batch decision: a critical call is decided on its own card."
