@@ -29,6 +29,7 @@ from bot.errors import (
     StalePayload,
     StoreDamaged,
     StoreUnavailable,
+    TooManyWaiting,
     UnconfirmedCreate,
 )
 
@@ -86,6 +87,7 @@ __all__ = [
     "SteeringStore",
     "StoreDamaged",
     "StoreUnavailable",
+    "TooManyWaiting",
     "UnconfirmedCreate",
     "load_policy",
 ]

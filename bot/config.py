@@ -38,6 +38,10 @@ HOW_TO_SET: dict[str, str] = {
     ),
     "HITL_REPLICA_ACKS": "replicas that must hold a decision or claim before it counts, default 0",
     "HITL_REPLICA_ACK_TIMEOUT_MS": "how long to wait for those replicas, default 1000",
+    "HITL_MAX_WAITING_PER_IDENTITY": (
+        "how many calls one API identity may leave waiting for review; past it a filing "
+        "is refused with 429 too_many_waiting, default 1000"
+    ),
     "HITL_OUTBOX_RETRY_MS": (
         "how long a Slack message or page not delivered waits before `serve` (this one, or "
         "another if this one died) sends it again, default 15000"
@@ -112,6 +116,9 @@ class Settings(BaseSettings):
     # many replicas hold it (bot/store/replicas.py); 0: once the primary applied it.
     hitl_replica_acks: int = Field(default=0, ge=0, le=16)
     hitl_replica_ack_timeout_ms: int = Field(default=1000, ge=10, le=60_000)
+    # How many calls one API identity may leave waiting for review; past it a filing is
+    # refused with 429 too_many_waiting (bot/api/waiting.py).
+    hitl_max_waiting_per_identity: int = Field(default=1000, ge=1, le=1_000_000)
     hitl_outbox_retry_ms: int = Field(default=15_000, ge=100, le=3_600_000)
     hitl_data_dir: Path = Field(default_factory=_default_data_dir)
     hitl_policy: Path | None = None

@@ -15,6 +15,8 @@
     ├── IdempotencyConflict      an idempotency key reused with another payload
     ├── Forbidden                the caller may not do this (route review elsewhere,
     │                            speak as someone else, steer a run that is not theirs)
+    ├── TooManyWaiting           the caller already has as many calls waiting for review
+    │                            as one identity may (HITL_MAX_WAITING_PER_IDENTITY)
     ├── StoreUnavailable         Redis/Valkey cannot be reached or started
     │   └── NotReplicated        applied, but not yet on the replicas asked for: try again
     ├── StoreDamaged             part of a record is gone (a request's review terms)
@@ -118,6 +120,11 @@ class IdempotencyConflict(HitlError):
     """The idempotency key was used before with a different payload."""
 
 
+class TooManyWaiting(HitlError):
+    """The caller has as many calls waiting for a person as one identity may leave
+    waiting: nothing is filed until some are decided."""
+
+
 class StoreUnavailable(HitlError):
     """Redis/Valkey cannot be reached, or the embedded server cannot start."""
 
@@ -148,6 +155,7 @@ WIRE: dict[type[HitlError], tuple[int, str]] = {
     NotEligible: (403, "not_eligible"),
     Forbidden: (403, "forbidden"),
     PayloadError: (422, "payload_error"),
+    TooManyWaiting: (429, "too_many_waiting"),
     NotReplicated: (503, "not_replicated"),
     StoreUnavailable: (503, "store_unavailable"),
     StoreDamaged: (500, "store_damaged"),

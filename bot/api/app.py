@@ -36,6 +36,7 @@ from bot.api.auth import BearerAuth, bearer_scheme
 from bot.api.limits import DEFAULT_LIMIT, BodyLimit
 from bot.api.ownership import Ownership
 from bot.api.schemas import Health
+from bot.api.waiting import DEFAULT_MAX_WAITING
 from bot.health import Down
 from bot.store.runs import RunStore
 from bot.store.runtime import Runtime
@@ -57,6 +58,7 @@ def create_app(
     runs: RunStore | None = None,
     max_wait_s: float = MAX_WAIT_S,
     max_body_bytes: int = DEFAULT_LIMIT,
+    max_waiting: int = DEFAULT_MAX_WAITING,
     probes: Sequence[Callable[[], Down | None]] = (),
     tasks: Supervisor | None = None,
 ) -> FastAPI:
@@ -83,12 +85,13 @@ def create_app(
         responses=errors.documented(400, 401, 413, 422, 503),
     )
     owners = Ownership(rt)
-    v1.include_router(approvals.router(rt, owners, max_wait_s=max_wait_s))
+    v1.include_router(approvals.router(rt, owners, max_wait_s=max_wait_s, max_waiting=max_waiting))
     v1.include_router(questions.router(rt, owners, max_wait_s=max_wait_s))
     v1.include_router(run_routes.router(rt, owners, run_store))
     v1.include_router(key_routes.router(rt))
     app.include_router(v1)
-    app.router.routes.insert(0, fastpath.route(rt, owners))  # first: it claims only valid bodies
+    # first: it claims only valid bodies
+    app.router.routes.insert(0, fastpath.route(rt, owners, max_waiting=max_waiting))
 
     @app.get(
         "/healthz",

@@ -9,6 +9,7 @@ from bot.api.errors import documented, steered_response
 from bot.api.longpoll import hold
 from bot.api.ownership import Ownership
 from bot.api.schemas import ApprovalIn, CancelIn, ClaimIn, ItemPath, ResultIn, Wait
+from bot.api.waiting import DEFAULT_MAX_WAITING, check_room
 from bot.core.models import ActionRequest
 from bot.store import execution
 from bot.store.grant_pass import may_pass, pass_if_granted
@@ -23,10 +24,16 @@ def _sent(req: ActionRequest, status: int = 200, headers: dict[str, str] | None 
 
 
 async def create_approval(
-    rt: Runtime, owners: Ownership, body: ApprovalIn, request: Request
+    rt: Runtime,
+    owners: Ownership,
+    body: ApprovalIn,
+    request: Request,
+    *,
+    max_waiting: int = DEFAULT_MAX_WAITING,
 ) -> Response:
     """`POST /v1/approvals` once its body is valid; `bot.api.fastpath` calls it too."""
     identity = caller(request, body.requester)
+    await check_room(rt, identity, body.idempotency_key, max_waiting)
     if body.run_id:  # first: nothing is filed under another identity's run
         await owners.use_run(body.run_id, identity, title=body.run_title)
     made = await create_unless_steered(
@@ -54,7 +61,9 @@ async def create_approval(
     return _sent(req, 201 if made.created else 200, where)
 
 
-def router(rt: Runtime, owners: Ownership, *, max_wait_s: float) -> APIRouter:
+def router(
+    rt: Runtime, owners: Ownership, *, max_wait_s: float, max_waiting: int = DEFAULT_MAX_WAITING
+) -> APIRouter:
     r = APIRouter(prefix="/approvals", tags=["approvals"])
 
     @r.post(
@@ -64,11 +73,13 @@ def router(rt: Runtime, owners: Ownership, *, max_wait_s: float) -> APIRouter:
         summary="Propose a tool call for review",
         responses={
             200: {"model": ActionRequest, "description": "Idempotent retry: the same request"},
-            **documented(403, 409, 422),
+            **documented(403, 409, 422, 429),
         },
+        description="Refused with 429 `too_many_waiting` while the caller already has "
+        "`HITL_MAX_WAITING_PER_IDENTITY` calls waiting for review (default 1000).",
     )
     async def create(body: ApprovalIn, request: Request) -> Response:
-        return await create_approval(rt, owners, body, request)
+        return await create_approval(rt, owners, body, request, max_waiting=max_waiting)
 
     @r.get(
         "/{request_id}",

@@ -11,6 +11,8 @@ Status codes:
     Expired                410 expired
     NotEligible            403 not_eligible
     PayloadError           422 payload_error
+    TooManyWaiting         429 too_many_waiting    (the identity's waiting calls are at
+                                                    HITL_MAX_WAITING_PER_IDENTITY)
     request validation     422 validation_error    (malformed JSON too)
     StoreUnavailable       503 store_unavailable   (also a lost Redis connection, or a
                                                     cluster slot failing over; Retry-After)

@@ -29,6 +29,7 @@ from bot.api.approvals import create_approval
 from bot.api.limits import BODY_KEY
 from bot.api.ownership import Ownership
 from bot.api.schemas import ApprovalIn
+from bot.api.waiting import DEFAULT_MAX_WAITING
 from bot.store.runtime import Runtime
 
 PATH = "/v1/approvals"
@@ -59,8 +60,9 @@ class _Route(Route):
         return Match.FULL, {**child, _VALID: valid}
 
 
-def route(rt: Runtime, owners: Ownership) -> Route:
+def route(rt: Runtime, owners: Ownership, *, max_waiting: int = DEFAULT_MAX_WAITING) -> Route:
     async def create(request: Request) -> Response:
-        return await create_approval(rt, owners, request.scope[_VALID], request)
+        valid = request.scope[_VALID]
+        return await create_approval(rt, owners, valid, request, max_waiting=max_waiting)
 
     return _Route(PATH, create, methods=["POST"], include_in_schema=False)

@@ -26,3 +26,8 @@ WORKERS_CALL = (
     "Request {id} was filed by the worker for your run: the worker claims and reports it. "
     "Fix: stop or steer the run instead."
 )
+TOO_MANY_WAITING = (
+    "{who} already has {n} calls waiting for review, the most one identity may leave "
+    "waiting ({setting}): nothing was filed. Fix: wait until some are decided, or ask "
+    "the operator to raise {setting}."
+)

@@ -108,6 +108,7 @@ async def run_serve(
             runs=runs,
             probes=[link.status.problem] if link else [],
             tasks=tasks,
+            max_waiting=settings.hitl_max_waiting_per_identity,
         )
         served = await serve_asgi(api, settings.hitl_host, settings.hitl_port)
         consumer = f"{socket.gethostname()}-{os.getpid()}"

@@ -1,9 +1,11 @@
 """The record of a batch digest card: one per (channel, requester, tool) group.
 
-The notifier keeps, per group, the requests it has seen waiting there (with their
-card's permalink), where the digest message is, and what each drawing of it showed
-(keyed by its view hash), so a click on "Approve all" decides exactly the calls that
-person saw, whichever process drew them. All of a group's keys share its hash tag.
+The notifier keeps, per group, the requests waiting there in an index ordered by when
+they were filed (and each one's card permalink), so a redraw reads the count and the
+rows it shows, never the whole backlog; where the digest message is; and what each
+drawing of it showed (keyed by its view hash), so a click on "Approve all" decides
+exactly the calls that person saw, whichever process drew them. All of a group's keys
+share its hash tag.
 """
 
 from __future__ import annotations
@@ -34,25 +36,56 @@ class Digests:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
 
-    async def join(self, group: str, rid: str, link: str, meta: dict[str, str]) -> None:
-        """`rid` waits in the group; `meta` names the group (channel, requester, tool)."""
+    async def join(
+        self, group: str, rid: str, created_at: int, link: str, meta: dict[str, str]
+    ) -> None:
+        """`rid` waits in the group, ordered by `created_at`; `meta` names the group
+        (channel, requester, tool)."""
+        index = keys.digest_index(group)
         pipe = self.redis.pipeline(transaction=True)
+        pipe.zadd(index, {rid: created_at})
         pipe.hset(keys.digest_members(group), rid, link)
         pipe.hset(keys.digest(group), mapping=meta)  # type: ignore[arg-type]
-        for key in (keys.digest(group), keys.digest_members(group)):
+        for key in (keys.digest(group), keys.digest_members(group), index):
             pipe.expire(key, TTL_S)
         await pipe.execute()
 
-    async def members(self, group: str) -> dict[str, str]:
-        """Request id -> the permalink of its card ("" when Slack gave none)."""
-        return cast(dict[str, str], await self.redis.hgetall(keys.digest_members(group)))
+    async def oldest(self, group: str, n: int) -> list[str]:
+        """The ids of the `n` oldest calls listed (ties: by id, as Redis orders them)."""
+        return cast(list[str], await self.redis.zrange(keys.digest_index(group), 0, n - 1))
+
+    async def size(self, group: str) -> int:
+        """How many calls the group lists, read from its index alone."""
+        return int(await self.redis.zcard(keys.digest_index(group)))
+
+    async def links(self, group: str, rids: list[str]) -> dict[str, str]:
+        """Request id -> the permalink of its card ("" when Slack gave none), for `rids`."""
+        if not rids:
+            return {}
+        got = cast(list[str | None], await self.redis.hmget(keys.digest_members(group), rids))
+        return {rid: link or "" for rid, link in zip(rids, got, strict=True)}
 
     async def has(self, group: str, rid: str) -> bool:
-        return bool(await self.redis.hexists(keys.digest_members(group), rid))
+        return await self.redis.zscore(keys.digest_index(group), rid) is not None
 
     async def leave(self, group: str, rids: list[str]) -> None:
         if rids:
-            await self.redis.hdel(keys.digest_members(group), *rids)
+            pipe = self.redis.pipeline(transaction=True)
+            pipe.zrem(keys.digest_index(group), *rids)
+            pipe.hdel(keys.digest_members(group), *rids)
+            await pipe.execute()
+
+    async def unindexed(self, group: str) -> list[str]:
+        """Members kept before the index existed (an older release): [] once indexed."""
+        if await self.redis.exists(keys.digest_index(group)):
+            return []
+        return cast(list[str], await self.redis.hkeys(keys.digest_members(group)))
+
+    async def index(self, group: str, created: dict[str, int]) -> None:
+        """List already-known members in the index (the upgrade from an older release)."""
+        if created:
+            await self.redis.zadd(keys.digest_index(group), created)
+            await self.redis.expire(keys.digest_index(group), TTL_S)
 
     async def meta(self, group: str) -> dict[str, str]:
         return cast(dict[str, str], await self.redis.hgetall(keys.digest(group)))

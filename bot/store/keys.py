@@ -287,6 +287,12 @@ def digest_members(group: str) -> str:
     return f"{PREFIX}{{dg:{group}}}:members"
 
 
+def digest_index(group: str) -> str:
+    """Sorted set of the requests waiting in a digest group, scored by `created_at`: a
+    redraw reads the oldest it shows and the count, never every waiting call."""
+    return f"{PREFIX}{{dg:{group}}}:index"
+
+
 def digest_views(group: str) -> str:
     """Hash: a digest's view hash -> the calls it showed (JSON), for a click on it."""
     return f"{PREFIX}{{dg:{group}}}:views"

@@ -14,7 +14,7 @@ from bot.clock import Clock, wall_ms
 from bot.core.chain import Break
 from bot.core.models import AuditEntry
 from bot.signing import Signer
-from bot.store import audit, heads, keys, metrics
+from bot.store import audit, heads, keys, metrics, pending_count
 from bot.store.agents import AgentDirectory
 from bot.store.cards import Cards
 from bot.store.digests import Digests
@@ -66,6 +66,10 @@ class StoreSet:
     async def ping(self) -> None:
         """Raise unless the store answers."""
         await self._redis.ping()
+
+    async def waiting_of(self, requester: str) -> int:
+        """How many of `requester`'s calls wait for a person (bot/store/pending_count.py)."""
+        return await pending_count.waiting_of(self._redis, requester)
 
     async def confirm_saved(self, n: Notice) -> None:
         """Raise NotReplicated unless the replicas asked for (HITL_REPLICA_ACKS) hold what

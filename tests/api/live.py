@@ -19,6 +19,7 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 
 from bot.api import create_app
+from bot.api.waiting import DEFAULT_MAX_WAITING
 from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.policy import Policy
@@ -64,6 +65,7 @@ class LiveServer:
         policy: Policy,
         *,
         max_wait_s: float = 60.0,
+        max_waiting: int = DEFAULT_MAX_WAITING,
         identities: str | None = None,
         operators: str | None = None,
     ) -> None:
@@ -71,6 +73,7 @@ class LiveServer:
         self.redis_url = redis_url
         self.policy = policy
         self.max_wait_s = max_wait_s
+        self.max_waiting = max_waiting
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind(("127.0.0.1", 0))
         self.port: int = self.sock.getsockname()[1]
@@ -93,7 +96,7 @@ class LiveServer:
             rt = make_runtime(
                 redis, self.policy, identities=self.identities, operators=self.operators
             )
-            app = create_app(rt, max_wait_s=self.max_wait_s)
+            app = create_app(rt, max_wait_s=self.max_wait_s, max_waiting=self.max_waiting)
             config = uvicorn.Config(app, log_level="warning", lifespan="off", ws="none")
             self.server = uvicorn.Server(config)
             await self.server.serve(sockets=[self.sock])

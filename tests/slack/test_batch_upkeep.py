@@ -4,6 +4,7 @@ order and overlap their redraws come in (emulator + real Valkey)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 
 import pytest
@@ -14,9 +15,12 @@ from bot.core.models import Decision
 from bot.core.policy import parse_policy
 from bot.core.states import Event
 from bot.sandbox.slack import SlackEmulator
+from bot.slack.batch import card
 from bot.slack.batch.upkeep import DigestKeeper
 from bot.slack.once import OncePoster
+from bot.store.digests import group_id
 from bot.store.stores import StoreSet
+from tests.clients import CLUSTER
 from tests.conftest import QUORUM_POLICY
 
 TOKEN = "xoxb-digest"
@@ -80,3 +84,45 @@ async def test_two_notifiers_redrawing_at_once_post_one_digest(
     (closed,) = digests(emu)
     assert "Fewer than three" in closed
     assert emu.calls.count("chat.postMessage") == 6 + 1  # closed in place, never posted again
+
+
+async def _request_reads(redis: Redis) -> int:
+    """HGETALLs the server has run (commandstats): a request read is one."""
+    stats = await redis.info("commandstats")
+    return int(stats.get("cmdstat_hgetall", {}).get("calls", 0))
+
+
+@pytest.mark.skipif(CLUSTER, reason="commandstats are per node on a cluster")
+async def test_a_redraw_reads_the_rows_it_shows_not_the_whole_backlog(
+    redis: Redis, emu: SlackEmulator
+) -> None:
+    rids = await carded(redis, emu, 3 * card.MAX_ROWS)
+    k = keeper(redis, emu, "serve-a")
+    for rid in rids:
+        await k.touch(rid)
+    (text,) = digests(emu)
+    later = f"and {2 * card.MAX_ROWS} more waiting"
+    shown = [m for m in emu.messages("hitl-approvals") if later in json.dumps(m.blocks)]
+    assert text.startswith(f"{card.MAX_ROWS} refund calls") and shown
+
+    before = await _request_reads(redis)
+    await k.redraw(group_id(*await _group_of(redis, rids[0])))
+    # the rows shown and the digest's own record; never the 3 x MAX_ROWS waiting
+    assert await _request_reads(redis) - before <= card.MAX_ROWS + 3
+
+    rt = StoreSet(redis)
+    for rid in rids[-5:]:  # the newest, decided elsewhere: not on the card, but counted
+        req = await rt.requests.get(rid)
+        d = Decision(event=Event.APPROVE, actor="UBOSS", payload_hash=req.payload_hash)
+        await rt.requests.transition(rid, d)
+        await k.touch(rid)
+    fewer = f"and {2 * card.MAX_ROWS - 5} more waiting"
+    assert [m for m in emu.messages("hitl-approvals") if fewer in json.dumps(m.blocks)]
+
+
+async def _group_of(redis: Redis, rid: str) -> tuple[str, str, str]:
+    rt = StoreSet(redis)
+    ref = await rt.cards.request_card(rid)
+    req = await rt.requests.get(rid)
+    assert ref.channel
+    return ref.channel, req.requester, req.tool

@@ -30,8 +30,10 @@ ACTION_REJECT_ALL = "hitl_digest_reject"
 VIEW_REJECT_ALL = "hitl_digest_reject_modal"
 MIN_BATCH = 3  # fewer waiting: no digest
 MAX_ROWS = 20  # shown (and decided) per drawing; the rest wait for the next one
-ROW_ARGS = 4  # arguments shown per row; the card of each call shows them all
-VALUE_CHARS = 40  # per argument value on a row
+ROW_ARGS = 12  # arguments a row lists; a call with more gets no "Approve all"
+NAME_CHARS = 40  # per argument name on a row (cut visibly, and named in the confirm)
+VALUE_CHARS = 40  # per argument value on a row (cut visibly, and named in the confirm)
+CUT_ITEM_CHARS = 48  # a row's cut names in the confirm; longer: how many, not which
 AMOUNT_KEYS = ("amount", "total", "sum", "value")
 LINK = re.compile(r"https?://[^\s<>|]{1,500}")
 
@@ -141,14 +143,34 @@ def _link(s: Shown, n: int) -> str:
 
 
 def row_text(req: ActionRequest, s: Shown, n: int) -> str:
-    """One call: a link to its card, then its first arguments (escaped, cut visibly)."""
+    """One call: a link to its card, then every argument (escaped, values cut visibly),
+    in the agent's order; past `ROW_ARGS` the row says how many it does not show."""
     parts = [
-        f"{esc.inline_code(str(k), 24)} {esc.inline_code(_value(v), VALUE_CHARS)}"
+        f"{esc.inline_code(str(k), NAME_CHARS)} {esc.inline_code(_value(v), VALUE_CHARS)}"
         for k, v in list(req.args.items())[:ROW_ARGS]
     ]
-    if len(req.args) > ROW_ARGS:
-        parts.append(bm.ROW_MORE_ARGS.format(n=len(req.args) - ROW_ARGS))
+    if hidden(req):
+        parts.append(bm.ROW_HIDDEN_ARGS.format(n=len(req.args) - ROW_ARGS))
     return f"• {_link(s, n)}  " + " · ".join(parts)
+
+
+def hidden(req: ActionRequest) -> bool:
+    """Whether the call's row leaves arguments out (it may then not be approved in bulk)."""
+    return len(req.args) > ROW_ARGS
+
+
+def _cut(text: str, limit: int) -> bool:
+    """Whether `esc.inline_code(text, limit)` shortens it (it keeps `limit - 2` chars)."""
+    return len(text) > max(limit - 2, 1)
+
+
+def cut_args(req: ActionRequest) -> list[str]:
+    """The arguments whose name or value the row shows cut short."""
+    return [
+        str(k)
+        for k, v in list(req.args.items())[:ROW_ARGS]
+        if _cut(str(k), NAME_CHARS) or _cut(_value(v), VALUE_CHARS)
+    ]
 
 
 def _value(v: Any) -> str:
@@ -156,10 +178,12 @@ def _value(v: Any) -> str:
 
 
 def digest_message(
-    reqs: Sequence[ActionRequest], links: dict[str, str], group: str
+    reqs: Sequence[ActionRequest], links: dict[str, str], group: str, *, waiting: int = 0
 ) -> tuple[Rendered, list[Shown]]:
-    """The card for `reqs` (waiting, oldest first) and the calls it shows."""
+    """The card for `reqs` (waiting, oldest first; `waiting`: how many wait in all, when
+    `reqs` is only the oldest of them) and the calls it shows."""
     first = reqs[0]
+    waiting = max(waiting, len(reqs))
     shown_reqs = list(reqs[:MAX_ROWS])
     shown = [Shown(r.id, r.version, r.payload_hash, links.get(r.id, "")) for r in shown_reqs]
     tool, who = esc.code(first.tool, 80), esc.code(first.requester, 80)
@@ -176,13 +200,20 @@ def digest_message(
     rows = [row_text(r, s, i) for i, (r, s) in enumerate(zip(shown_reqs, shown, strict=True), 1)]
     for i, text in enumerate(esc.pack(rows)):
         blocks.append(esc.section(text, block_id=f"hitl_digest_rows_{i}"))
-    if len(reqs) > MAX_ROWS:
-        blocks.append(esc.context(bm.MORE.format(n=len(reqs) - MAX_ROWS)))
+    if waiting > n:
+        blocks.append(esc.context(bm.MORE.format(n=waiting - n)))
     why = no_batch(shown_reqs)
     if why is None:
         value = DigestValue.encode(group, view_hash(shown))
+        hiding = [i for i, r in enumerate(shown_reqs, 1) if hidden(r)]
         blocks.append(esc.context(esc.mrkdwn(bm.HOW_IT_WORKS)))
-        blocks.append(esc.actions(_buttons(n, first.tool, value), block_id="hitl_digest_actions"))
+        if hiding:
+            rows_text = ", ".join(f"#{i}" for i in hiding)
+            note = bm.NO_APPROVE_ALL_HIDDEN.format(rows=esc.fit(rows_text, 400), n=ROW_ARGS)
+            blocks.append(esc.context(esc.mrkdwn(note), block_id="hitl_digest_no_approve_all"))
+        cut = _cut_note(shown_reqs, n, first.tool)
+        buttons = _buttons(n, first.tool, value, cut, approve=not hiding)
+        blocks.append(esc.actions(buttons, block_id="hitl_digest_actions"))
     else:
         blocks.append(esc.context(esc.mrkdwn(why), block_id="hitl_digest_no_batch"))
     fallback = bm.FALLBACK.format(
@@ -191,10 +222,33 @@ def digest_message(
     return Rendered(fallback, esc.cap(blocks, esc.MESSAGE_BLOCKS, smsg.BLOCKS_CUT)), shown
 
 
-def _buttons(n: int, tool: str, value: str) -> list[esc.Block]:
+def _short(name: str) -> str:
+    return name if len(name) <= 30 else name[:29] + "…"
+
+
+def _cut_item(n: int, names: list[str]) -> str:
+    named = bm.CUT_ITEM.format(n=n, names=", ".join(_short(k) for k in names))
+    return named if len(named) <= CUT_ITEM_CHARS else bm.CUT_ITEM_MANY.format(n=n, k=len(names))
+
+
+def _cut_note(reqs: Sequence[ActionRequest], n: int, tool: str) -> str:
+    """What the confirm says the rows cut short, row by row ("" when nothing is)."""
+    items = [_cut_item(i, names) for i, r in enumerate(reqs, 1) if (names := cut_args(r))]
+    if not items:
+        return ""
+    # The dialog holds CONFIRM_TEXT characters: the items get what the sentences leave.
+    room = esc.CONFIRM_TEXT - len(bm.CONFIRM_TEXT.format(n=n, tool=tool))
+    room -= len(bm.CONFIRM_CUT.format(items=""))
+    return bm.CONFIRM_CUT.format(items=esc.join_fit(items, max(room, 20), "; "))
+
+
+def _buttons(n: int, tool: str, value: str, cut: str, *, approve: bool) -> list[esc.Block]:
+    reject = esc.button(bm.REJECT_ALL.format(n=n), ACTION_REJECT_ALL, value, style="danger")
+    if not approve:
+        return [reject]
     confirm = esc.confirm(
         bm.CONFIRM_TITLE.format(n=n),
-        bm.CONFIRM_TEXT.format(n=n, tool=tool),
+        bm.CONFIRM_TEXT.format(n=n, tool=tool) + cut,
         bm.CONFIRM_OK,
         bm.CONFIRM_DENY,
     )
@@ -202,7 +256,7 @@ def _buttons(n: int, tool: str, value: str) -> list[esc.Block]:
         esc.button(
             bm.APPROVE_ALL.format(n=n), ACTION_APPROVE_ALL, value, style="primary", confirm=confirm
         ),
-        esc.button(bm.REJECT_ALL.format(n=n), ACTION_REJECT_ALL, value, style="danger"),
+        reject,
     ]
 
 

@@ -184,6 +184,11 @@ class Batch:
             if why is not None:
                 out.changed.append(_item(s, why))
                 continue
+            if decision.event != Event.REJECT and card.hidden(req):
+                # No drawing offers "Approve all" over a row that hides arguments: a
+                # click naming one anyway (a forged value) approves none of those.
+                out.failed.append(_item(s, bm.WHY_HIDDEN))
+                continue
             d = decision.model_copy(update={"payload_hash": s.payload_hash})
             try:
                 moved = await self.approvals.decide(

@@ -10,15 +10,22 @@ HOW_IT_WORKS = (
     "changes before you click (edited, escalated, decided) is left out and named."
 )
 MORE = "…and {n} more waiting, not in this batch: they join it as these are decided."
-ROW_MORE_ARGS = "+{n} more"
+ROW_HIDDEN_ARGS = "*+{n} more arguments not shown here*"
+NO_APPROVE_ALL_HIDDEN = (
+    "No *Approve all*: {rows} has more than {n} arguments, more than a row shows. "
+    "Approve those on their own cards."
+)
 NO_LINK = "(card)"
 APPROVE_ALL = "Approve all {n}"
 REJECT_ALL = "Reject all {n}"
 CONFIRM_TITLE = "Approve all {n}?"
 CONFIRM_TEXT = (
-    "Approve each of the {n} {tool} calls listed, exactly as shown. "
+    "Approve each of the {n} {tool} calls listed, with every argument its row names. "
     "Any that changed since is left out."
 )
+CONFIRM_CUT = " Cut short here (whole on each card): {items}."
+CUT_ITEM = "#{n} {names}"
+CUT_ITEM_MANY = "#{n} ({k} arguments)"
 CONFIRM_OK = "Approve all"
 CONFIRM_DENY = "Cancel"
 NO_BATCH_CRITICAL = "No batch decision: a critical call is decided on its own card."
@@ -53,3 +60,4 @@ WHY_EDITED = "edited"
 WHY_GONE = "gone"
 WHY_CRITICAL = "critical"
 WHY_QUORUM = "needs {n} approvers"
+WHY_HIDDEN = "arguments the digest does not show: approve it on its card"

@@ -1,10 +1,12 @@
 """Keeps each digest card in step with the requests it lists; called by the notifier
 after every request event, once that request's own card is in Slack.
 
-Redraws of one group never run side by side, in this process or another: a notifier
-marks the group dirty, then redraws while it holds the group's lease and finds it
-dirty. One that finds the lease taken leaves the mark for the holder, who looks for
-it again after giving the lease back, so no change goes undrawn.
+A redraw reads the group's index (its count and the oldest rows it shows) and those
+rows, so its cost does not grow with the backlog. Redraws of one group are coalesced
+and never run side by side, in this process or another: a notifier marks the group
+dirty, then redraws while it holds the group's lease and finds it dirty. One that
+finds the lease taken leaves the mark for the holder, who looks for it again after
+giving the lease back, so no change goes undrawn.
 """
 
 from __future__ import annotations
@@ -55,8 +57,10 @@ class DigestKeeper:
             if not await self.digests.has(group, rid):
                 link = await self._permalink(ref.channel, ref.ts)
                 meta = {"channel": ref.channel, "requester": req.requester, "tool": req.tool}
-                await self.digests.join(group, rid, link, meta)
-        elif not await self.digests.has(group, rid):
+                await self.digests.join(group, rid, req.created_at, link, meta)
+        elif await self.digests.has(group, rid):
+            await self.digests.leave(group, [rid])  # kept at decide time: the index is exact
+        else:
             return  # never waited in a group: nothing to redraw
         await self.redraw(group)
 
@@ -79,24 +83,37 @@ class DigestKeeper:
             return True
         return False
 
-    async def _waiting(self, group: str) -> tuple[list[ActionRequest], dict[str, str]]:
-        members = await self.digests.members(group)
-        waiting: list[ActionRequest] = []
-        gone: list[str] = []
-        rids = list(members)
-        for rid, req in zip(rids, await self.rt.requests.get_many(rids), strict=True):
-            if req is not None and req.state == State.PENDING_REVIEW:
-                waiting.append(req)
-            else:
-                gone.append(rid)
-        await self.digests.leave(group, gone)
-        waiting.sort(key=lambda r: (r.created_at, r.id))
-        return waiting, members
+    async def _waiting(self, group: str) -> tuple[list[ActionRequest], int, dict[str, str]]:
+        """The oldest calls waiting (at most a drawing's rows), how many wait in all, and
+        the links of those shown: reads the index and the rows drawn, whatever the backlog.
+        A listed call found decided (its own notice not yet here) leaves the index, and the
+        next ones move up."""
+        await self._index_older_members(group)
+        while True:
+            rids = await self.digests.oldest(group, card.MAX_ROWS)
+            reqs = await self.rt.requests.get_many(rids)
+            gone = [
+                rid
+                for rid, req in zip(rids, reqs, strict=True)
+                if req is None or req.state != State.PENDING_REVIEW
+            ]
+            if not gone:
+                break
+            await self.digests.leave(group, gone)
+        waiting = [r for r in reqs if r is not None]
+        return waiting, await self.digests.size(group), await self.digests.links(group, rids)
+
+    async def _index_older_members(self, group: str) -> None:
+        """A group kept by an older release has members but no index: list them once."""
+        rids = await self.digests.unindexed(group)
+        if rids:
+            reqs = await self.rt.requests.get_many(rids)
+            await self.digests.index(group, {r.id: r.created_at for r in reqs if r is not None})
 
     async def _draw(self, group: str) -> None:
         meta = await self.digests.meta(group)
         channel = meta.get("channel", "")
-        waiting, links = await self._waiting(group)
+        waiting, count, links = await self._waiting(group)
         ref, shows = await self.digests.card(group)
         ts = ref.ts
         if not ts and ref.extra is not None:  # an attempt died mid-post: find its message
@@ -106,13 +123,13 @@ class DigestKeeper:
             if found is not None:
                 await self.digests.save_card(group, *found)
                 ts = found[1]
-        if len(waiting) < card.MIN_BATCH:
+        if count < card.MIN_BATCH or len(waiting) < card.MIN_BATCH:
             if ts:
                 done = card.closed_message(meta.get("tool", ""), meta.get("requester", ""))
                 await self._update(channel, ts, done.text, done.blocks)
             await self.digests.forget_card(group)
             return
-        msg, shown = card.digest_message(waiting, links, group)
+        msg, shown = card.digest_message(waiting, links, group, waiting=count)
         drawn = blocks_hash(msg.blocks)
         if ts and drawn == shows:
             return  # nothing it shows changed (a retried notice, say): Slack is spared

@@ -113,6 +113,9 @@ local function commit(t, expires_in, dress, lean)
     redis.call('ZREM', K.pending, h.id)
     redis.call('ZADD', K.all, h.created_at, h.id)
     redis.call('HINCRBY', K.tiers, h.risk, -1)
+    if redis.call('HINCRBY', K.tiers, 'w:' .. h.requester, -1) <= 0 then
+      redis.call('HDEL', K.tiers, 'w:' .. h.requester)
+    end
   end
   audit_moves(t, dress)
   -- Write back only what moved: the request's other fields never change here.
