@@ -317,8 +317,11 @@ async def test_a_grant_written_into_redis_by_hand_passes_nothing_anywhere(bot: B
 async def test_a_grant_on_a_positive_amount_never_passes_a_negative_one(bot: Bot) -> None:
     first = await bot.propose("refund", {"amount": 50, "to": "cust-1"})
     gid = await grant(bot, first)
-    shown = all_text((await card(bot, first)).blocks)
-    assert "from 0 to 50" in shown  # the grant's range, on the card that made it
+
+    async def shows_range() -> bool:  # the grant's range, on the card that made it
+        return "from 0 to 50" in all_text((await card(bot, first)).blocks)
+
+    await eventually(shows_range, what="the grant's range on its card")
     for amount in (-1_000_000, -1):
         reversed_ = await bot.propose("refund", {"amount": amount, "to": "cust-1"})
         await bot.message_of(reversed_)
