@@ -14,6 +14,16 @@ from bot.slack import escape as esc
 
 ACTION_OPTION = "hitl_q_option"  # one action id per button: ACTION_OPTION_<index>
 ACTION_PATTERN = re.compile(rf"^{ACTION_OPTION}_(\d+)$")
+_INDEX = re.compile(r"0|[1-9][0-9]{0,5}")  # as `option_actions` writes one: no sign, no pad
+
+
+def issued_index(text: str, n: int) -> int | None:
+    """The option index `text` names if a button of `n` options was drawn with it
+    ("0" to str(n - 1), exactly), else None: `int` also takes "-1", "+0" and " 0"."""
+    if not _INDEX.fullmatch(text):
+        return None
+    index = int(text)
+    return index if index < n else None
 
 
 def option_actions(q: Question) -> list[esc.Block]:
