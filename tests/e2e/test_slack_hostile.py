@@ -34,7 +34,7 @@ from bot.store.grants import GrantStore
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot, sealed
 from tests.e2e.test_slack_bad_input import FORM_TYPE, TEAM, form, sign, submit
-from tests.keys import other_signer, serve_signer
+from tests.keys import other_signer
 from tests.poll import eventually
 
 HOUR = 3_600_000
@@ -161,7 +161,7 @@ def _click(action_id: str, value: str, user: str = "UALICE") -> str:
     )
 
 
-@pytest.mark.parametrize("index", ["-1", "+0", "\t0", "00", "0 ", "2", "٠"])
+@pytest.mark.parametrize("index", ["-1", "+0", "\t0", "00", "0 ", "2", "\u0660"])
 async def test_an_option_index_the_bot_never_issued_is_refused(bot: Bot, index: str) -> None:
     q = await bot.questions.ask("Go?", timeout_ms=600_000, options=["Go", "Stop"])
     resp = await _post(bot, _click(f"{ACTION_OPTION}_0", f"{index} {q.id}"))
@@ -201,6 +201,8 @@ ELEMENTS = [
     render.REASON_ACTION, render.REASON_TEXT_ACTION, render.ARGS_ACTION,
     render.ANSWER_TEXT_ACTION, SCOPE_ACTION, USES_ACTION, "span", "max",
 ]  # fmt: skip
+# A request that does not exist, with the check a button carries: what anyone can write
+GHOST = ButtonValue.encode("nosuchrequest", "a" * 64)
 USERS = ["UALICE", "UBOB", "UKID", "UNOBODY"]
 WORDS = ["0", "-1", "+0", "²", "①", "٣", "1e999", "NaN", "", " ", "other", "{}", "[]"]
 
@@ -213,22 +215,24 @@ scalars = (
 )
 shapes = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.sampled_from(["value", "selected_option", "type"]), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["value", "selected_option", "type"]), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 texts = st.text(max_size=40) | st.sampled_from(WORDS)
+# Slack's own keys (an option's `value`), holding anything
+option = st.fixed_dictionaries({"value": shapes}) | shapes
 element = st.fixed_dictionaries(
     {},
-    optional={
-        "value": shapes,
-        "selected_option": shapes,
-        "selected_options": shapes,
-        "type": shapes,
-    },
+    optional={"value": shapes, "selected_option": option, "selected_options": st.lists(option)},
 )
-values = st.dictionaries(
-    st.sampled_from(BLOCKS), st.dictionaries(st.sampled_from(ELEMENTS), element, max_size=2)
+# each input's block id with its own element's action id, as the dialogs draw them
+values = st.lists(st.sampled_from(list(zip(BLOCKS, ELEMENTS, strict=True))), max_size=4).flatmap(
+    lambda pairs: st.fixed_dictionaries(
+        {block: st.fixed_dictionaries({action: element}) for block, action in pairs}
+    )
 )
 
 
@@ -250,20 +254,23 @@ def clicks(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-@st.composite
-def submissions(draw: st.DrawFn) -> dict[str, Any]:
-    user = draw(st.sampled_from(USERS))
-    view = {
-        "id": "V1",
-        "type": "modal",
-        "callback_id": draw(st.sampled_from(VIEWS)),
-        "private_metadata": draw(texts.filter(bool) | st.sampled_from(["nosuchrequest"])),
-        "state": {"values": draw(values)},
-    }
-    if draw(st.booleans()):  # past the seal, so the listener itself reads the shapes
-        view = sealed(view, user)
-    kind = draw(st.sampled_from(["view_submission", "view_closed"]))
-    return {"type": kind, "user": {"id": user, "team_id": TEAM}, "view": view}
+def submissions(callback_id: str) -> st.SearchStrategy[dict[str, Any]]:
+    @st.composite
+    def drawn(draw: st.DrawFn) -> dict[str, Any]:
+        user = draw(st.sampled_from(USERS))
+        view = {
+            "id": "V1",
+            "type": "modal",
+            "callback_id": callback_id,
+            "private_metadata": draw(st.sampled_from([GHOST, GHOST, "0"]) | texts.filter(bool)),
+            "state": {"values": draw(values)},
+        }
+        if draw(st.integers(0, 3)):  # mostly past the seal: the listener reads the shapes
+            view = sealed(view, user)
+        kind = draw(st.sampled_from(["view_submission"] * 3 + ["view_closed"]))
+        return {"type": kind, "user": {"id": user, "team_id": TEAM}, "view": view}
+
+    return drawn()
 
 
 @st.composite
@@ -309,13 +316,13 @@ def suggestions(draw: st.DrawFn) -> dict[str, Any]:
 
 KINDS = {
     "block_actions": clicks(),
-    "view_submission": submissions(),
+    **{f"view:{v}": submissions(v) for v in VIEWS},
     "slash_command": commands(),
     "event": events(),
     "options": suggestions(),
 }
 PROPERTY = settings(
-    max_examples=40,
+    max_examples=30,
     derandomize=True,  # CI and a laptop try the same payloads
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
