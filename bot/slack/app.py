@@ -9,6 +9,9 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.errors import ConfigError
+from bot.slack import messages as smsg
+from bot.slack import prologue
 from bot.slack.approvals import Approvals
 from bot.slack.batch.listeners import Batch
 from bot.slack.choose import Choose
@@ -16,6 +19,7 @@ from bot.slack.commands import Commands
 from bot.slack.grants.handlers import GrantHandlers
 from bot.slack.replies import ReplyDecisions
 from bot.slack.threads import Threads
+from bot.slack.view_seal import ViewSeal
 from bot.store.runs import RunStore
 from bot.store.runtime import Runtime
 
@@ -39,6 +43,11 @@ def build_app(
         request_verification_enabled=signing_secret is not None,
         process_before_response=False,
     )
+
+    if rt.signer is None:  # a modal's metadata is sealed with serve's key (view_seal.py)
+        raise ConfigError(smsg.APP_NEEDS_KEY)
+    keys = rt.claims.keys or rt.signer.public()
+    prologue.install(app, ViewSeal(rt.signer, keys))
 
     @app.middleware
     async def once_per_event(

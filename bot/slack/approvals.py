@@ -38,6 +38,7 @@ from bot.slack import messages as smsg
 from bot.slack.groups import groups_of, needs_lookup
 from bot.slack.modal_errors import ForeignRefused, Names, fit, modal_refusal
 from bot.slack.permissions import actor_team, is_foreign, may_decide, may_see
+from bot.slack.view_seal import seal_for
 from bot.store.codec import from_hash
 from bot.store.failures import STORE_DOWN
 from bot.store.requests import Moved
@@ -312,8 +313,10 @@ def _thread_of(body: dict[str, Any]) -> str | None:
 async def open_view(
     client: AsyncWebClient, body: dict[str, Any], view: dict[str, Any]
 ) -> str | None:
-    """Open a modal after the ack: its view id. A refusal (an expired trigger) is logged,
-    never raised, for the same reason as `tell`."""
+    """Open a modal after the ack, its metadata sealed with serve's key (view_seal.py):
+    its view id. A refusal (an expired trigger) is logged, never raised, for the same
+    reason as `tell`."""
+    view = seal_for(view, body["user"]["id"])
     try:
         resp = await client.views_open(trigger_id=body["trigger_id"], view=view)
     except SlackApiError as exc:

@@ -108,7 +108,13 @@ def _of(*kinds: type | None) -> Check:
     return check
 
 
-_NAMES: dict[type, str] = {str: "a string", dict: "an object", list: "a list", bool: "a boolean"}
+_NAMES: dict[type, str] = {
+    str: "a string",
+    dict: "an object",
+    list: "a list",
+    bool: "a boolean",
+    int: "a number",
+}
 _STR, _OPT_STR, _OBJ = _of(str), _of(str, None), _of(dict)
 _ID = _of(str, dict, None)  # "U123", {"id": "U123", ...} or null
 
@@ -231,7 +237,22 @@ _EVENT = _both(
     ),
     _required("type"),
 )
-_INPUT = _fields({"value": _short(INPUT_MAX), "selected_option": _nullable(_fields({}))})
+# An option a person picked: Slack always sends its `value` as a string.
+_OPTION = _must("value", _STR)
+_CHOSEN: dict[str, Check] = {
+    "type": _OPT_STR,
+    "value": _short(INPUT_MAX),
+    "selected_option": _nullable(_OPTION),
+    "selected_options": _nullable(_list_of(_OPTION)),
+    **dict.fromkeys(("selected_user", "selected_channel", "selected_conversation"), _OPT_STR),
+    **dict.fromkeys(("selected_date", "selected_time"), _OPT_STR),
+    **dict.fromkeys(
+        ("selected_users", "selected_channels", "selected_conversations"),
+        _nullable(_list_of(_STR)),
+    ),
+    "selected_date_time": _of(int, None),
+}
+_INPUT = _fields(_CHOSEN)
 _STATE = _must("values", _dict_of(_dict_of(_INPUT)))
 _VIEW = _both(
     _fields(
@@ -247,7 +268,7 @@ _VIEW = _both(
     ),
     _required("type", "callback_id"),
 )
-_ACTION = _fields({"action_id": _STR, "block_id": _OPT_STR, "type": _OPT_STR, "value": _OPT_STR})
+_ACTION = _fields({**_CHOSEN, "action_id": _STR, "block_id": _OPT_STR, "value": _OPT_STR})
 _AUTHORIZATION = _fields(
     {"team_id": _OPT_STR, "enterprise_id": _OPT_STR, "is_enterprise_install": _of(bool, None)}
 )

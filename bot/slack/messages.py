@@ -401,6 +401,19 @@ REASON_TOO_LONG = "At most {limit} characters."
 SLACK_NOT_UTF8 = "The Slack request body is not UTF-8."
 SLACK_TOO_DEEP = "The Slack request body nests deeper than {limit} levels."
 SLACK_BAD_PAYLOAD = "Not a Slack payload this app can read: {problem}."
+PAYLOAD_UNREADABLE = (
+    "I could not read what Slack sent for that, so nothing was changed. Try again from "
+    "the latest message; if it happens again, tell the bot's operator."
+)
+VIEW_SEAL_BAD = (
+    "This dialog was not opened by this bot, or was changed on the way, so nothing was "
+    "changed. Open it again from the latest message."
+)
+APP_NEEDS_KEY = "The Slack app seals its modals with serve's signing key: none was given."
+VIEW_SEAL_MISSING = "A modal can only be opened by a listener behind the Slack prologue."
+VIEW_SEAL_TOO_LONG = "A modal's metadata, sealed, would pass Slack's {limit} characters."
+REFUSED_TITLE = "Nothing changed"
+OPTION_NOT_OFFERED = "That is not one of the options this question offered; nothing was changed."
 
 SLACK_NEEDS_SECRET = (
     "A Slack endpoint without a signing secret would accept forged requests; "

@@ -18,7 +18,7 @@ from bot.errors import AlreadyResolved, HitlError, StoreUnavailable
 from bot.slack import escape as esc
 from bot.slack import messages as smsg
 from bot.slack.approvals import tell
-from bot.slack.options import ACTION_PATTERN
+from bot.slack.options import ACTION_PATTERN, issued
 from bot.slack.permissions import actor_team, is_foreign
 from bot.store.runtime import Runtime
 
@@ -45,11 +45,20 @@ class OptionButtons:
     ) -> None:
         await ack()
         action = body["actions"][0]
-        index, _, qid = str(action.get("value", "")).partition(" ")
         user = body["user"]["id"]
+        found = issued(action.get("action_id"), action.get("value"))
+        if found is None:
+            log.info("option refused", extra={"actor": user, "value": action.get("value")})
+            await _tell(client, body, smsg.OPTION_NOT_OFFERED)
+            return
+        index, qid = found
         try:
             q = await self.rt.questions.get(qid)
-            option = q.options[int(index)]
+            if index >= len(q.options):
+                log.info("option refused", extra={"actor": user, "question": qid})
+                await _tell(client, body, smsg.OPTION_NOT_OFFERED)
+                return
+            option = q.options[index]
             if not await self.may_answer(client, user, qid, is_foreign(actor_team(body), context)):
                 await _tell(client, body, smsg.MAY_NOT_ANSWER_SHORT)
                 return
@@ -58,7 +67,7 @@ class OptionButtons:
             await _tell(client, body, await self._taken(qid))
         except StoreUnavailable as exc:  # "Not yet saved ... Try again": not "closed"
             await _tell(client, body, str(exc))
-        except (HitlError, ValueError, IndexError) as exc:
+        except HitlError as exc:
             log.info("option refused", extra={"actor": user, "question": qid, "error": str(exc)})
             await _tell(client, body, smsg.REFUSAL_DEFAULTS["question_closed"])
 

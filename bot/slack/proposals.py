@@ -8,6 +8,8 @@ candidate, in order) and the candidate's index, so a click can only approve that
 
 from __future__ import annotations
 
+import re
+
 from bot.core.candidates import candidate_hashes, chosen, shown_hash
 from bot.core.models import ActionRequest, RiskTier
 from bot.core.states import State
@@ -19,6 +21,7 @@ from bot.slack.invisible import hidden_in
 
 HIGH = frozenset({RiskTier.HIGH, RiskTier.CRITICAL})
 ACTION_CHOOSE = "hitl_choose"  # one action id per button: ACTION_CHOOSE_<index>
+_INDEX = re.compile(r"0|[1-9][0-9]{0,5}")
 CANDIDATE_BLOCKS = 40  # of a card's 50: the head, details, buttons and foot keep the rest
 
 
@@ -30,6 +33,8 @@ def parse_choice(value: str) -> tuple[int, str, str]:
     """(index, request id, proposal hash) of a Choose button's value; ValueError if bad."""
     index, _, rest = value.partition(" ")
     rid, phash = ButtonValue.decode(rest)
+    if not _INDEX.fullmatch(index):  # as `choose_value` writes one: `int` takes "-1", "+0"
+        raise ValueError("not an index a Choose button carries")
     return int(index), rid, phash
 
 

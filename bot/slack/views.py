@@ -380,7 +380,10 @@ def parse_reject(values: Mapping[str, Any]) -> tuple[str, str | None]:
     code = chosen.get("value") if isinstance(chosen, Mapping) else None
     text = _element(values, REASON_TEXT_BLOCK, REASON_TEXT_ACTION).get("value")
     text = text.strip() if isinstance(text, str) else ""
-    return (code if code in {c.value for c in ReasonCode} else ""), (text or None)
+    # only one of our codes, as a string: a list or an object is no code (and no key)
+    if not isinstance(code, str) or code not in {c.value for c in ReasonCode}:
+        code = ""
+    return code, (text or None)
 
 
 def parse_edit(values: Mapping[str, Any]) -> str:

@@ -26,7 +26,7 @@ from bot.errors import NotFound
 from bot.slack import render
 from bot.slack.escape import ButtonValue
 from bot.store import audit
-from tests.e2e.conftest import SECRET, Bot
+from tests.e2e.conftest import SECRET, Bot, sealed
 from tests.poll import eventually
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -188,7 +188,7 @@ async def test_the_same_submission_well_formed_is_accepted(bot: Bot) -> None:
     rid = await bot.propose("refund", {"amount": 5})
     await bot.message_of(rid)
     value = ButtonValue.encode(rid, (await bot.requests.get(rid)).payload_hash)
-    body = _fill(submit(reject_view(reason="x" * 3000)), value)
+    body = submit(sealed(reject_view(metadata=value, reason="x" * 3000))).encode()
     headers = {"Content-Type": FORM_TYPE} | sign(body, str(int(time.time())))
     async with httpx.AsyncClient() as http:
         resp = await http.post(bot.url + "/slack/events", content=body, headers=headers)
@@ -213,7 +213,7 @@ async def test_an_edit_of_a_request_that_does_not_exist_is_refused_in_the_modal(
         "private_metadata": ghost,
         "state": {"values": {render.ARGS_BLOCK: {render.ARGS_ACTION: {"value": "{}"}}}},
     }
-    body = submit(view).encode()
+    body = submit(sealed(view)).encode()
     version = bot.emu.workspace.version
     headers = {"Content-Type": FORM_TYPE} | sign(body, str(int(time.time())))
     async with httpx.AsyncClient() as http:

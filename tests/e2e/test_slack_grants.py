@@ -28,7 +28,7 @@ from bot.slack.grants.views import (
 from bot.store import audit, keys
 from bot.store.grants import GrantStore
 from tests.e2e import conftest
-from tests.e2e.conftest import Bot, all_text, button_values
+from tests.e2e.conftest import Bot, all_text, button_values, sealed
 from tests.e2e.test_slack_bad_input import FORM_TYPE, form, sign
 from tests.poll import eventually
 
@@ -203,9 +203,9 @@ async def test_whoever_may_not_approve_the_call_cannot_make_a_grant(bot: Bot) ->
             }
         },
     }
-    body = form(
-        {"type": "view_submission", "user": {"id": "UKID", "team_id": "TEMULATOR"}, "view": view}
-    ).encode()
+    submitted = {"id": "UKID", "team_id": "TEMULATOR"}
+    body = form({"type": "view_submission", "user": submitted, "view": sealed(view, "UKID")})
+    body = body.encode()
     headers = {"Content-Type": FORM_TYPE} | sign(body, str(int(time.time())))
     async with httpx.AsyncClient() as http:
         resp = await http.post(bot.url + "/slack/events", content=body, headers=headers)

@@ -29,7 +29,10 @@ MAX_USES = 100
 DEFAULT_USES = 5
 MAX_BOXES = 20  # numeric arguments offered for widening; more keep their approved values
 SPANS_MS = (15 * 60_000, 30 * 60_000, 3_600_000, 4 * 3_600_000, 8 * 3_600_000, 86_400_000)
-_NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")  # ASCII digits only: int() reads others
+# ASCII digits only (`\d` takes every script's), and short enough for `int` to take:
+# a box holds 40 characters, and a signed payload may send 3,000
+_NUMBER = re.compile(r"-?[0-9]{1,40}(\.[0-9]{1,40})?")
+_WHOLE = re.compile(r"[0-9]{1,12}")
 
 
 @dataclass(frozen=True)
@@ -136,13 +139,27 @@ def grant_modal(req: ActionRequest, policy: Policy) -> dict[str, Any]:
 
 
 def _value(values: dict[str, Any], block: str, action: str) -> str:
-    entry = (values.get(block) or {}).get(action) or {}
-    picked = entry.get("selected_option") or {}
-    return str(picked.get("value") or entry.get("value") or "").strip()
+    """What the person typed or picked; "" for anything but text (a signed payload may
+    put a list or an object where Slack puts a string)."""
+    found = values.get(block) if isinstance(values, dict) else None
+    entry = found.get(action) if isinstance(found, dict) else None
+    entry = entry if isinstance(entry, dict) else {}
+    picked = entry.get("selected_option")
+    text = picked.get("value") if isinstance(picked, dict) else entry.get("value")
+    return text.strip() if isinstance(text, str) else ""
+
+
+def _whole(text: str, most: int) -> int | None:
+    """`text` as a whole number from 1 to `most` written in ASCII digits, else None:
+    `str.isdigit` also takes "²" and "①", which `int` refuses."""
+    if not _WHOLE.fullmatch(text):
+        return None
+    number = int(text)
+    return number if 1 <= number <= most else None
 
 
 def _number(text: str) -> int | float | None:
-    if not _NUMBER.match(text):
+    if not _NUMBER.fullmatch(text):
         return None
     number = int(text) if "." not in text else float(text)
     return number if math.isfinite(number) else None
@@ -158,12 +175,11 @@ def read_submission(
     if scope not in allowed:
         errors[SCOPE_BLOCK] = gmsg.BAD_SCOPE
     most = standing_max(policy, req.risk) or 0
-    span = _value(values, SPAN_BLOCK, SPAN_ACTION)
-    if not span.isdigit() or int(span) not in spans(most):
+    span = _whole(_value(values, SPAN_BLOCK, SPAN_ACTION), max(spans(most)))
+    if span is None or span not in spans(most):
         errors[SPAN_BLOCK] = gmsg.BAD_SPAN
-    uses = _value(values, USES_BLOCK, USES_ACTION)
-    # isdigit() alone takes '²' and '①', which int() refuses: ASCII digits only.
-    if not (uses.isascii() and uses.isdigit()) or not 1 <= int(uses) <= MAX_USES:
+    uses = _whole(_value(values, USES_BLOCK, USES_ACTION), MAX_USES)
+    if uses is None:
         errors[USES_BLOCK] = gmsg.BAD_USES.format(max=MAX_USES)
     bounds = bounds_of(req.args)
     for i, name in enumerate(numeric(req)):
@@ -176,6 +192,6 @@ def read_submission(
             bounds = set_range(bounds, name, lo, hi)
         except ValueError:
             errors[f"{MAX_BLOCK}{i}"] = gmsg.BAD_RANGE.format(value=req.args[name])
-    if errors:
+    if errors or span is None or uses is None:  # neither is None without an error
         return errors
-    return Asked(scope=scope, span_ms=int(span), uses=int(uses), bounds=bounds)  # type: ignore[arg-type]
+    return Asked(scope=scope, span_ms=span, uses=uses, bounds=bounds)  # type: ignore[arg-type]
