@@ -1,11 +1,15 @@
 """An executor's claim, checked first: the approval must carry serve's signature.
 
 Every executor claims through `claim_checked` (the worker, the SDK in both modes and so
-`hitl-bot mcp`, and `POST /v1/approvals/{id}/claim`). It reads the request, checks its
-decision's seals against the keys the executor trusts (bot/core/seal.py), and then, in
-one script each: claims it at the version it checked, or audits the refusal
-(`forged_decision`) and raises ForgedDecision. Anything that can write to the store can
-still write an approval; nothing it writes makes an executor run the call.
+`hitl-bot mcp`, and `POST /v1/approvals/{id}/claim`). It reads the request with its
+audit (one MULTI: one moment's view of both), checks its decision's seals against the
+keys the executor trusts and that the history ends with that decision (bot/core/seal.py),
+and then, in one script each: claims it at the version it checked, or audits the refusal
+(`forged_decision`) and raises ForgedDecision. Either script does nothing if the request
+moved since the read (another executor's claim): it is read and checked again, and a
+claim that lost the race is told so (AlreadyResolved), never called a forgery.
+Anything that can write to the store can still write an approval; nothing it writes
+makes an executor run the call.
 """
 
 from __future__ import annotations
@@ -21,10 +25,9 @@ from bot.core.policy import Policy
 from bot.core.proposal import exempt
 from bot.core.seal import FORGED, claim_problem, replay_problem
 from bot.core.states import Event, State
-from bot.errors import ForgedDecision
+from bot.errors import ForgedDecision, InvalidTransition
 from bot.signing import PublicKeys, public_keys, require_public_keys
 from bot.signing import messages as msg
-from bot.store import audit
 from bot.store.requests import RequestStore
 
 log = logging.getLogger(__name__)
@@ -82,20 +85,20 @@ async def claim_checked(
     is made up, and such a claim cannot be retried."""
     token = token or new_claim_token()
     for _ in range(RETRIES):
-        req = await requests.get(rid)
+        req, lines = await requests.with_audit(rid)
         problem = None
         if req.state in (State.APPROVED, State.AUTO_APPROVED):
-            problem = check.problem(req)
-            if problem is None:
-                problem = replay_problem(req, await audit.lines(requests.redis, rid))
+            problem = check.problem(req) or replay_problem(req, lines)
         claim = Decision(event=Event.CLAIM, actor=actor, claim_token=token)
         if problem is not None:
-            log.error(
-                FORGED,
-                extra={"request_id": rid, "actor": actor, "why": problem, "tool": req.tool},
-            )
-            # raises ForgedDecision once audited; returns only if the request moved meanwhile
-            await requests.transition(rid, claim, expect_version=req.version, forged=problem)
+            try:
+                await requests.transition(rid, claim, expect_version=req.version, forged=problem)
+            except ForgedDecision:
+                # Refused and audited at the very version checked: a forgery, not a claim
+                # that lost a race (the request moved on: it is read and checked again).
+                extra = {"request_id": rid, "actor": actor, "why": problem, "tool": req.tool}
+                log.error(FORGED, extra=extra)
+                raise
             continue
         moved = await requests.transition(rid, claim, expect_version=req.version)
         if moved.noop:
@@ -108,4 +111,5 @@ async def claim_checked(
             log.error(FORGED, extra={"request_id": rid, "actor": actor, "why": why})
             raise ForgedDecision(msg.FORGED.format(id=rid, why=why), state=got.state.value)
         return got
-    raise ForgedDecision(msg.KEPT_MOVING.format(id=rid))
+    # Not a forgery: nothing was refused, the request only never stood still to be checked.
+    raise InvalidTransition(msg.KEPT_MOVING.format(id=rid), event=Event.CLAIM.value)

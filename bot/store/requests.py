@@ -136,6 +136,19 @@ class RequestStore(Creating):
     async def get(self, rid: str) -> ActionRequest:
         return from_hash(await self.fields(rid))
 
+    async def with_audit(self, rid: str) -> tuple[ActionRequest, list[str]]:
+        """The request and its audit lines as one moment saw them: one MULTI (both keys
+        share the request's hash tag, so a cluster takes it too). An executor checks the
+        one against the other (bot/store/claims.py): read apart, a claim landing between
+        the reads made a version still approved look followed by a claim, a replay."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hgetall(keys.request(rid))
+        pipe.lrange(keys.audit(rid), 0, -1)
+        h, lines = cast(tuple[dict[str, str], list[str]], await pipe.execute())
+        if not h:
+            raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
+        return from_hash((await self._terms.fill([h]))[0]), list(lines)
+
     async def get_many(self, rids: list[str]) -> list[ActionRequest | None]:
         """Many requests in one round trip, in order; None for one gone (or damaged)."""
         return await self._read_many(rids)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections import Counter
+
 import httpx
+import pytest
 from redis.asyncio import Redis
 
 from bot.core.models import Decision
+from bot.core.seal import FORGED
 from bot.core.states import Event
 from bot.store import audit
 from bot.store.requests import RequestStore
@@ -51,6 +57,27 @@ async def test_another_keys_approval_is_refused_and_serves_own_is_claimed(
         real = await _approved_by(RequestStore(redis, signer=serve_signer()), c)
         claimed = await c.post(f"/v1/approvals/{real}/claim")
         assert claimed.status_code == 200 and claimed.json()["state"] == "executing"
+
+
+async def test_claims_racing_for_signed_approvals_lose_as_already_resolved_never_forged(
+    live: LiveServer, redis: Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Eight executors claim each of ten approvals serve signed, all at once: one 200 per
+    request, every other answer 409 `already_resolved`, and no forgery logged or audited
+    (an operator is paged on `forged_decision`)."""
+    serve = RequestStore(redis, signer=serve_signer())
+    async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=30) as c:
+        rids = [await _approved_by(serve, c) for _ in range(10)]
+        with caplog.at_level(logging.INFO, logger="bot.store"):
+            answers = await asyncio.gather(
+                *(c.post(f"/v1/approvals/{rid}/claim") for _ in range(8) for rid in rids)
+            )
+    said = Counter((r.status_code, r.json().get("error")) for r in answers)
+    assert said == {(200, None): 10, (409, "already_resolved"): 70}, said
+    alarms = [r for r in caplog.records if FORGED in (r.getMessage(), getattr(r, "reason", ""))]
+    assert alarms == []
+    for rid in rids:
+        assert [e.kind for e in await audit.entries(redis, rid)] == ["transition"] * 3
 
 
 async def test_keys_names_the_key_serve_signs_with(live: LiveServer) -> None:

@@ -194,6 +194,11 @@ EXAMPLES: dict[str, tuple[tuple[str, dict[str, Any]], list[dict[str, Any]], list
     ),
     "cancel without a reason": (MEDIUM, [st("cancel", "system")], ["cancelled"]),
     "claim before approval": (MEDIUM, [CLAIMED], ["invalid"]),
+    "claim after a rejection": (
+        MEDIUM,
+        [st("reject", reason="too_risky"), CLAIMED, CLAIMED],
+        ["cancelled", "already_resolved", "already_resolved"],
+    ),
     "a claim retried with its token, then another executor's claim": (
         MEDIUM,
         [APPROVE, CLAIMED, CLAIMED, st("claim", "worker", token=TOKENS[1])],

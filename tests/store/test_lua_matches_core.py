@@ -79,8 +79,14 @@ async def _flush(url: str) -> None:
         await client.aclose()
 
 
+# Seeded (derandomize: no example database either): CI and a laptop walk the same 400
+# histories, so a disagreement found once is found on every run, and the explicit
+# histories in test_lua_examples.py hold what a fixed test must.
 @settings(
-    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=400,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(call=st.sampled_from(CALLS), steps=st.lists(step, max_size=12))
 def test_lua_and_core_agree(
