@@ -19,9 +19,12 @@ import httpx
 import pytest
 
 from bot.core import payload
+from bot.core.models import Decision
 from bot.core.plainjson import MAX_EXACT_INT
+from bot.core.states import Event
 from bot.store import keys
 from bot.store.events import NOTIFIER_GROUP, EventBus
+from bot.store.metrics import GROUP as METRICS_GROUP
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot
 from tests.e2e.test_slack_grants import grant
@@ -117,3 +120,37 @@ async def test_a_notice_no_card_can_be_drawn_for_is_parked_and_the_next_card_com
     listed = {r["id"]: r for r in json.loads(out)}
     assert "OverflowError" in listed[poisoned]["card_error"]
     assert "card_error" not in listed[normal]
+
+
+async def test_an_entry_another_writer_garbled_stops_no_reader_of_the_stream(bot: Bot) -> None:
+    """A request hash and its notice written without the scripts, as a keyless writer
+    could: neither the notifier nor the metrics collector can make sense of it, and both
+    go on to the next notice (before, each raised on it at every retry)."""
+    rid = "0badc0de0badc0de"
+    shard = keys.shard_of(rid)
+    await bot.redis.hset(keys.request(rid), mapping={"created_at": "x", "res_at": "1"})
+    entry = {"kind": "request", "id": rid, "event": "approve", "state": "approved"}
+    await bot.redis.xadd(keys.events(shard), entry | {"version": "²"})
+    normal = await bot.propose("refund", {"amount": 5, "to": "cust-2"})
+    await bot.message_of(normal)
+    req = await bot.requests.get(normal)
+    await bot.requests.transition(
+        normal, Decision(event=Event.APPROVE, actor="UALICE", payload_hash=req.payload_hash)
+    )
+
+    async def counted() -> str | None:
+        async with httpx.AsyncClient() as http:
+            text = (await http.get(bot.url + "/metrics")).text
+        return text if 'hitl_decisions_total{outcome="approved"} 1' in text else None
+
+    text = await eventually(counted, what="the normal request's decision counted")
+    assert "hitl_notices_parked_total 1" in text
+    for task in ("notifier", "metrics"):  # each skipped it, never restarted over it
+        assert f'hitl_task_restarts_total{{task="{task}"}} 0' in text
+
+    async def all_acked() -> bool:  # the normal one's later notices may still be on their way
+        groups = (NOTIFIER_GROUP, METRICS_GROUP)
+        return all([await EventBus(bot.redis, g).backlog() == 0 for g in groups])
+
+    await eventually(all_acked, what="both readers past every notice")
+    assert (await bot.redis.hget(keys.request(rid), "card_error") or "").startswith("approve: ")
