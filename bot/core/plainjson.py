@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from collections.abc import Iterator
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -121,9 +122,9 @@ def inexact_number(value: object) -> str | None:
 
 
 def _path_to_inexact(value: object) -> str:
-    found: list[tuple[object, str]] = [(value, "")]
+    found: deque[tuple[object, str]] = deque([(value, "")])
     while found:
-        item, path = found.pop(0)  # breadth first: the shallowest is the one named
+        item, path = found.popleft()  # breadth first: the shallowest is the one named
         if _inexact(item):
             return _shown(path) if path else "(the value)"
         if isinstance(item, dict):
