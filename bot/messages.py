@@ -102,6 +102,10 @@ NOT_A_CANDIDATE = "That call is not one of the proposal's candidates."
 NOT_AN_OPTION = "That answer is not one of this question's options: {options}."
 
 ARGS_TOO_DEEP = "tool arguments nest deeper than {limit} levels"
+ARGS_INEXACT_NUMBER = (
+    "tool argument {path} is an integer beyond ±2^53 (9007199254740992), which a JSON "
+    "number cannot carry exactly; send it as a string"
+)
 TEXT_LONE_SURROGATE = (
     "text holds a lone UTF-16 surrogate (such as \\ud800), which UTF-8 cannot carry"
 )

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from bot import messages as msg
 from bot.claudecode.cli import claude_code_app
+from bot.cli import messages as cli_msg
 from bot.cli import runs as cli_runs
 from bot.cli.audit import audit_app
 from bot.cli.audit import run_cli as _run
@@ -102,13 +103,35 @@ def _pending_table(reqs: list[ActionRequest]) -> Table:
 @app.command(short_help="What waits for a person, oldest first.")
 def pending(as_json: JsonOpt = False, limit: int = 100) -> None:
     """What waits for a person, oldest first: for whom, and until when."""
-    reqs = _run(lambda rt: rt.requests.list_pending(limit))
+
+    async def work(rt: Runtime) -> tuple[list[ActionRequest], dict[str, str]]:
+        reqs = await rt.requests.list_pending(limit)
+        return reqs, await rt.card_problems([r.id for r in reqs])
+
+    reqs, undrawn = _run(work)
     if as_json:
-        print(json.dumps([r.model_dump(mode="json") for r in reqs], indent=2))
+        print(json.dumps([_with_card(r, undrawn) for r in reqs], indent=2))
     elif not reqs:
         out.print("Nothing is waiting for a person.")
     else:
         _print_table(_pending_table(reqs))
+        _say_undrawn(undrawn)
+
+
+def _say_undrawn(undrawn: dict[str, str]) -> None:
+    for rid, why in undrawn.items():  # never wrapped: an id and an error, whole
+        out.print(
+            cli_msg.CARD_NOT_DRAWN.format(id=rid, why=why),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _with_card(req: ActionRequest, undrawn: dict[str, str]) -> dict[str, object]:
+    """The request as JSON; `card_error` when its card could not be drawn."""
+    why = undrawn.get(req.id)
+    return req.model_dump(mode="json") | ({"card_error": why} if why else {})
 
 
 @app.command(short_help="Agent runs, newest first.")
@@ -144,16 +167,17 @@ def show(
         _show_run(request_id, as_json)
         return
 
-    async def work(rt: Runtime) -> tuple[ActionRequest, list[str], str, str]:
+    async def work(rt: Runtime) -> tuple[ActionRequest, list[str], str, str, dict[str, str]]:
         req = await rt.requests.get(request_id)
         broken = await rt.verify_request(request_id)
         lines = await rt.audit_lines(request_id)
         chain = "intact" if broken is None else f"BROKEN at entry {broken.seq}"
-        return req, lines, chain, _signatures(rt, request_id, lines)
+        undrawn = await rt.card_problems([request_id])
+        return req, lines, chain, _signatures(rt, request_id, lines), undrawn
 
-    req, lines, chain, signed = _run(work)
+    req, lines, chain, signed, undrawn = _run(work)
     if as_json:
-        body = req.model_dump(mode="json") | {
+        body = _with_card(req, undrawn) | {
             "audit": [expand(json.loads(x)) for x in lines],
             "chain": chain,
             "signatures": signed,
@@ -169,6 +193,7 @@ def show(
     )
     if req.detail:
         out.print(f"outcome: {req.detail}", markup=False, highlight=False)
+    _say_undrawn(undrawn)
     t = Table("#", "time (UTC)", "actor", "event", "from", "to", "reason")
     for line in lines:
         e = expand(json.loads(line))

@@ -5,6 +5,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+# A request whose notice the Slack notifier parked (bot/store/parked.py): `pending`, `show`.
+CARD_NOT_DRAWN = (
+    "{id}: its Slack card could not be drawn, so nobody in Slack sees it "
+    "(serve's log has the error): {why}"
+)
+
 DIFF_HEAD = "Replayed {n} requests made since {since} through {old} (old) and {new} (new)."
 DIFF_EMPTY = "No requests were made since {since}: nothing to replay."
 DIFF_TIERS = "Requests by tier, old -> new:"

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from bot import messages as msg
-from bot.core.plainjson import lone_surrogate, too_deep
+from bot.core.plainjson import inexact_number, lone_surrogate, too_deep
 from bot.errors import PayloadError
 
 # Arguments bigger than this are refused at the door: a person cannot review
@@ -24,11 +24,14 @@ def args_problem(args: object) -> str | None:
         return msg.ARGS_TOO_DEEP.format(limit=MAX_ARGS_DEPTH)
     if lone_surrogate(args):
         return msg.TEXT_LONE_SURROGATE
+    if (where := inexact_number(args)) is not None:
+        return msg.ARGS_INEXACT_NUMBER.format(path=where)
     return None
 
 
 def canonical_args(args: dict[str, Any]) -> str:
-    """Arguments as canonical JSON: sorted keys, no spaces, UTF-8, no NaN."""
+    """Arguments as canonical JSON: sorted keys, no spaces, UTF-8, no NaN, no integer
+    beyond what JSON carries exactly."""
     if (problem := args_problem(args)) is not None:
         raise PayloadError(problem)
     try:

@@ -28,7 +28,7 @@ from bot.core.choices import MAX_OPTION_CHARS, MAX_OPTIONS, option_problem
 from bot.core.fence import FENCE, TOKEN
 from bot.core.models import DETAIL_MAX, RiskTier, Run
 from bot.core.payload import MAX_ARGS_DEPTH
-from bot.core.plainjson import lone_surrogate, too_deep
+from bot.core.plainjson import inexact_number, lone_surrogate, too_deep
 from bot.core.schema import schema_problem
 from bot.errors import PayloadError
 
@@ -61,7 +61,9 @@ class ApprovalIn(_In):
     args: dict[str, Any] = Field(
         default_factory=dict,
         description=f"The tool's arguments: plain JSON, at most 64 KiB, nested at most "
-        f"{MAX_ARGS_DEPTH} levels deep (the args object itself is one).",
+        f"{MAX_ARGS_DEPTH} levels deep (the args object itself is one); integers within "
+        "±2^53 (9007199254740992), what a JSON number carries exactly: send larger ones as "
+        "strings.",
     )
     run_id: RunId | None = None
     run_title: Name | None = Field(
@@ -106,10 +108,12 @@ class ApprovalIn(_In):
     @field_validator("args")
     @classmethod
     def _plain_args(cls, v: dict[str, Any]) -> dict[str, Any]:
-        # Only the depth: `_utf8_text` ran first on the whole body, args included, and
-        # refused any lone surrogate; `args_problem` would walk the args again for it.
+        # Not `args_problem`: `_utf8_text` ran first on the whole body, args included, and
+        # refused any lone surrogate; that would walk the args again for it.
         if too_deep(v, MAX_ARGS_DEPTH):
             raise ValueError(msg.ARGS_TOO_DEEP.format(limit=MAX_ARGS_DEPTH))
+        if (where := inexact_number(v)) is not None:
+            raise ValueError(msg.ARGS_INEXACT_NUMBER.format(path=where))
         return v
 
     candidates: list[dict[str, Any]] | None = Field(

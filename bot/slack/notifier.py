@@ -33,6 +33,7 @@ from bot.slack.runlines import RunLines, card_elsewhere
 from bot.store.events import NOTIFIER_GROUP, Notice
 from bot.store.failures import StoreError, is_missing_group
 from bot.store.lease import Lease
+from bot.store.parked import why_of
 from bot.store.runs import RunStore
 from bot.store.stores import StoreSet
 
@@ -148,6 +149,14 @@ class Notifier:
             # deleted): retrying would hold up its lane for good, so drop the notice.
             log.warning("notice of a %s the store no longer has: %s %s", n.kind, n.id, n.event)
             await self.bus.ack(n)
+            return True
+        except Exception as exc:
+            # Not Slack, not the store: a bug, or a record no card can show. It would raise
+            # on every retry, and held pending it stalled every card behind it (issue 41).
+            log.error(
+                "parked %s %s %s: no message could be drawn", n.kind, n.id, n.event, exc_info=exc
+            )
+            await self.rt.park_notice(n, NOTIFIER_GROUP, why_of(exc))
             return True
         await self.bus.ack(n)
         self.delivered += 1

@@ -19,6 +19,7 @@ from typing import cast
 from redis.asyncio import Redis
 
 from bot.store import keys
+from bot.store.parked import FIELD as CARD_ERROR
 
 Intent = tuple[str, str]  # (hash key, field): when the first attempt to post started
 
@@ -109,7 +110,7 @@ class Cards:
             pipe.hsetnx(key, CARD_AT, str(at))
         if view is not None:
             pipe.hset(key, "msg_view", view)
-        pipe.hdel(key, POSTING)
+        pipe.hdel(key, POSTING, CARD_ERROR)  # drawn after all: no longer parked
         await pipe.execute()
 
     async def set_request_view(self, rid: str, view: str) -> None:

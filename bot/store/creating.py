@@ -217,8 +217,11 @@ class Creating:
         candidates: Sequence[dict[str, Any]],
     ) -> None:
         """Record the schema and check the call (or every candidate) against it."""
+        # The call first: arguments refused (an integer JSON cannot carry, NaN) record no
+        # schema either. Candidates were checked as the proposal was made.
+        call = None if candidates else json.loads(canonical_args(args))
         validator = await self._schemas.checked(policy, requester, tool, args_schema, worker=worker)
-        if not candidates and (found := fit_problems(validator, json.loads(canonical_args(args)))):
+        if call is not None and (found := fit_problems(validator, call)):
             raise PayloadError(msg.ARGS_DO_NOT_FIT.format(tool=tool, problems="; ".join(found)))
         for i, c in enumerate(candidates):
             if found := fit_problems(validator, json.loads(canonical_args(c))):

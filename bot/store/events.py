@@ -42,7 +42,9 @@ def _notice(stream: str, entry_id: str, f: dict[str, str]) -> Notice:
         f.get("id", ""),
         f.get("event", ""),
         f.get("state", ""),
-        int(f.get("version") or 0),
+        # Scripts write digits; an entry another writer garbled must not fail the whole
+        # read, and with it every entry after it, on every try.
+        int(v) if (v := f.get("version", "")).isascii() and v.isdigit() else 0,
         f,
     )
 

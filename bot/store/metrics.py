@@ -12,16 +12,19 @@ retries are per process, like any client-side counter.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import Counter
 from typing import cast
 
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 
-from bot.store import fatigue, keys, pages, pending_count, shadow
+from bot.store import fatigue, keys, pages, parked, pending_count, shadow
 from bot.store.events import EventBus, Notice
 from bot.store.hub import hub_for
 from bot.store.replicas import COUNTS as ACKS
+
+log = logging.getLogger(__name__)
 
 GROUP = "metrics"
 # Seconds from a request's creation to a person's (or the policy's) decision.
@@ -41,6 +44,7 @@ HELP = {
     **shadow.HELP,
     **fatigue.HELP,
     **pages.HELP,
+    **parked.HELP,
 }
 HISTOGRAMS = frozenset({"hitl_decision_seconds", *fatigue.HISTOGRAMS})
 
@@ -72,7 +76,15 @@ class MetricsCollector:
                 await self.bus.ensure_group()  # a flushed or replaced Redis
                 continue
             for n in batch:
-                await self.count(n)
+                try:
+                    await self.count(n)
+                except RedisError:
+                    raise  # the store's trouble: the Supervisor starts this again
+                except Exception:
+                    # A notice no count can be made of (a record an older version wrote)
+                    # would raise on every retry and stop every count after it.
+                    log.exception("metrics skipped %s %s %s", n.kind, n.id, n.event)
+                    await self.bus.ack(n)
 
     async def count(self, n: Notice) -> None:
         incr: Counter[str] = Counter()

@@ -8,13 +8,15 @@ outside `bot.store` ever holds the client.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from redis.asyncio import Redis
 
 from bot.clock import Clock, wall_ms
 from bot.core.chain import Break
 from bot.core.models import AuditEntry
 from bot.signing import Signer
-from bot.store import audit, heads, keys, metrics, pending_count
+from bot.store import audit, heads, keys, metrics, parked, pending_count
 from bot.store.agents import AgentDirectory
 from bot.store.cards import Cards
 from bot.store.digests import Digests
@@ -92,6 +94,15 @@ class StoreSet:
 
     def run_queue(self, *, group: str, consumer: str) -> RunQueue:
         return RunQueue(self._redis, group=group, consumer=consumer)
+
+    async def park_notice(self, n: Notice, group: str, why: str) -> None:
+        """Give up on delivering `n` for good: the item says why, `/metrics` counts it,
+        and the entry is acknowledged (bot/store/parked.py)."""
+        await parked.park(self._redis, n, group, why)
+
+    async def card_problems(self, rids: Sequence[str]) -> dict[str, str]:
+        """Why each of these requests' cards could not be drawn, where one could not."""
+        return await parked.reasons(self._redis, rids)
 
     def notice_lease(self, n: Notice, holder: str, seconds: int) -> Lease:
         """The lease on delivering one stream entry: one deliverer at a time."""

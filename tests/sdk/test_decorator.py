@@ -287,6 +287,23 @@ async def test_arguments_that_are_not_json_are_refused_before_asking(
     assert ran == [] and await RequestStore(redis).list_pending() == []
 
 
+async def test_an_integer_json_cannot_carry_exactly_is_refused_before_asking(
+    gate: Gate, redis: Redis
+) -> None:
+    """-1 and 400 zeros once passed a grant check as a number and raised in it (issue 41)."""
+    ran: list[object] = []
+
+    @require_approval(gate)
+    async def refund(amount: int, lines: list[int]) -> None:
+        ran.append(amount)
+
+    with pytest.raises(PayloadError, match=r"argument amount is an integer beyond"):
+        await refund(-(10**400), [1])
+    with pytest.raises(PayloadError, match=r"argument lines\[1\] is an integer beyond"):
+        await refund(5, [1, 2**53 + 1])
+    assert ran == [] and await redis.keys("hitl:*req:*") == []
+
+
 async def test_methods_and_excluded_parameters_are_not_reviewed(
     gate: Gate, reviewer: Reviewer
 ) -> None:
