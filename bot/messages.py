@@ -66,6 +66,10 @@ STALE_FENCE = (
 )
 UNKNOWN_REQUEST = "No request with id {id}."
 UNKNOWN_GRANT = "No standing approval with id {id}."
+RECORD_DAMAGED = (
+    "Request {id} cannot be read from the store ({why}): its record was written or changed "
+    "outside hitl-bot. Nothing acts on it; restore it from a backup or cancel the call."
+)
 GRANT_NEEDS_KEY = (
     "Standing approvals are made and passed only by `hitl-bot serve`, with its signing key; "
     "this process has none."

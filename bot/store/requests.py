@@ -134,7 +134,7 @@ class RequestStore(Creating):
         return self.finish(prep, status, out)
 
     async def get(self, rid: str) -> ActionRequest:
-        return from_hash(await self.fields(rid))
+        return _parsed(rid, await self.fields(rid))
 
     async def with_audit(self, rid: str) -> tuple[ActionRequest, list[str]]:
         """The request and its audit lines as one moment saw them: one MULTI (both keys
@@ -147,7 +147,7 @@ class RequestStore(Creating):
         h, lines = cast(tuple[dict[str, str], list[str]], await pipe.execute())
         if not h:
             raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
-        return from_hash((await self._terms.fill([h]))[0]), list(lines)
+        return _parsed(rid, (await self._terms.fill([h]))[0]), list(lines)
 
     async def get_many(self, rids: list[str]) -> list[ActionRequest | None]:
         """Many requests in one round trip, in order; None for one gone (or damaged)."""
@@ -172,6 +172,9 @@ class RequestStore(Creating):
         h = cast(dict[str, str], await self.redis.hgetall(keys.request(rid)))
         if not h:
             raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
+        if h.get("id") != rid:  # written by hand, or copied from another request
+            why = f"its id field is {h.get('id')!r}"[:200]
+            raise StoreDamaged(msg.RECORD_DAMAGED.format(id=rid, why=why))
         return (await self._terms.fill([h]))[0]
 
     async def transition(
@@ -331,3 +334,13 @@ class RequestStore(Creating):
             lambda r: r.state != State.PENDING_REVIEW,
             timeout_s,
         )
+
+
+def _parsed(rid: str, h: dict[str, str]) -> ActionRequest:
+    """The request in `h`, or StoreDamaged naming it: a hash written by hand (a field
+    missing, a version that is no number) must read as a damaged record, not a crash."""
+    try:
+        return from_hash(h)
+    except (KeyError, ValueError, TypeError) as exc:
+        why = f"{type(exc).__name__}: {exc}"[:200]
+        raise StoreDamaged(msg.RECORD_DAMAGED.format(id=rid, why=why)) from exc
