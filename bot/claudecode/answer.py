@@ -64,7 +64,10 @@ def encode(answer: Mapping[str, Any] | None) -> bytes:
 
 def write(answer: Mapping[str, Any] | None, sink: BinaryIO | None = None) -> None:
     """Write `answer` (see encode) to `sink`, stdout by default; never raises."""
-    data = encode(answer)
+    try:
+        data = encode(answer)
+    except BaseException:  # an interrupt mid-encoding: the answer is still a deny
+        data = LAST_RESORT
     try:
         out = sink if sink is not None else sys.stdout.buffer
         out.write(data)
