@@ -41,12 +41,18 @@ def hook(
     ] = None,
 ) -> None:
     """Read a PreToolUse call on stdin; print allow or deny as JSON (Claude Code runs it)."""
-    import logging
+    from bot.claudecode import answer  # the standard library and the messages: loads
 
-    from bot.claudecode.hook import run
-    from bot.logs import setup as setup_logging
+    try:  # a broken install or environment denies too: exit 1 would let the call run
+        import logging
 
-    setup_logging(logging.WARNING)  # stderr: Claude Code shows it only in its debug view
+        from bot.claudecode.hook import run
+        from bot.logs import setup as setup_logging
+
+        setup_logging(logging.WARNING)  # stderr: Claude Code shows it only in its debug view
+    except BaseException:
+        answer.write(None)
+        return
     run(timeout_s=timeout, requester=requester)
 
 

@@ -2,7 +2,8 @@
 
 It always answers with JSON and exit code 0, whatever happens: any other exit code but 2
 is a non-blocking error to Claude Code, which would then run the call ungated. So
-malformed input, a gate that cannot be reached, and a bug in this code all deny.
+malformed input (any bytes at all), a gate that cannot be reached, and a bug in this
+code all deny, and the answer is written by `answer`, which cannot fail to encode it.
 
 Claude Code kills a hook it stops waiting for (its `timeout`, or the user interrupting
 the turn). SIGTERM, SIGINT and SIGHUP cancel the wait instead, and the gate withdraws
@@ -12,15 +13,14 @@ the request on the way out: nobody is left approving a call that will never run.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import signal
 import sys
-from typing import Any, BinaryIO, TextIO
+from typing import Any, BinaryIO
 
+from bot.claudecode import answer, wire
 from bot.claudecode import messages as msg
-from bot.claudecode import wire
 from bot.claudecode.decide import decide
 from bot.errors import HitlError
 from bot.sdk import Gate
@@ -36,23 +36,32 @@ def run(
     timeout_s: float,
     requester: str | None,
     stdin: BinaryIO | None = None,
-    stdout: TextIO | None = None,
+    stdout: BinaryIO | None = None,
 ) -> None:
-    """Answer the call on stdin; never raises (a crash would let the call through)."""
-    source = stdin or sys.stdin.buffer
-    sink = stdout or sys.stdout
+    """Answer the call on stdin with one line of JSON on stdout; never raises.
+
+    Every failure, from reading stdin to writing the answer, ends in a deny with exit
+    code 0: a crash would let the call through."""
+    try:
+        reply = _reply(stdin, timeout_s=timeout_s, requester=requester)
+    except BaseException:  # even the deny for a failure failed: answer the fixed one
+        reply = None
+    answer.write(reply, stdout)
+
+
+def _reply(stdin: BinaryIO | None, *, timeout_s: float, requester: str | None) -> dict[str, Any]:
     tool = "the tool call"
     try:
-        call = wire.parse(source.read())
+        call = wire.parse((stdin or sys.stdin.buffer).read())
         tool = call.tool
-        answer = asyncio.run(_answer(call, timeout_s=timeout_s, requester=requester))
+        return asyncio.run(_answer(call, timeout_s=timeout_s, requester=requester))
     except wire.BadInput as exc:
-        answer = wire.deny(str(exc), tell_user=True)
-    except Exception as exc:  # a bug: deny, and leave the traceback for the operator
+        return wire.deny(str(exc), tell_user=True)
+    except KeyboardInterrupt:  # SIGINT before the wait took over the signals
+        return wire.deny(msg.INTERRUPTED.format(tool=tool))
+    except BaseException as exc:  # a bug: deny, and leave the traceback for the operator
         log.exception("hook_failed")
-        answer = wire.deny(msg.CRASHED.format(tool=tool, error=exc), tell_user=True)
-    sink.write(json.dumps(answer, ensure_ascii=False) + "\n")
-    sink.flush()
+        return wire.deny(msg.CRASHED.format(tool=tool, error=exc), tell_user=True)
 
 
 async def _answer(

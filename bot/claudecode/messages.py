@@ -11,8 +11,16 @@ BAD_INPUT = (
     "hook (`hitl-bot claude-code install`)."
 )
 NOT_JSON = "not a JSON object: {error}"
+NOT_A_NUMBER = "{constant} is not a JSON number"
+# A lone surrogate is valid JSON but no text a person can be shown: Claude, not the
+# install, has something to fix.
+SURROGATE = (
+    "hitl-bot did not let this tool call run: its {field} holds a lone UTF-16 surrogate "
+    "(an escape from \\ud800 to \\udfff without its pair), which cannot be shown to "
+    "anyone for approval. Write it without that character."
+)
 MISSING = "{field} is missing or not {kind}"
-WRONG_EVENT = "hook_event_name is {event!r}; this hook answers PreToolUse only"
+WRONG_EVENT = "hook_event_name is {event}; this hook answers PreToolUse only"
 BAD_SESSION = (
     "session_id {session!r} cannot name a hitl-bot run (letters, digits and _ . : -, "
     "at most {most} characters)"
@@ -28,6 +36,15 @@ GATE_FAILED = "{tool} did not run: hitl-bot could not ask for approval. {error}"
 CLAIM_FAILED = "{tool} did not run: hitl-bot could not claim the approved call ({error})."
 INTERRUPTED = "{tool} did not run: the hook was interrupted before a decision was made."
 CRASHED = "{tool} did not run: the hitl-bot hook failed ({error}); see its log on stderr."
+# The hook's last answers: when even the deny above cannot be built or written as it is.
+HOOK_BROKEN = (
+    "This tool call did not run: the hitl-bot hook failed before it could ask for "
+    "approval; see its log on stderr (Claude Code's debug view)."
+)
+ANSWER_UNWRITABLE = (
+    "This tool call did not run: the hitl-bot hook could not write its answer as JSON; "
+    "see its log on stderr (Claude Code's debug view)."
+)
 
 # Why a call was allowed: Claude Code shows this to the user, not to the model.
 ALLOWED_FREE = "hitl-bot: {tool} needs no review under the policy (request {id}, audited)."

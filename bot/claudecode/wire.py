@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import json
 import re
+import reprlib
 from dataclasses import dataclass
 from typing import Any
 
 from bot.claudecode import messages as msg
+from bot.core.plainjson import lone_surrogate
 from bot.core.wire import RUN_ID
 from bot.errors import HitlError
 
 EVENT = "PreToolUse"
 RUN_ID_MAX = 128  # bot.core.wire.RunId
 _RUN_ID = re.compile(RUN_ID)
+_short = reprlib.Repr()  # a value quoted in a reason: short, however big the input
+_short.maxlevel, _short.maxstring, _short.maxother = 2, 60, 60
 
 
 class BadInput(HitlError):
@@ -43,21 +47,28 @@ class HookCall:
 
 
 def parse(raw: bytes) -> HookCall:
-    """The call, or BadInput naming what is wrong with the input."""
+    """The call, or BadInput naming what is wrong with the input.
+
+    Whatever the bytes: text nested past the recursion limit, `NaN` (Python's json reads
+    it, no strict reader does) and lone surrogates are bad input like the rest, refused
+    here rather than failing later where the answer is harder to give."""
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _bad(msg.NOT_JSON.format(error=exc)) from None
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise _bad(msg.NOT_JSON.format(error=_problem(exc))) from None
     if not isinstance(data, dict):
         raise _bad(msg.NOT_JSON.format(error=f"got {type(data).__name__}"))
     event = data.get("hook_event_name")
     if event is not None and event != EVENT:
-        raise _bad(msg.WRONG_EVENT.format(event=event))
+        raise _bad(msg.WRONG_EVENT.format(event=_short.repr(event)))
     session = _field(data, "session_id", str, "a string")
     tool = _field(data, "tool_name", str, "a string")
     args = _field(data, "tool_input", dict, "an object")
     if not session or len(session) > RUN_ID_MAX or not _RUN_ID.match(session):
         raise _bad(msg.BAD_SESSION.format(session=session[:200], most=RUN_ID_MAX))
+    for name, value in (("tool_name", tool), ("tool_input", args)):
+        if lone_surrogate(value):
+            raise BadInput(msg.SURROGATE.format(field=name))
     cwd, use_id = data.get("cwd"), data.get("tool_use_id")
     return HookCall(
         session_id=session,
@@ -66,6 +77,16 @@ def parse(raw: bytes) -> HookCall:
         cwd=cwd if isinstance(cwd, str) else None,
         tool_use_id=use_id if isinstance(use_id, str) else None,
     )
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(msg.NOT_A_NUMBER.format(constant=name))
+
+
+def _problem(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deep"
+    return str(exc)
 
 
 def _field(data: dict[str, Any], name: str, kind: type, what: str) -> Any:

@@ -301,7 +301,7 @@ def test_each_malformed_input_is_denied_naming_the_problem(
     given: bytes | dict[str, Any], named: str
 ) -> None:
     raw = given if isinstance(given, bytes) else json.dumps(given).encode()
-    out = io.StringIO()
+    out = io.BytesIO()
     cc_hook.run(timeout_s=5, requester=None, stdin=io.BytesIO(raw), stdout=out)
     denied, why = decision(json.loads(out.getvalue()))
     assert denied == "deny" and named in why
