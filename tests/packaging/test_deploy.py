@@ -25,7 +25,9 @@ from tests.docpages import page
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 MANIFESTS = DEPLOY / "kubernetes"
-K8S_VERSION = "1.37.0"
+# The oldest Kubernetes the manifests are checked for, and the newest the installed
+# kubernetes-validate knows (1.37 with the test extra's newest).
+OLDEST_K8S = "1.33.0"
 INTERNAL_REDIS = "redis://valkey:6379/0"
 
 
@@ -128,10 +130,11 @@ def test_the_manifests_validate_against_the_kubernetes_schemas() -> None:
         for doc in docs:
             if doc["kind"] == "ServiceMonitor":  # a CRD: no schema; checked below
                 continue
-            try:
-                utils.validate(doc, K8S_VERSION, strict=True)
-            except utils.ValidationError as exc:
-                pytest.fail(f"deploy/kubernetes/{name}: {doc['kind']}: {exc.path}: {exc}")
+            for version in dict.fromkeys((OLDEST_K8S, utils.latest_version())):
+                try:
+                    utils.validate(doc, version, strict=True)
+                except utils.ValidationError as exc:
+                    pytest.fail(f"deploy/kubernetes/{name}: {doc['kind']} ({version}): {exc}")
             checked.append(f"{doc['kind']}/{doc['metadata']['name']}")
     assert set(checked) >= {
         "Deployment/hitl-bot-serve",
@@ -207,9 +210,7 @@ def _channels(policy: Policy) -> set[str]:
     return found
 
 
-def test_the_shipped_policy_is_the_built_in_one_and_the_setup_page_names_its_channels() -> (
-    None
-):
+def test_the_shipped_policy_is_the_built_in_one_and_the_setup_page_names_its_channels() -> None:
     shipped = parse_policy(yaml.safe_load((DEPLOY / "policy.yaml").read_text()))
     assert shipped == DEFAULT_POLICY
     channels = _channels(DEFAULT_POLICY)

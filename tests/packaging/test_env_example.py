@@ -35,9 +35,9 @@ def _names_in_code() -> set[str]:
     found = set()
     for path in (ROOT / "bot").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if ENV_NAME.fullmatch(node.value):
-                    found.add(node.value)
+            value = node.value if isinstance(node, ast.Constant) else None
+            if isinstance(value, str) and ENV_NAME.fullmatch(value):
+                found.add(value)
     return found
 
 
