@@ -80,6 +80,10 @@ HOW_TO_SET: dict[str, str] = {
     "OPENAI_BASE_URL": "an OpenAI-compatible API base, e.g. https://api.openai.com/v1",
     "OPENAI_API_KEY": "the API key of the OPENAI_BASE_URL provider",
     "HITL_MODEL": "a chat model that OPENAI_BASE_URL serves, e.g. gpt-4o-mini",
+    "HITL_DEFAULT_AGENT": (
+        "the agent a mention of @hitl-bot starts, a name the workers offer as `/hitl run` "
+        "takes it; unset: the one agent the workers offer"
+    ),
     "HITL_HOST": "the address `hitl-bot serve` listens on, default 127.0.0.1",
     "HITL_PORT": "the port `hitl-bot serve` listens on, default 3000",
     "HITL_UVLOOP": "1 to run `hitl-bot serve` on uvloop (pip install 'hitl-bot[uvloop]')",
