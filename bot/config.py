@@ -66,15 +66,24 @@ HOW_TO_SET: dict[str, str] = {
     "HITL_SIGNING_KEY": (
         "serve's Ed25519 key, base64 of a 32-byte seed, e.g. "
         '$(python -c "import os, base64; print(base64.b64encode(os.urandom(32)).decode())")'
-        "; unset: HITL_DATA_DIR/signing.key, made on first start"
+        "; unset: HITL_SIGNING_KEY_FILE, else HITL_DATA_DIR/signing.key, made on first start"
+    ),
+    "HITL_SIGNING_KEY_FILE": (
+        "the path of a file holding HITL_SIGNING_KEY's value (a Docker or Kubernetes secret), "
+        "readable by no other users; set one of the two"
     ),
     "HITL_SIGNING_PUBLIC_KEY": (
         "the public key decisions are checked by, as `hitl-bot keys show` prints it "
-        "(comma-separated for several); unset: from HITL_SIGNING_KEY or HITL_DATA_DIR/signing.pub"
+        "(comma-separated for several); unset: from HITL_SIGNING_KEY(_FILE) or "
+        "HITL_DATA_DIR/signing.pub"
     ),
     "OPENAI_BASE_URL": "an OpenAI-compatible API base, e.g. https://api.openai.com/v1",
     "OPENAI_API_KEY": "the API key of the OPENAI_BASE_URL provider",
     "HITL_MODEL": "a chat model that OPENAI_BASE_URL serves, e.g. gpt-4o-mini",
+    "HITL_DEFAULT_AGENT": (
+        "the agent a mention of @hitl-bot starts, a name the workers offer as `/hitl run` "
+        "takes it; unset: the one agent the workers offer"
+    ),
     "HITL_HOST": "the address `hitl-bot serve` listens on, default 127.0.0.1",
     "HITL_PORT": "the port `hitl-bot serve` listens on, default 3000",
     "HITL_UVLOOP": "1 to run `hitl-bot serve` on uvloop (pip install 'hitl-bot[uvloop]')",
@@ -128,8 +137,10 @@ class Settings(BaseSettings):
     hitl_api_operators: str | None = None
     # serve's Ed25519 key, base64 of the 32-byte seed (unset: HITL_DATA_DIR/signing.key)
     hitl_signing_key: SecretStr | None = None
+    # the same seed in a file an orchestrator mounts (a Docker or Kubernetes secret)
+    hitl_signing_key_file: Path | None = None
     # the public key(s) executors check decisions by, base64 of 32 bytes, comma-separated
-    # (unset: derived from HITL_SIGNING_KEY, else HITL_DATA_DIR/signing.pub)
+    # (unset: derived from HITL_SIGNING_KEY or its file, else HITL_DATA_DIR/signing.pub)
     hitl_signing_public_key: str | None = None
     openai_base_url: str | None = None
     openai_api_key: SecretStr | None = None
@@ -148,7 +159,7 @@ class Settings(BaseSettings):
         # "http://host/api" + "chat.postMessage" loses the "api" segment.
         return value if value.endswith("/") else value + "/"
 
-    @field_validator("hitl_data_dir", "hitl_policy", "hitl_shadow_policy")
+    @field_validator("hitl_data_dir", "hitl_policy", "hitl_shadow_policy", "hitl_signing_key_file")
     @classmethod
     def _expand_user(cls, value: Path | None) -> Path | None:
         # A quoted "~/..." in a unit file or .env reaches us unexpanded.

@@ -126,7 +126,8 @@ ROTATED_FILE = (
     "for verifying, in {previous}: {old}."
 )
 ROTATED_ENV = (
-    "New signing key {new}. Nothing was written: HITL_SIGNING_KEY holds serve's key. "
+    "New signing key {new}. Nothing was written: HITL_SIGNING_KEY (or its file, "
+    "HITL_SIGNING_KEY_FILE) holds serve's key. "
     "Set these (the first is a secret: keep it as you keep the current one):"
 )
 ROLL_FILE = (

@@ -1,12 +1,13 @@
 """Loading serve's Ed25519 key and the public keys executors trust.
 
-The private key is `HITL_SIGNING_KEY` (base64 of the 32-byte seed) or else
+The private key is `HITL_SIGNING_KEY` (base64 of the 32-byte seed), or the same in the
+file `HITL_SIGNING_KEY_FILE` names (a Docker or Kubernetes secret), or else
 `HITL_DATA_DIR/signing.key`, made on first use with mode 0600; beside it `signing.pub`
 holds the public key for executors that share the data dir, and `signing.previous` the
 public keys of the keys `hitl-bot keys rotate` replaced (newest first), which still
 verify what they sealed. An executor trusts `HITL_SIGNING_PUBLIC_KEY` (comma-separated,
-for a rotation), else the key derived from `HITL_SIGNING_KEY`, else `signing.pub` and
-`signing.previous`. No key: it refuses to claim (fail closed).
+for a rotation), else the key derived from `HITL_SIGNING_KEY` (or its file), else
+`signing.pub` and `signing.previous`. No key: it refuses to claim (fail closed).
 """
 
 from __future__ import annotations
@@ -174,11 +175,32 @@ def write_pub(data_dir: Path, signer: Signer) -> None:
     write_atomic(pub, signer.public_b64() + "\n", 0o644)
 
 
+def _read_secret_file(path: Path) -> Signer:
+    try:
+        mode = path.stat().st_mode & 0o777
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(
+            msg.SECRET_FILE_UNREADABLE.format(path=path, why=exc.strerror or exc)
+        ) from None
+    if mode & 0o007:
+        raise ConfigError(msg.SECRET_FILE_OPEN.format(path=path, mode=mode))
+    try:
+        return Signer.from_seed(text, name=str(path))
+    except ConfigError:
+        raise ConfigError(msg.SECRET_FILE_BAD.format(path=path)) from None
+
+
 def load_signer(settings: Settings, *, create: bool = True) -> Signer:
-    """serve's key: HITL_SIGNING_KEY, else the data dir's key file, made if missing
-    (`create`; else a missing one is a ConfigError: only serve makes its key)."""
+    """serve's key: HITL_SIGNING_KEY or HITL_SIGNING_KEY_FILE, else the data dir's key
+    file, made if missing (`create`; else a missing one is a ConfigError: only serve
+    makes its key)."""
+    if settings.hitl_signing_key is not None and settings.hitl_signing_key_file is not None:
+        raise ConfigError(msg.KEY_TWICE)
     if settings.hitl_signing_key is not None:
         return Signer.from_seed(settings.hitl_signing_key.get_secret_value())
+    if settings.hitl_signing_key_file is not None:
+        return _read_secret_file(settings.hitl_signing_key_file)
     data_dir = settings.hitl_data_dir
     path = data_dir / KEY_FILE
     if not create and not path.exists():
@@ -208,8 +230,8 @@ def public_keys(settings: Settings) -> PublicKeys | None:
     """The keys an executor trusts, or None when none is set anywhere."""
     if settings.hitl_signing_public_key:
         return PublicKeys.parse(settings.hitl_signing_public_key)
-    if settings.hitl_signing_key is not None:
-        return Signer.from_seed(settings.hitl_signing_key.get_secret_value()).public()
+    if settings.hitl_signing_key is not None or settings.hitl_signing_key_file is not None:
+        return load_signer(settings, create=False).public()
     found: list[Ed25519PublicKey] = []
     for path in (settings.hitl_data_dir / PUB_FILE, settings.hitl_data_dir / PREVIOUS_FILE):
         text = path.read_text() if path.is_file() else ""

@@ -35,6 +35,7 @@ from bot.signing.keys import (
     RAW,
     PublicKeys,
     Signer,
+    load_signer,
     public_keys,
     read_key_file,
     write_atomic,
@@ -89,8 +90,9 @@ def rotate(settings: Settings) -> Rotation:
     """Make a new signing key and keep every key trusted now for verifying."""
     seed = _new_seed()
     new = Signer.from_seed(seed)
-    if settings.hitl_signing_key is not None:
-        current = Signer.from_seed(settings.hitl_signing_key.get_secret_value())
+    if settings.hitl_signing_key is not None or settings.hitl_signing_key_file is not None:
+        # The secret is the operator's to replace (its value, or its file's): print it.
+        current = load_signer(settings, create=False)
         old = _unique([current.public_b64(), *_b64s(public_keys(settings))])
         return Rotation(new, [k for k in old if k != new.public_b64()], None, seed)
     data_dir = settings.hitl_data_dir
