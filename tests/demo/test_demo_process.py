@@ -253,11 +253,11 @@ def test_a_restart_keeps_the_api_address_and_token(data_dir: Path, tmp_path: Pat
             assert first.stop() == 0, first.err.read_text()
     finally:
         first.proc.kill()
-    assert (data_dir / "demo-api-token").stat().st_mode & 0o777 == 0o600
 
     second = start_demo(data_dir, tmp_path, "second")
     try:
         assert exported(second) == (url, token)  # the lines printed before still work
+        assert (data_dir / "demo-api-token").stat().st_mode & 0o777 == 0o600
         assert "is busy" not in second.text()
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as api:
             assert api.get("/v1/approvals/nothing").status_code == 404
