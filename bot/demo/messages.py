@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 STARTING = "Starting the hitl-bot demo ({agent} agent)…"
 
 PORT_TAKEN = (
@@ -44,7 +46,7 @@ READY = """
 
 # The emulator page opens where "Try it" starts: this person, this channel, this hint
 # line above the messages, and the suggested message already in the composer.
-OPENING = {
+OPENING: dict[str, dict[str, Any]] = {
     "claw": {
         "user": "UKID",
         "channel": "general",

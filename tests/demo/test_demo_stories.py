@@ -23,7 +23,7 @@ from tests.poll import eventually
 pytestmark = pytest.mark.timeout(90)
 
 STORY_S = 20.0  # each story goes through the bot, the worker and the scripted model
-STORIES = {s["label"]: s for s in say.OPENING["refunds"]["stories"]}  # type: ignore[union-attr]
+STORIES = {s["label"]: s for s in say.OPENING["refunds"]["stories"]}
 
 
 @pytest.fixture
