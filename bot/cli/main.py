@@ -328,6 +328,10 @@ def demo(
             max=65535,
         ),
     ] = None,
+    policy: Annotated[
+        Path | None,
+        typer.Option(help="A policy file to run by instead of the demo's own (checked first)."),
+    ] = None,
 ) -> None:
     """Everything at once on this machine: the bot, a local Slack page, an agent, its store."""
     from bot.demo.app import AGENTS, DemoOptions, run_demo
@@ -343,6 +347,7 @@ def demo(
             data_dir=data_dir,
             socket_mode=socket_mode,
             api_port=api_port,
+            policy=policy,
         )
         code = run_demo(options, out)
     except HitlError as exc:

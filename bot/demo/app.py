@@ -18,7 +18,6 @@ import contextlib
 import secrets
 import shutil
 import signal
-import socket
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from bot.config import APP_NAME, Settings
 from bot.demo import messages as say
 from bot.demo.agents import refunds
 from bot.demo.claw_script import claw_responder
+from bot.demo.keep import API_PORT, api_token, keep_port, kept_port, pick_api_port
 from bot.demo.parts import (
     HOST,
     START_TIMEOUT_S,
@@ -49,7 +49,7 @@ from bot.demo.parts import (
     stop_task,
     supervise,
 )
-from bot.demo.policy import ASK_TIMEOUT_MS, REVIEW_S, write_policy
+from bot.demo.policy import ASK_TIMEOUT_MS, REVIEW_S, policy_for
 from bot.demo.refund_script import refund_responder
 from bot.sandbox.model import ScriptedModel, Turn
 from bot.sandbox.slack import SlackEmulator
@@ -59,7 +59,6 @@ from bot.supervise import Supervisor
 
 AGENTS = ("claw", "refunds")
 LOG_NAME = "demo.log"
-API_PORT = 3000  # serve's default HITL_PORT
 
 # The refunds desk keeps its orders in memory, a stand-in for a payments API; the
 # suggested prompt needs an order big enough for a $4,200 refund, refundable once per
@@ -72,6 +71,23 @@ DEMO_ORDERS: dict[str, dict[str, Any]] = {
         "item": "TV",
         refunds.PER_RUN: True,
     },
+    # The stories' orders (messages.OPENING["refunds"]["stories"]): three small ones for a
+    # digest and one to choose a refund for, each refundable once per run.
+    **{
+        order_id: {
+            "customer": customer,
+            "total": total,
+            "currency": "USD",
+            "item": item,
+            refunds.PER_RUN: True,
+        }
+        for order_id, customer, total, item in (
+            ("B2001", "Eve", 18.00, "mug"),
+            ("B2002", "Finn", 35.00, "lamp"),
+            ("B2003", "Gus", 12.00, "book"),
+            ("B2004", "Hana", 240.00, "chair"),
+        )
+    },
 }
 
 
@@ -79,9 +95,11 @@ DEMO_ORDERS: dict[str, dict[str, Any]] = {
 class DemoOptions:
     agent: str = "claw"
     port: int = 8080  # the emulator's page; 0 picks a free port
-    # The bot's own port (/v1, /metrics): None is API_PORT if it is free (the README's
-    # examples use it), else any free port; 0 is any free port.
+    # The bot's own port (/v1, /metrics): None is the one it had last time on this data
+    # dir (3000 on a first start, the README's examples use it), else any free port
+    # (said so); 0 is any free port.
     api_port: int | None = None
+    policy: Path | None = None  # None: the built-in demo policy, written into the data dir
     data_dir: Path | None = None  # None: HITL_DATA_DIR, or the user data dir
     socket_mode: bool = False  # events over a Socket Mode WebSocket instead of signed HTTP
 
@@ -102,6 +120,7 @@ def demo_settings(
     *,
     secret: str,
     token: str,
+    api_token: str,
     app_token: str | None = None,
     api_port: int = 0,
 ) -> Settings:
@@ -118,7 +137,7 @@ def demo_settings(
             "slack_app_token": SecretStr(app_token) if app_token else None,
             "hitl_host": HOST,
             "hitl_port": api_port,
-            "hitl_api_token": env.hitl_api_token or SecretStr(secrets.token_urlsafe(18)),
+            "hitl_api_token": env.hitl_api_token or SecretStr(api_token),
         }
     )
 
@@ -146,15 +165,19 @@ async def serve_demo(
     # Made up per session: the emulator signs its deliveries with them, the bot checks.
     secret, token = secrets.token_hex(16), "xoxb-demo-" + secrets.token_hex(12)
     app_token = "xapp-demo-" + secrets.token_hex(12) if options.socket_mode else None
-    policy = write_policy(data_dir)
+    policy = policy_for(data_dir, options.policy)  # a file that does not load stops us here
+    port = options.api_port
+    if port is None:  # may wait a moment for a demo that is still stopping
+        port = await asyncio.to_thread(pick_api_port, HOST, data_dir)
     base = demo_settings(
         env,
         data_dir,
         policy,
         secret=secret,
         token=token,
+        api_token=api_token(data_dir),
         app_token=app_token,
-        api_port=api_port(options.api_port),
+        api_port=port,
     )
     for order_id, order in DEMO_ORDERS.items():
         refunds.ORDERS.setdefault(order_id, order)
@@ -170,8 +193,11 @@ async def serve_demo(
             stack.push_async_callback(emu.stop)
             settings = base.model_copy(update={"slack_api_url": emu.api_url})
             tasks = Supervisor()  # one for bot and worker: /healthz reports them all
+            wanted = kept_port(data_dir) or API_PORT
             bot_url, bot = await start_bot(settings, stop, options.agent, tasks)
             stack.push_async_callback(stop_task, stop, bot)
+            if options.api_port is None:
+                _keep_api_port(out, data_dir, wanted, bot_url)
             if options.socket_mode:  # the page works once the bot's socket is up
                 await emu.socket.wait_connected(timeout=START_TIMEOUT_S)
             else:
@@ -191,17 +217,13 @@ async def serve_demo(
             _print_stopped(out, rt, await count_store(rt))
 
 
-def api_port(requested: int | None) -> int:
-    """The port the bot listens on: the one asked for, else API_PORT when nothing holds
-    it (the address the README's examples use), else any free one (0)."""
-    if requested is not None:
-        return requested
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind((HOST, API_PORT))
-        except OSError:
-            return 0
-    return API_PORT
+def _keep_api_port(out: Console, data_dir: Path, wanted: int, bot_url: str) -> None:
+    """Remember the port the API got, for the next start; say so when it is not the one
+    the last start printed (its export lines would name the old one)."""
+    got = int(bot_url.rsplit(":", 1)[1])
+    keep_port(data_dir, got)
+    if got != wanted:
+        out.print(say.API_PORT_MOVED.format(port=wanted, got=got), soft_wrap=True)
 
 
 def cli_command(argv0: str | None = None, cwd: Path | None = None) -> str:

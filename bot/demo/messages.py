@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 STARTING = "Starting the hitl-bot demo ({agent} agent)…"
 
 PORT_TAKEN = (
     "[yellow]Port {port} is not free ({error}); the page is on port {got} instead "
     "(--port picks another).[/yellow]"
+)
+
+API_PORT_MOVED = (
+    "[yellow]The API's port {port} is busy; it is on port {got} this time (--api-port picks "
+    "one): use the export line below, not one printed before.[/yellow]"
 )
 
 MODEL_SCRIPTED = "a scripted model (rules, no LLM key needed)"
@@ -39,7 +46,7 @@ READY = """
 
 # The emulator page opens where "Try it" starts: this person, this channel, this hint
 # line above the messages, and the suggested message already in the composer.
-OPENING = {
+OPENING: dict[str, dict[str, Any]] = {
     "claw": {
         "user": "UKID",
         "channel": "general",
@@ -57,6 +64,28 @@ OPENING = {
             "You are carol in #general. Press Enter to send the message below, then open "
             'its thread. Switch people with "Act as" (top left).'
         ),
+        # The page's story buttons: each posts its texts as `user` in `channel`.
+        "stories": [
+            {
+                "label": "Three small refunds (a digest)",
+                "user": "UCAROL",
+                "channel": "general",
+                "texts": [
+                    "<@UBOT> Refund order B2001 in full, the mug arrived chipped",
+                    "<@UBOT> Refund order B2002 in full, the lamp arrived broken",
+                    "<@UBOT> Refund order B2003 in full, the book arrived torn",
+                ],
+            },
+            {
+                "label": "Full or half? (a proposal)",
+                "user": "UCAROL",
+                "channel": "general",
+                "texts": [
+                    "<@UBOT> Order B2004 arrived scratched: refund it in full or half, "
+                    "let a person choose",
+                ],
+            },
+        ],
     },
 }
 
@@ -75,6 +104,10 @@ TRY_CLAW = """[bold]Try it[/bold]
   question, or withdraws the call waiting for approval, and the agent reads it instead.
   Or wait: after {review} s drop_claw escalates to #hitl-oncall ([bold]bob[/bold]), and
   {review} s later the policy default rejects it.
+  Standing approval: parent's [bold]Approve and allow similar for …[/bold] on the card lets
+  the next drop on the same prize pass at once. Parent's App Home (Apps, left) shows the
+  operators' panel (approval fatigue).
+  A batch digest and a choice among proposals: [bold]hitl-bot demo --agent refunds[/bold].
 """
 
 TRY_REFUNDS = """[bold]Try it[/bold]
@@ -92,6 +125,13 @@ TRY_REFUNDS = """[bold]Try it[/bold]
   run can refund A1004 again, so the story can be told as often as you like.
   Or wait: after {review} s it escalates to #hitl-oncall (@oncall: bob), and {review} s later
   the policy default rejects it.
+[bold]More stories[/bold] (the page's "Stories" buttons; refunds under 1,000 are medium risk,
+  decided by [bold]parent[/bold] in #hitl-approvals)
+  Three small refunds: three cards and, with the third, a digest card: [bold]Approve all 3[/bold].
+  Standing approval: [bold]Approve and allow similar for …[/bold] on B2001's card; tell the
+  story again and B2001's new refund passes at once under that grant (the other orders wait).
+  Full or half?: one card offers both refunds, each with [bold]Choose[/bold]; the chosen one runs.
+  Carol's and parent's App Home (Apps, left) show the operators' panel (approval fatigue).
 """
 
 OPERATOR = """[bold]Meanwhile, in another terminal[/bold]{env}

@@ -5,8 +5,10 @@ left of what was paid, in the order's currency). It reacts to what people did,
 as the tool results tell it: a correction ("Cancelled. The person says: only
 $500") changes the amount or the order and carries on from there, a rejection
 or an unanswered approval ends the run, and an approved refund ends it with the
-receipt. Like `claw_script`, every reply is derived from the whole transcript,
-so a run resumed by another worker gets the same answer.
+receipt. Asked to let a person choose ("in full or half, let a person choose"),
+it proposes both refunds on one card (`propose`) and reports the one chosen.
+Like `claw_script`, every reply is derived from the whole transcript, so a run
+resumed by another worker gets the same answer.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ MONEY = re.compile(
     r"[$€£]\s?(\d[\d,]*(?:\.\d{1,2})?)|(\d[\d,]*(?:\.\d{1,2})?)\s?(?:usd|eur|dollars?|euros?)\b",
     re.IGNORECASE,
 )
+CHOOSE = re.compile(r"\b(choose|pick|decide)\b", re.IGNORECASE)
 IN_FULL = re.compile(r"\b(in full|full refund|everything|all of it)\b", re.IGNORECASE)
 MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
 ANSWERED = re.compile(r"^.*? answered: ", re.DOTALL)
@@ -49,6 +52,7 @@ class _Reading:
     amount: float | None = None  # None: whatever is left to refund
     reason: str = ""
     corrected: bool = False  # a person changed the amount after the first request
+    choose: bool = False  # the first request asks a person to choose: full or half
     order: dict[str, Any] | None = None  # the last lookup of order_id
     asked: bool = False
     receipt: str | None = None
@@ -87,6 +91,7 @@ def _read(messages: Sequence[Mapping[str, Any]]) -> _Reading:
             _hear(r, text, first=first)
             if first:
                 r.reason, first = text, False
+                r.choose = bool(CHOOSE.search(text))
         elif role == "assistant":
             names |= {c.id: c.name for c in tool_calls_of(m)}
         elif role == "tool":
@@ -110,7 +115,7 @@ def _apply(r: _Reading, name: str, result: str) -> None:
     elif name == "ask_human":
         r.asked = True
         _hear(r, ANSWERED.sub("", result, count=1))
-    elif name == "issue_refund":
+    elif name in ("issue_refund", "propose"):
         r.receipt = result.split("Result: ", 1)[-1]
 
 
@@ -137,6 +142,8 @@ def refund_responder(messages: Sequence[Mapping[str, Any]]) -> Turn:
         return say(f"Order {r.order_id} is already refunded in full.")
     amount = left if r.amount is None else min(r.amount, left)
     reason = r.reason[:200] if len(r.reason) >= 3 else "requested by the customer"
+    if r.choose and not r.corrected:
+        return _propose(r.order_id, left, r.order["currency"])
     if r.corrected:  # the first request's amount is no longer the one asked for
         how = "in full" if amount == left else "partly"
         cur = r.order["currency"]
@@ -148,3 +155,17 @@ def refund_responder(messages: Sequence[Mapping[str, Any]]) -> Turn:
         currency=r.order["currency"],
         reason=reason,
     )
+
+
+def _propose(order_id: str, left: float, currency: str) -> Turn:
+    """Both refunds a person may pick from: all that is left, or half of it."""
+    candidates = [
+        {
+            "order_id": order_id,
+            "amount": _whole(amount),
+            "currency": currency,
+            "reason": f"Refund {how}: {_whole(amount):,} {currency}, as a person chose",
+        }
+        for how, amount in (("in full", left), ("half", round(left / 2, 2)))
+    ]
+    return call("propose", tool="issue_refund", candidates=candidates)

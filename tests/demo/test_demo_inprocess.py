@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
-import re
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -13,15 +11,14 @@ from typing import Any
 
 import httpx
 import pytest
-from rich.console import Console
 
-from bot.config import Settings
 from bot.core.models import RiskTier
 from bot.demo.agents import refunds
-from bot.demo.app import DemoOptions, demo_responder, serve_demo
+from bot.demo.app import DemoOptions, demo_responder
 from bot.demo.policy import demo_policy
 from bot.demo.refund_script import refund_responder
 from bot.sandbox.model import Turn
+from tests.demo.running import running_demo
 from tests.poll import eventually
 
 SYSTEM = {"role": "system", "content": "You handle refund requests."}
@@ -119,32 +116,10 @@ def data_dir() -> Iterator[Path]:
 async def refunds_demo(
     data_dir: Path, request: pytest.FixtureRequest
 ) -> AsyncIterator[tuple[httpx.AsyncClient, io.StringIO]]:
-    printed = io.StringIO()
-    stop = asyncio.Event()
-    # Explicit Nones: the developer's REDIS_URL or OPENAI_BASE_URL must not leak in.
-    env = Settings(hitl_data_dir=data_dir, redis_url=None, openai_base_url=None)
     socket_mode = request.param == "socket"  # `hitl-bot demo --socket-mode`
     options = DemoOptions(agent="refunds", port=0, data_dir=data_dir, socket_mode=socket_mode)
-    task = asyncio.create_task(serve_demo(options, Console(file=printed, width=200), stop, env=env))
-
-    async def page() -> str | None:
-        if task.done():
-            task.result()
-        found = re.search(r"Open (http://127\.0\.0\.1:\d+)/", printed.getvalue())
-        return found.group(1) if found else None
-
-    ledger, orders = dict(refunds.LEDGER), dict(refunds.ORDERS)  # the desk is process-wide
-    try:
-        url = await eventually(page, timeout_s=20)
-        async with httpx.AsyncClient(base_url=url, timeout=15) as client:
-            yield client, printed
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 30)
-        refunds.LEDGER.clear()
-        refunds.LEDGER.update(ledger)
-        refunds.ORDERS.clear()
-        refunds.ORDERS.update(orders)
+    async with running_demo(data_dir, options) as (page, printed):
+        yield page, printed
 
 
 async def test_a_4200_refund_waits_for_finance(

@@ -26,6 +26,7 @@ from tests.poll import eventually_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = re.compile(r"Open (http://127\.0\.0\.1:\d+)/")
+EXPORT = re.compile(r"export HITL_API_URL=(\S+) HITL_API_TOKEN=(\S+)")
 FOUND = re.compile(r"Found (\d+) runs? \((\d+) unfinished\) and (\d+) approval requests?")
 # Settings a developer's shell may carry that would point the demo elsewhere.
 FOREIGN = ("REDIS_URL", "OPENAI_BASE_URL", "HITL_POLICY", "SLACK_APP_TOKEN", "HITL_API_TOKEN")
@@ -233,3 +234,51 @@ def test_demo_runs_stops_cleanly_and_keeps_everything(data_dir: Path, tmp_path: 
     assert (approved["from_state"], approved["to_state"]) == ("pending_review", "approved")
     assert (approved["actor"], approved["tool"]) == ("UPARENT", "drop_claw")
     assert approved["run_id"].startswith("run")
+
+
+def exported(demo: Demo) -> tuple[str, str]:
+    """The API address and token the demo told its user to export."""
+    found = eventually_sync(lambda: EXPORT.search(demo.text()), what="the export line")
+    return found.group(1), found.group(2)
+
+
+def test_a_restart_keeps_the_api_address_and_token(data_dir: Path, tmp_path: Path) -> None:
+    first = start_demo(data_dir, tmp_path, "first")
+    try:
+        url, token = exported(first)
+        # A kept-alive connection the demo closes as it stops leaves its port in TIME_WAIT,
+        # as using the page does (the emulator's deliveries to the bot).
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as api:
+            assert api.get("/v1/approvals/nothing").status_code == 404
+            assert first.stop() == 0, first.err.read_text()
+    finally:
+        first.proc.kill()
+
+    second = start_demo(data_dir, tmp_path, "second")
+    try:
+        assert exported(second) == (url, token)  # the lines printed before still work
+        assert (data_dir / "demo-api-token").stat().st_mode & 0o777 == 0o600
+        assert "is busy" not in second.text()
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as api:
+            assert api.get("/v1/approvals/nothing").status_code == 404
+        assert second.stop() == 0, second.err.read_text()
+    finally:
+        second.proc.kill()
+
+
+def test_a_policy_file_that_does_not_load_is_refused_naming_it(tmp_path: Path) -> None:
+    missing, unsafe = tmp_path / "missing.yaml", tmp_path / "unsafe.yaml"
+    unsafe.write_text("tiers: {low: {review_timeout: 1m, reviewers: {users: [UKID]}}}\n")
+    for file, why in ((missing, "cannot read the policy file"), (unsafe, "tiers")):
+        done = subprocess.run(
+            [sys.executable, "-m", "bot", "demo", "--port", "0", "--policy", str(file)],
+            cwd=ROOT,
+            env=env_for(tmp_path / "data"),
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"error: {file}"), done.stderr
+        assert why in done.stderr and "fix:" in done.stderr
+        assert "hitl-bot demo is running" not in done.stdout

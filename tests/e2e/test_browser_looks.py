@@ -89,6 +89,24 @@ async def test_the_demo_opens_where_its_banner_says_to_start(bot: Bot, tmp_path:
         assert await page.locator("#hint").is_hidden()
 
 
+async def test_a_story_button_posts_its_messages_as_its_person(bot: Bot, tmp_path: Path) -> None:
+    bot.emu.workspace.opening = dict(demo_say.OPENING["refunds"])
+    story = demo_say.OPENING["refunds"]["stories"][0]
+    async with fresh_page(bot.emu.base_url + "/", tmp_path) as page:
+        await page.select_option("#act-as", "UALICE")  # whoever the person is acting as
+        await page.get_by_role("button", name=story["label"]).click()
+
+        async def sent() -> Any:
+            mine = bot.emu.messages("general")
+            return mine if len(mine) == len(story["texts"]) else None
+
+        posted = await eventually(sent, what="the story's messages")
+        assert [(m.user, m.text) for m in posted] == [("UCAROL", t) for t in story["texts"]]
+        # The page shows where the story happens, as the person it happens to.
+        await eventually(lambda: page.input_value("#act-as"), ok=lambda v: v == "UCAROL")
+        assert await page.inner_text("#channel-header") == "# general"
+
+
 async def test_a_new_card_in_the_thread_is_scrolled_into_view(bot: Bot, tmp_path: Path) -> None:
     # A run in the review channel keeps its cards in its own thread.
     home = await bot.emu.post("UKID", "#hitl-approvals", "a long thread")

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from bot.agent.loader import Agent
-from bot.agent.tools import ask_tool, tool
+from bot.agent.tools import ask_tool, propose_tool, tool
 
 HIGH_ABOVE = 1000  # refunds above this amount need the high tier's approvers
 
@@ -90,6 +90,6 @@ def issue_refund(
 agent = Agent.of(
     "refunds",
     SYSTEM_PROMPT,
-    [lookup_order, issue_refund, ask_tool()],
+    [lookup_order, issue_refund, ask_tool(), propose_tool()],
     requester="refunds-agent",
 )
