@@ -123,7 +123,8 @@ def audit_verify(
     out.print(
         f"{count} requests, every audit chain intact. "
         "Every decision signed with this bot's key, every approval under a standing "
-        f"approval made by its signed grant.{anchored}"
+        f"approval made by its signed grant.{anchored}",
+        soft_wrap=True,
     )
 
 
