@@ -12,6 +12,7 @@ from typing import Any
 
 from bot import messages as msg
 from bot.core.candidates import candidate_hashes, shown_hash
+from bot.core.deciders import Verdict, who_may_decide
 from bot.core.fence import fence_of, new_claim_token, token_of
 from bot.core.grants import GRANT_REASON
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTier
@@ -217,11 +218,11 @@ def _same_edit(req: ActionRequest, d: Decision) -> bool:
 
 
 def _check_eligible(req: ActionRequest, d: Decision) -> None:
-    if req.is_requester(d.actor) and d.event == E.REJECT:
-        return  # saying no to one's own request is always safe: it withdraws it
-    allowed = req.eligible()
-    shown = tuple(sorted(allowed))
-    if req.is_requester(d.actor) and not req.self_approval:
+    verdict = who_may_decide(req, d.actor, d.actor_groups, event=d.event, foreign=d.foreign)
+    if verdict == Verdict.MAY:
+        return
+    shown = tuple(sorted(req.eligible()))
+    if verdict == Verdict.OWN:
         raise NotEligible(
             msg.NOT_ELIGIBLE.format(
                 actor=d.actor, why=msg.WHY_REQUESTER.format(approvers=", ".join(shown))
@@ -232,9 +233,6 @@ def _check_eligible(req: ActionRequest, d: Decision) -> None:
             allowed=shown,
             own=True,
         )
-    anyone = "*" in allowed and not d.foreign
-    if anyone or d.actor in allowed or allowed.intersection(d.actor_groups):
-        return
     raise NotEligible(
         msg.NOT_ELIGIBLE.format(
             actor=d.actor, why=msg.WHY_NOT_APPROVER.format(approvers=", ".join(shown))

@@ -24,10 +24,12 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.deciders import Verdict, who_may_decide
 from bot.core.ids import is_question_id
 from bot.core.models import ActionRequest, Run
+from bot.core.states import Event
 from bot.errors import HitlError
-from bot.slack.groups import groups_of
+from bot.slack.groups import groups_of, needs_lookup
 from bot.store.runtime import Runtime
 
 
@@ -117,12 +119,36 @@ async def may_read(rt: Runtime, client: AsyncWebClient, user: str, req: ActionRe
 
 
 async def may_decide(
-    rt: Runtime, client: AsyncWebClient, user: str, req: ActionRequest, *, foreign: bool = False
+    rt: Runtime,
+    client: AsyncWebClient,
+    user: str,
+    req: ActionRequest,
+    *,
+    foreign: bool = False,
+    event: Event = Event.APPROVE,
 ) -> bool:
-    """Could `user` decide `req` now (as the machine will check it, groups resolved)?"""
-    if req.is_requester(user) and not req.self_approval:
-        return False
-    return await _among(rt, client, user, req.eligible(), foreign=foreign)
+    """Could `user` make `event` on `req` now? The machine's own rule
+    (bot/core/deciders.py), asked with the person's groups resolved."""
+    return await verdict_of(rt, client, user, req, foreign=foreign, event=event) == Verdict.MAY
+
+
+async def verdict_of(
+    rt: Runtime,
+    client: AsyncWebClient,
+    user: str,
+    req: ActionRequest,
+    *,
+    foreign: bool = False,
+    event: Event = Event.APPROVE,
+) -> Verdict:
+    """The one rule's answer for `user`, looking their groups up only when a group or
+    channel among the deciders could make them one (never for another workspace's)."""
+    principals = req.eligible()
+    groups: tuple[str, ...] = ()
+    settled = user in principals or "*" in principals
+    if not foreign and not settled and needs_lookup(principals):
+        groups = await groups_of(rt.slack, client, user, principals)
+    return who_may_decide(req, user, groups, event=event, foreign=foreign)
 
 
 async def may_see(
