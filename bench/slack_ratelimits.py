@@ -89,7 +89,8 @@ async def one_run(url: str, policy_file: Path, n: int, scale: float, gate: bool)
     )
     options = ServeOptions(
         notifier_retry_ms=int(OUTBOX_RETRY_MS / scale),
-        slack_limits=SLACK_LIMITS.scaled(scale) if gate else None,
+        slack_limits=SLACK_LIMITS.scaled(scale),
+        slack_gate=gate,
     )
     stop = asyncio.Event()
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()

@@ -19,13 +19,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.config import Settings
-from bot.slack.ratelimit import SLACK_LIMITS, Limits, RateGate, retry_after_s
+from bot.slack.ratelimit import Limits, RateGate, limits_for, retry_after_s
 from bot.store.metrics import count_retry
 
 
 class _RateLimited(AsyncRateLimitErrorRetryHandler):
     """Each call waits its own Retry-After: the way before the shared gate, kept only
-    for a client made with `limits=None` (the bench's comparison)."""
+    for a client made with `gate=False` (the bench's comparison)."""
 
     async def prepare_for_next_attempt_async(self, **kwargs: Any) -> None:
         count_retry("ratelimited")
@@ -122,12 +122,14 @@ def retry_handlers(*, per_call_429: bool = False) -> list[AsyncRetryHandler]:
 
 
 def web_client(
-    settings: Settings, *, timeout_s: int = 10, limits: Limits | None = SLACK_LIMITS
+    settings: Settings, *, timeout_s: int = 10, limits: Limits | None = None, gate: bool = True
 ) -> AsyncWebClient:
-    """The process's client. `limits=None`: no shared gate, each call waits out its own
-    429 (slack_sdk's way, which Slack throttles harder; kept for the bench)."""
+    """The process's client, its calls paced to `limits` (None: Slack's own for Slack's
+    Web API, only its 429s for another, bot/slack/ratelimit.py). `gate=False`: no shared
+    gate, each call waits out its own 429 (slack_sdk's way, which Slack throttles harder;
+    kept for the bench's comparison)."""
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-    if limits is None:
+    if not gate:
         return AsyncWebClient(
             token=token,
             base_url=settings.slack_api_url,
@@ -140,5 +142,5 @@ def web_client(
         retry_handlers=retry_handlers(),
         timeout=timeout_s,
     )
-    client.gate = RateGate(limits)
+    client.gate = RateGate(limits or limits_for(settings.slack_api_url))
     return client

@@ -25,6 +25,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit
 
 Now = Callable[[], float]  # monotonic seconds
 Sleep = Callable[[float], Awaitable[None]]
@@ -81,16 +82,26 @@ class Limits:
     """What the gate paces to. `scaled(k)`: the same limits k times faster, for a test or
     a bench against an emulator whose clock is scaled the same way."""
 
-    channel_post: Pace = Pace(1.0, 3)
+    channel_post: Pace | None = Pace(1.0, 3)  # None, and no tiers: only Slack's 429s pace
     tiers: Mapping[str, Pace] = field(default_factory=lambda: dict(TIERS))
     retries: int = 3  # 429s one call waits out before its caller hears of it
 
     def scaled(self, factor: float) -> Limits:
         tiers = {m: p.scaled(factor) for m, p in self.tiers.items()}
-        return replace(self, channel_post=self.channel_post.scaled(factor), tiers=tiers)
+        post = self.channel_post.scaled(factor) if self.channel_post else None
+        return replace(self, channel_post=post, tiers=tiers)
 
 
 SLACK_LIMITS = Limits()
+# Another Web API (the emulator, a stand-in): its limits are unknown, so no pacing, but
+# every 429 it sends is still waited out for the whole method.
+UNPACED = Limits(channel_post=None, tiers={})
+
+
+def limits_for(api_url: str) -> Limits:
+    """Slack's published limits for Slack's own Web API; elsewhere only its 429s."""
+    host = urlsplit(api_url).hostname or ""
+    return SLACK_LIMITS if host == "slack.com" or host.endswith(".slack.com") else UNPACED
 
 
 class _Bucket:

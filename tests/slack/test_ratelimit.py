@@ -16,6 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.config import Settings
 from bot.sandbox.slack import SlackEmulator
 from bot.slack.client import LimitedWebClient, web_client
+from bot.slack.ratelimit import SLACK_LIMITS, UNPACED, limits_for
 from tests.poll import eventually
 
 TOKEN = "xoxb-gate"
@@ -73,3 +74,8 @@ async def test_the_emulator_answers_past_a_channel_limit_with_retry_after(
     assert answers[:5] == ["ok"] * 5
     assert answers[5] == "0.05"  # one Slack second, scaled
     assert len(emu.ratelimits.inside()) == (answers[6] != "ok")  # it did not wait
+
+
+def test_slack_is_paced_to_its_published_limits_another_web_api_only_by_its_429s() -> None:
+    assert limits_for("https://slack.com/api/") is SLACK_LIMITS
+    assert limits_for("http://127.0.0.1:4000/api/") is UNPACED
