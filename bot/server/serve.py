@@ -28,6 +28,7 @@ from bot.slack.client import web_client
 from bot.slack.http import slack_endpoint
 from bot.slack.notifier import Notifier
 from bot.slack.principals import resolve_at_start
+from bot.slack.ratelimit import Limits
 from bot.slack.socket_mode import SocketModeLink
 from bot.store.events import NOTIFIER_GROUP
 from bot.store.events_trim import INTERVAL_S
@@ -48,6 +49,10 @@ class ServeOptions:
     # Longest wait for new events in one read; a stop waits for the read in progress.
     read_block_ms: int = 1_000
     slack_timeout_s: int = 10  # one Slack Web API call, past which it counts as lost
+    # What the Web API gate paces to. None: Slack's published limits when SLACK_API_URL is
+    # Slack's, else only the 429s it hears; a test against a scaled emulator scales them.
+    slack_limits: Limits | None = None
+    slack_gate: bool = True  # False: each call waits its own 429 (the bench's comparison)
 
 
 def check_settings(settings: Settings) -> None:
@@ -82,7 +87,12 @@ async def run_serve(
     # The key only serve holds: its store seals every person's decision and every default.
     async with open_runtime(settings, clock=clock, signer=load_signer(settings)) as rt:
         runs = rt.runs
-        client = web_client(settings, timeout_s=options.slack_timeout_s)
+        client = web_client(
+            settings,
+            timeout_s=options.slack_timeout_s,
+            limits=options.slack_limits,
+            gate=options.slack_gate,
+        )
         if settings.slack_bot_token is not None:
             await resolve_at_start(rt.slack, client, rt.policy)
         token = settings.slack_app_token

@@ -46,6 +46,7 @@ from bot.sandbox.slack.ids import Clock, Ids
 from bot.sandbox.slack.interactions import Interactions
 from bot.sandbox.slack.page import page_routes
 from bot.sandbox.slack.payloads import Payloads
+from bot.sandbox.slack.ratelimits import RateLimits, channel_id_in
 from bot.sandbox.slack.responses import Responses
 from bot.sandbox.slack.serving import BackgroundServer
 from bot.sandbox.slack.snapshot import snapshot
@@ -118,6 +119,9 @@ class SlackEmulator:
             self.calls,
             self.socket.open_url,
         )
+        # Slack's rate limits: off until a test calls `ratelimits.turn_on()`
+        self.ratelimits = RateLimits(lambda ref: channel_id_in(self.workspace, ref))
+        self.web_api.limits = self.ratelimits
         self.app = Starlette(
             routes=[
                 Route("/api/{method:str}", self.web_api.endpoint, methods=["GET", "POST"]),
@@ -179,6 +183,7 @@ class SlackEmulator:
         self.responses.clear()
         self.faults.clear()
         self.calls.clear()
+        self.ratelimits.clear()
         self.deliverer.records.clear()
 
     async def __aenter__(self) -> SlackEmulator:

@@ -20,6 +20,7 @@ from bot.sandbox.slack import api_messages, api_views
 from bot.sandbox.slack.api_common import ApiContext, Args, Handler
 from bot.sandbox.slack.errors import WebApiError
 from bot.sandbox.slack.faults import Call, CallLog, Fault, Faults
+from bot.sandbox.slack.ratelimits import RateLimits, retry_after_header
 
 METHODS: dict[str, Handler] = {**api_messages.METHODS, **api_views.METHODS}
 _LOGGED_ARGS = ("channel", "user", "users", "ts", "thread_ts", "text", "view_id", "name")
@@ -73,6 +74,7 @@ class WebApi:
         self.calls = calls
         # apps.connections.open is the one method that takes the app-level token
         self.open_socket = open_socket
+        self.limits: RateLimits | None = None  # Slack's rate limits, when the emulator has them
 
     def _record(self, method: str, status: int, body: dict[str, Any], args: Args) -> None:
         logged = {k: args[k] for k in _LOGGED_ARGS if k in args}
@@ -113,6 +115,10 @@ class WebApi:
             response = _fault_response(fault)
             self._record(method, fault.status, json.loads(bytes(response.body)), args)
             return response
+        if self.limits is not None and (wait := self.limits.check(method, args)) is not None:
+            limited = {"ok": False, "error": "ratelimited"}
+            self._record(method, 429, limited, args)
+            return JSONResponse(limited, 429, {"Retry-After": retry_after_header(wait)})
         try:
             body = self._dispatch(method, args, token)
         except WebApiError as e:
