@@ -118,6 +118,7 @@ class SlackEmulator:
             self.calls,
             self.socket.open_url,
         )
+        self.scopes = self.web_api.scopes  # `emu.scopes.grant(token, [...])`: fewer scopes
         self.app = Starlette(
             routes=[
                 Route("/api/{method:str}", self.web_api.endpoint, methods=["GET", "POST"]),
