@@ -49,7 +49,10 @@ async def token_lines(settings: Settings, client: AsyncWebClient) -> tuple[list[
         text = msg.DOCTOR_SLACK_UNREACHABLE.format(url=settings.slack_api_url, error=exc)
         return [fail("slack token", text, msg.DOCTOR_SLACK_UNREACHABLE_FIX)], False
     text = msg.DOCTOR_TOKEN_OK.format(
-        user=resp.get("user"), team=resp.get("team"), url=resp.get("url")
+        user=resp.get("user"),
+        user_id=resp.get("user_id"),
+        team=resp.get("team"),
+        url=resp.get("url"),
     )
     return [passed("slack token", text)], True
 
@@ -110,7 +113,8 @@ async def channel_lines(client: AsyncWebClient, policy: Policy) -> list[Line]:
                 continue
             info = None
         if info is None:
-            lines.append(fail("channel", smsg.CHANNEL_UNKNOWN.format(where=where, name=name), fix))
+            unknown = smsg.CHANNEL_UNKNOWN if name.startswith("#") else msg.DOCTOR_CHANNEL_HIDDEN
+            lines.append(fail("channel", unknown.format(where=where, name=name), fix))
             continue
         cid = str(info.get("id") or cid)
         if info.get("is_archived"):

@@ -154,7 +154,7 @@ DOCTOR_SUMMARY = "{fails} FAIL, {warns} WARN, {passes} PASS."
 DOCTOR_SETTINGS_BAD = "The environment does not load: {error}"
 DOCTOR_NO_TOKEN = "SLACK_BOT_TOKEN is not set: serve cannot talk to Slack."
 DOCTOR_NO_TOKEN_FIX = "export SLACK_BOT_TOKEN=xoxb-... (OAuth & Permissions > Bot User OAuth Token)"
-DOCTOR_TOKEN_OK = "Slack accepts the bot token: bot {user} in workspace {team} ({url})."
+DOCTOR_TOKEN_OK = "Slack accepts the bot token: bot {user} ({user_id}) in workspace {team} ({url})."
 DOCTOR_TOKEN_REFUSED = "Slack refuses the bot token ({error})."
 DOCTOR_TOKEN_REFUSED_FIX = (
     "copy the Bot User OAuth Token again (reinstall the app if it was revoked) into SLACK_BOT_TOKEN"
@@ -177,6 +177,10 @@ DOCTOR_NOT_MEMBER_POSTS = (
 DOCTOR_NOT_MEMBER_PRIVATE = "the bot cannot list its members: nobody in it can approve"
 DOCTOR_NOT_MEMBER_LISTED = "it approves through the member list only; nothing is posted there"
 DOCTOR_INVITE_FIX = "in Slack, open {name} and type /invite @hitl-bot"
+DOCTOR_CHANNEL_HIDDEN = (
+    "{where}: Slack does not show the channel {name} to the bot: it does not exist, or it "
+    "is private and the bot is not a member (nobody in it can approve, nothing is posted)."
+)
 DOCTOR_CHANNEL_LOOKUP_FAILED = "{name}: Slack would not answer conversations.info ({error})."
 DOCTOR_NO_CHANNELS = "The policy names no channel."
 DOCTOR_GROUP_OK = "User group {name}: {n} member(s); used at {where}."

@@ -172,8 +172,8 @@ class SlackEmulator:
 
     async def reset(self) -> None:
         """A clean workspace on the same server: initial users, channels and groups; no
-        messages, views, ephemerals, triggers, faults, calls or deliveries. Keeps tokens,
-        the events URL and the URLs already handed out."""
+        messages, views, ephemerals, triggers, faults, calls or deliveries; the manifest's
+        scopes again. Keeps tokens, the events URL and the URLs already handed out."""
         await self.deliverer.cancel_pending()
         self.workspace.reset()
         self.triggers.clear()
@@ -181,6 +181,7 @@ class SlackEmulator:
         self.faults.clear()
         self.calls.clear()
         self.deliverer.records.clear()
+        self.scopes.clear()
 
     async def __aenter__(self) -> SlackEmulator:
         await self.start()

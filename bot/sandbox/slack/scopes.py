@@ -71,6 +71,10 @@ class TokenScopes:
         """From now on `token` holds exactly `scopes` (as a reinstall would)."""
         self._granted[token] = frozenset(scopes)
 
+    def clear(self) -> None:
+        """Every token back to the default grant (emu.reset())."""
+        self._granted.clear()
+
     def of(self, token: str) -> frozenset[str]:
         return self._granted.get(token, self.default)
 
