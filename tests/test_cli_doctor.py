@@ -5,6 +5,7 @@ WARN, with the fix, and any FAIL makes the exit code 1."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import os
@@ -73,23 +74,25 @@ def line(rows: Rows, check: str, status: str, *words: str) -> dict[str, str]:
     raise AssertionError(f"no {status} {check} line saying {words}: {json.dumps(rows, indent=1)}")
 
 
-@pytest.fixture
-async def durable(redis: Redis) -> AsyncIterator[Redis]:
-    """The test Valkey keeping an append-only file for one test (as production should)."""
-    await redis.config_set("appendonly", "yes")
+@contextlib.asynccontextmanager
+async def appendonly(redis: Redis, value: str) -> AsyncIterator[None]:
+    """The test Valkey with `appendonly` set to `value` for a while, then as it was."""
+    was = (await redis.config_get("appendonly"))["appendonly"]
+    await redis.config_set("appendonly", value)
     try:
-        yield redis
+        yield
     finally:
-        await redis.config_set("appendonly", "no")
+        await redis.config_set("appendonly", was)
 
 
 async def test_a_clean_deployment_is_all_pass(
-    emu: SlackEmulator, tmp_path: Path, redis_url: str, durable: Redis
+    emu: SlackEmulator, tmp_path: Path, redis_url: str, redis: Redis
 ) -> None:
-    await AgentDirectory(durable).announce(["claw"])
-    code, rows = await doctor(
-        emu, tmp_path, redis_url, POLICY, SLACK_APP_TOKEN=APP_TOKEN, HITL_DEFAULT_AGENT="claw"
-    )
+    await AgentDirectory(redis).announce(["claw"])
+    async with appendonly(redis, "yes"):
+        code, rows = await doctor(
+            emu, tmp_path, redis_url, POLICY, SLACK_APP_TOKEN=APP_TOKEN, HITL_DEFAULT_AGENT="claw"
+        )
     assert [r for r in rows if r["status"] != "PASS"] == [] and code == 0
     checks = {r["check"] for r in rows}
     assert checks >= {"policy", "slack token", "scopes", "channel", "user group", "events"}
@@ -110,10 +113,11 @@ async def test_each_fault_is_named_on_its_own_line_with_the_fix(
     key.parent.mkdir()
     key.write_text(SERVE_SEED + "\n")
     key.chmod(0o644)
-    code, rows = await doctor(
-        emu, tmp_path, redis_url, policy, "--events-url", emu.base_url + "/slack/events",
-        HITL_SIGNING_KEY="", HITL_REPLICA_ACKS="1", HITL_DEFAULT_AGENT="ghost",
-    )  # fmt: skip
+    async with appendonly(redis, "no"):
+        code, rows = await doctor(
+            emu, tmp_path, redis_url, policy, "--events-url", emu.base_url + "/slack/events",
+            HITL_SIGNING_KEY="", HITL_REPLICA_ACKS="1", HITL_DEFAULT_AGENT="ghost",
+        )  # fmt: skip
     assert code == 1
     line(rows, "scopes", "FAIL", "chat:write", "nobody is asked", "OAuth & Permissions")
     line(rows, "scopes", "WARN", "reactions:write", "reinstall the app")
@@ -143,18 +147,19 @@ async def test_a_token_without_usergroups_read_fails_where_the_policy_names_a_gr
     line(rows, "user group", "FAIL", "usergroups:read")
 
 
-async def test_a_refused_token_and_a_bad_policy_fail_their_lines(
+async def test_a_refused_token_a_bad_policy_and_no_store_fail_their_lines(
     emu: SlackEmulator, tmp_path: Path, redis_url: str, redis: Redis
 ) -> None:
     code, rows = await doctor(
         emu, tmp_path, redis_url, "tiers: {high: {review_timeout: soon}}\n",
-        SLACK_BOT_TOKEN="xoxb-revoked", SLACK_SIGNING_SECRET="",
+        SLACK_BOT_TOKEN="xoxb-revoked", SLACK_SIGNING_SECRET="", REDIS_URL="redis://127.0.0.1:1/0",
     )  # fmt: skip
     assert code == 1
     line(rows, "policy", "FAIL", "policy.yaml", "does not load", "hitl-bot policy check")
     line(rows, "slack token", "FAIL", "invalid_auth", "SLACK_BOT_TOKEN")
     line(rows, "events", "FAIL", "SLACK_SIGNING_SECRET is not set", "Socket Mode")
-    line(rows, "store", "PASS", "REDIS_URL")
+    line(rows, "store", "FAIL", "Cannot reach Redis at redis://127.0.0.1:1/0", "fix:")
+    line(rows, "workers", "WARN", "the store line failed")
 
 
 async def test_a_public_channel_the_bot_left_is_named_with_the_invite(

@@ -98,7 +98,8 @@ async def store_lines(settings: Settings, policy: Policy | None) -> list[Line]:
             lines.append(await _replica_line(rt, settings.hitl_replica_acks))
             offered = await rt.agents.offered()
     except HitlError as exc:
-        return [fail("store", msg.DOCTOR_STORE_BAD.format(error=exc))]
+        skipped = [warn(c, msg.DOCTOR_STORE_SKIPPED) for c in ("workers", "default agent")]
+        return [fail("store", msg.DOCTOR_STORE_BAD.format(error=exc)), *skipped]
     if offered:
         lines.append(passed("workers", msg.DOCTOR_WORKERS_OK.format(agents=", ".join(offered))))
     else:

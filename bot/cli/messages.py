@@ -213,6 +213,7 @@ DOCTOR_EVENTS_FIX = (
 DOCTOR_STORE_OK = "The store answers: {where}."
 DOCTOR_STORE_EMBEDDED = "the embedded Valkey in {path} (append-only, noeviction: set by hitl-bot)"
 DOCTOR_STORE_BAD = "The store cannot be used: {error}"
+DOCTOR_STORE_SKIPPED = "Not checked: the store line failed."
 DOCTOR_PERSIST_OK = "Redis keeps an append-only file and never evicts (appendonly yes, noeviction)."
 DOCTOR_PERSIST_BAD = "Redis {name} is {value!r}: a crash or memory pressure loses approvals."
 DOCTOR_PERSIST_UNREAD = "Redis would not show its settings (CONFIG GET: {error})."
