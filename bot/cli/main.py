@@ -21,8 +21,10 @@ from bot.cli import runs as cli_runs
 from bot.cli.audit import audit_app
 from bot.cli.audit import run_cli as _run
 from bot.cli.channels import check_channels_in_slack
+from bot.cli.doctor import doctor
 from bot.cli.keys import keys_app
 from bot.cli.policy_replay import policy_diff, shadow_report
+from bot.cli.preflight import check_preflight_in_slack
 from bot.cli.report import report
 from bot.cli.valkey import valkey_app
 from bot.core.chain import expand
@@ -263,6 +265,7 @@ def policy_check(file: Path, as_json: JsonOpt = False) -> None:
         err.print(str(exc), markup=False, highlight=False)
         raise typer.Exit(2) from None
     check_channels_in_slack(policy)  # refuses (exit 2) an unknown or archived channel
+    check_preflight_in_slack(policy)  # ...and a missing scope it needs, an unknown user group
     if as_json:
         print(policy.model_dump_json(indent=2))
     else:
@@ -428,6 +431,9 @@ def worker(
     worker_main(args)
 
 
+app.command("doctor", short_help="Check a deployment: Slack, the store, the key, the policy.")(
+    doctor
+)
 app.command("report", short_help="Approval fatigue by tier and approver; --html for charts.")(
     report
 )

@@ -149,3 +149,116 @@ ROLL_ENV = (
     "decision they sealed. An executor may drop {old} once nothing it sealed waits to be "
     "claimed.",
 )
+
+# -- `hitl-bot doctor` (bot/cli/doctor*.py): one line per check, with the fix ------------
+DOCTOR_SUMMARY = "{fails} FAIL, {warns} WARN, {passes} PASS."
+DOCTOR_SETTINGS_BAD = "The environment does not load: {error}"
+DOCTOR_NO_TOKEN = "SLACK_BOT_TOKEN is not set: serve cannot talk to Slack."
+DOCTOR_NO_TOKEN_FIX = "export SLACK_BOT_TOKEN=xoxb-... (OAuth & Permissions > Bot User OAuth Token)"
+DOCTOR_TOKEN_OK = "Slack accepts the bot token: bot {user} ({user_id}) in workspace {team} ({url})."
+DOCTOR_TOKEN_REFUSED = "Slack refuses the bot token ({error})."
+DOCTOR_TOKEN_REFUSED_FIX = (
+    "copy the Bot User OAuth Token again (reinstall the app if it was revoked) into SLACK_BOT_TOKEN"
+)
+DOCTOR_SLACK_UNREACHABLE = "Cannot reach Slack at {url}: {error}."
+DOCTOR_SLACK_UNREACHABLE_FIX = (
+    "check the network from this host, and SLACK_API_URL if set (default https://slack.com/api/)"
+)
+DOCTOR_SLACK_SKIPPED = "Not checked: the Slack token line failed."
+DOCTOR_POLICY_SKIPPED = "Not checked: the policy does not load."
+DOCTOR_SCOPES_OK = "The token holds every scope manifest.yml asks for ({n})."
+DOCTOR_CHANNEL_MEMBER = "{name} ({id}, {kind}): the bot is a member; used at {where}."
+DOCTOR_CHANNEL_NOT_MEMBER = (
+    "{name} ({id}, {kind}): the bot is not a member; used at {where}: {breaks}."
+)
+DOCTOR_NOT_MEMBER_POSTS = (
+    "its cards and escalations are not posted there, and replies in their threads never "
+    "reach the bot"
+)
+DOCTOR_NOT_MEMBER_PRIVATE = "the bot cannot list its members: nobody in it can approve"
+DOCTOR_NOT_MEMBER_LISTED = "it approves through the member list only; nothing is posted there"
+DOCTOR_INVITE_FIX = "in Slack, open {name} and type /invite @hitl-bot"
+DOCTOR_CHANNEL_HIDDEN = (
+    "{where}: Slack does not show the channel {name} to the bot: it does not exist, or it "
+    "is private and the bot is not a member (nobody in it can approve, nothing is posted)."
+)
+DOCTOR_CHANNEL_LOOKUP_FAILED = "{name}: Slack would not answer conversations.info ({error})."
+DOCTOR_NO_CHANNELS = "The policy names no channel."
+DOCTOR_GROUP_OK = "User group {name}: {n} member(s); used at {where}."
+DOCTOR_GROUPS_UNCHECKED = (
+    "The policy's user groups were not checked: the token lacks usergroups:read."
+)
+DOCTOR_NO_GROUPS = "The policy names no user group."
+DOCTOR_SOCKET_OK = "Socket Mode: Slack accepts SLACK_APP_TOKEN (apps.connections.open)."
+DOCTOR_SOCKET_REFUSED = "Socket Mode: Slack refuses SLACK_APP_TOKEN ({error})."
+DOCTOR_SOCKET_FIX = (
+    "create an app-level token with the connections:write scope (Basic Information > "
+    "App-Level Tokens), export it as SLACK_APP_TOKEN, and turn Socket Mode on"
+)
+DOCTOR_NO_SECRET = "HTTP mode (no SLACK_APP_TOKEN) but SLACK_SIGNING_SECRET is not set."
+DOCTOR_NO_SECRET_FIX = (
+    "export SLACK_SIGNING_SECRET (Basic Information > Signing Secret), or use Socket Mode "
+    "with SLACK_APP_TOKEN"
+)
+DOCTOR_EVENTS_UNCHECKED = "HTTP mode: the events URL Slack calls was not checked."
+DOCTOR_EVENTS_UNCHECKED_FIX = (
+    "run hitl-bot doctor --events-url https://YOUR_HOST/slack/events (the Request URL in "
+    "the app's settings) while serve runs"
+)
+DOCTOR_EVENTS_OK = "HTTP mode: {url} answers Slack's signed url_verification challenge."
+DOCTOR_EVENTS_BAD = "HTTP mode: {url} does not answer Slack's url_verification challenge ({why})."
+DOCTOR_EVENTS_FIX = (
+    "make sure serve runs and is reachable at that address over HTTPS, with the same "
+    "SLACK_SIGNING_SECRET as the app's, and that the app's Request URL is this one"
+)
+DOCTOR_STORE_OK = "The store answers: {where}."
+DOCTOR_STORE_EMBEDDED = "the embedded Valkey in {path} (append-only, noeviction: set by hitl-bot)"
+DOCTOR_STORE_BAD = "The store cannot be used: {error}"
+DOCTOR_STORE_SKIPPED = "Not checked: the store line failed."
+DOCTOR_PERSIST_OK = "Redis keeps an append-only file and never evicts (appendonly yes, noeviction)."
+DOCTOR_PERSIST_BAD = "Redis {name} is {value!r}: a crash or memory pressure loses approvals."
+DOCTOR_PERSIST_UNREAD = "Redis would not show its settings (CONFIG GET: {error})."
+DOCTOR_PERSIST_UNREAD_FIX = (
+    "make sure the server keeps an append-only file and uses maxmemory-policy noeviction"
+)
+DOCTOR_REPLICAS_NONE = (
+    "No replicas, HITL_REPLICA_ACKS=0: a transition is saved once the primary has it."
+)
+DOCTOR_REPLICAS_OK = "HITL_REPLICA_ACKS={n} with {r} replica(s): each transition waits for {n}."
+DOCTOR_REPLICAS_OFF = (
+    "Redis has {r} replica(s) but HITL_REPLICA_ACKS=0: a decision acknowledged just before "
+    "a failover can be lost."
+)
+DOCTOR_REPLICAS_OFF_FIX = "export HITL_REPLICA_ACKS=1"
+DOCTOR_REPLICAS_SHORT = (
+    "HITL_REPLICA_ACKS={n} but a primary has {r} replica(s): every decision and claim is "
+    "refused as not yet saved."
+)
+DOCTOR_REPLICAS_SHORT_FIX = "connect {n} replica(s) to every primary, or lower HITL_REPLICA_ACKS"
+DOCTOR_REPLICAS_UNREAD = "Redis would not say how many replicas it has."
+DOCTOR_KEY_ENV = "The signing key comes from HITL_SIGNING_KEY (key id {key_id})."
+DOCTOR_KEY_FILE = "The signing key {path} is readable by its owner only (key id {key_id})."
+DOCTOR_KEY_BAD = "The signing key cannot be used: {error}."
+DOCTOR_KEY_NONE = "No signing key yet: {error}."
+DOCTOR_POLICY_OK = "The policy {source} loads: {tiers} tiers, {tools} tools listed."
+DOCTOR_POLICY_BAD = "The policy {source} does not load: {error}"
+DOCTOR_POLICY_FIX = "correct the file (hitl-bot policy check FILE names each problem)"
+DOCTOR_WORKERS_OK = "A worker offers: {agents}."
+DOCTOR_WORKERS_NONE = (
+    "No worker offers an agent: a mention of the bot and /hitl run start runs nobody takes."
+)
+DOCTOR_WORKERS_FIX = "start one beside serve: hitl-bot worker (--agent module:object for your own)"
+DOCTOR_DEFAULT_OK = "The default agent {agent} is offered by a worker."
+DOCTOR_DEFAULT_ONE = "HITL_DEFAULT_AGENT is unset: a mention starts {agent}, the one agent offered."
+DOCTOR_DEFAULT_MISSING = (
+    "HITL_DEFAULT_AGENT={agent} but no worker offers it (offered: {offered}): a mention "
+    "starts a run nobody takes."
+)
+DOCTOR_DEFAULT_MISSING_FIX = (
+    "start a worker with --agent {agent}, or set HITL_DEFAULT_AGENT to one offered"
+)
+DOCTOR_DEFAULT_UNSET = (
+    "HITL_DEFAULT_AGENT is unset and {n} agents are offered: a mention asks which to start."
+)
+DOCTOR_DEFAULT_UNSET_FIX = "export HITL_DEFAULT_AGENT=NAME (one of those a worker offers)"
+DOCTOR_NONE = "(none)"

@@ -27,6 +27,7 @@ from bot.slack.app import build_app
 from bot.slack.client import web_client
 from bot.slack.http import slack_endpoint
 from bot.slack.notifier import Notifier
+from bot.slack.preflight import preflight_at_start
 from bot.slack.principals import resolve_at_start
 from bot.slack.ratelimit import Limits
 from bot.slack.socket_mode import SocketModeLink
@@ -95,6 +96,7 @@ async def run_serve(
         )
         if settings.slack_bot_token is not None:
             await resolve_at_start(rt.slack, client, rt.policy)
+            await preflight_at_start(client, rt.policy)  # the token's scopes, the user groups
         token = settings.slack_app_token
         app_token = token.get_secret_value() if token else None
         # Socket Mode: no signing secret is used anywhere and /slack/events is not mounted.

@@ -38,18 +38,27 @@ UNCHECKED = (
 )
 
 
-async def warn_if_unsafe(client: redis.asyncio.Redis) -> list[str]:
-    """Log one warning per unsafe setting (or one that nothing could be checked)."""
-    warnings: list[str] = []
+async def unsafe_settings(client: redis.asyncio.Redis) -> tuple[dict[str, str], str | None]:
+    """(setting -> value, for each that differs from WANTED; the error that kept them
+    unread, e.g. a managed service refusing CONFIG GET)."""
+    found: dict[str, str] = {}
     for name, wanted in WANTED.items():
         try:
             got = await client.config_get(name)
         except RedisError as exc:
-            warnings = [UNCHECKED.format(error=exc)]
-            break
+            return {}, str(exc)
         value = str(got.get(name, "")) if isinstance(got, dict) else ""
         if value and value != wanted:
-            warnings.append(UNSAFE.format(name=name, value=value, fix=FIX[name]))
+            found[name] = value
+    return found, None
+
+
+async def warn_if_unsafe(client: redis.asyncio.Redis) -> list[str]:
+    """Log one warning per unsafe setting (or one that nothing could be checked)."""
+    found, error = await unsafe_settings(client)
+    warnings = [UNSAFE.format(name=n, value=v, fix=FIX[n]) for n, v in found.items()]
+    if error is not None:
+        warnings = [UNCHECKED.format(error=error)]
     for line in warnings:
         log.warning(line)
     return warnings

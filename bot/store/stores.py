@@ -16,7 +16,7 @@ from bot.clock import Clock, wall_ms
 from bot.core.chain import Break
 from bot.core.models import AuditEntry
 from bot.signing import Signer
-from bot.store import audit, heads, keys, metrics, parked, pending_count
+from bot.store import audit, durability, heads, keys, metrics, parked, pending_count
 from bot.store.agents import AgentDirectory
 from bot.store.cards import Cards
 from bot.store.digests import Digests
@@ -68,6 +68,15 @@ class StoreSet:
     async def ping(self) -> None:
         """Raise unless the store answers."""
         await self._redis.ping()
+
+    async def unsafe_settings(self) -> tuple[dict[str, str], str | None]:
+        """The server settings that may lose approvals, or why they could not be read
+        (bot/store/durability.py)."""
+        return await durability.unsafe_settings(self._redis)
+
+    async def fewest_replicas(self) -> int | None:
+        """The fewest replicas any primary has (None: the server would not say)."""
+        return await durability.fewest_replicas(self._redis)
 
     async def waiting_of(self, requester: str) -> int:
         """How many of `requester`'s calls wait for a person (bot/store/pending_count.py)."""

@@ -117,6 +117,8 @@ async def test_ephemeral_permalink_and_conversation_lookups(
     dm = await client.conversations_open(users="UKID")
     assert dm["channel"]["id"].startswith("D")
     assert (await client.conversations_open(users=["UKID"]))["channel"]["id"] == dm["channel"]["id"]
+    # A DM's info needs im:read, which the bot's manifest does not ask for (it never looks)
+    emulator.scopes.grant(TOKEN, [*emulator.scopes.default, "im:read"])
     info = await client.conversations_info(channel=dm["channel"]["id"])
     assert info["channel"]["is_im"] is True and info["channel"]["user"] == "UKID"
     assert (await client.users_info(user="UPARENT"))["user"]["name"] == "parent"

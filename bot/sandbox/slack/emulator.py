@@ -122,6 +122,7 @@ class SlackEmulator:
         # Slack's rate limits: off until a test calls `ratelimits.turn_on()`
         self.ratelimits = RateLimits(lambda ref: channel_id_in(self.workspace, ref))
         self.web_api.limits = self.ratelimits
+        self.scopes = self.web_api.scopes  # `emu.scopes.grant(token, [...])`: fewer scopes
         self.app = Starlette(
             routes=[
                 Route("/api/{method:str}", self.web_api.endpoint, methods=["GET", "POST"]),
@@ -175,8 +176,8 @@ class SlackEmulator:
 
     async def reset(self) -> None:
         """A clean workspace on the same server: initial users, channels and groups; no
-        messages, views, ephemerals, triggers, faults, calls or deliveries. Keeps tokens,
-        the events URL and the URLs already handed out."""
+        messages, views, ephemerals, triggers, faults, calls or deliveries; the manifest's
+        scopes again. Keeps tokens, the events URL and the URLs already handed out."""
         await self.deliverer.cancel_pending()
         self.workspace.reset()
         self.triggers.clear()
@@ -185,6 +186,7 @@ class SlackEmulator:
         self.calls.clear()
         self.ratelimits.clear()
         self.deliverer.records.clear()
+        self.scopes.clear()
 
     async def __aenter__(self) -> SlackEmulator:
         await self.start()

@@ -21,6 +21,7 @@ from bot.sandbox.slack.api_common import ApiContext, Args, Handler
 from bot.sandbox.slack.errors import WebApiError
 from bot.sandbox.slack.faults import Call, CallLog, Fault, Faults
 from bot.sandbox.slack.ratelimits import RateLimits, retry_after_header
+from bot.sandbox.slack.scopes import TokenScopes
 
 METHODS: dict[str, Handler] = {**api_messages.METHODS, **api_views.METHODS}
 _LOGGED_ARGS = ("channel", "user", "users", "ts", "thread_ts", "text", "view_id", "name")
@@ -69,6 +70,7 @@ class WebApi:
         open_socket: Callable[[str | None], dict[str, Any]] | None = None,
     ) -> None:
         self.ctx = ctx
+        self.scopes = TokenScopes()
         self.bot_token = bot_token
         self.faults = faults
         self.calls = calls
@@ -100,6 +102,7 @@ class WebApi:
         handler = METHODS.get(method)
         if handler is None:
             raise WebApiError("unknown_method")
+        self.scopes.check(self.ctx.ws, method, args, token)
         return handler(self.ctx, args)
 
     async def endpoint(self, request: Request) -> Response:
@@ -125,4 +128,5 @@ class WebApi:
             body = e.body()
         self._record(method, 200, body, args)
         await self.faults.hold(method)  # after the call took effect: only the answer is late
-        return JSONResponse(body)
+        known = token == self.bot_token  # Slack tells a token its scopes on every answer
+        return JSONResponse(body, headers=self.scopes.header(self.bot_token) if known else None)
