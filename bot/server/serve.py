@@ -28,6 +28,7 @@ from bot.slack.client import web_client
 from bot.slack.http import slack_endpoint
 from bot.slack.notifier import Notifier
 from bot.slack.principals import resolve_at_start
+from bot.slack.refusals import REFUSAL_BACKOFF
 from bot.slack.socket_mode import SocketModeLink
 from bot.store.events import NOTIFIER_GROUP
 from bot.store.events_trim import INTERVAL_S
@@ -48,6 +49,9 @@ class ServeOptions:
     # Longest wait for new events in one read; a stop waits for the read in progress.
     read_block_ms: int = 1_000
     slack_timeout_s: int = 10  # one Slack Web API call, past which it counts as lost
+    # Between tries of a message Slack refused until a person fixes something (the bot
+    # not in the channel, ...); None: 15 s doubling to 5 minutes (bot/slack/refusals.py).
+    refusal_backoff: Backoff | None = None
 
 
 def check_settings(settings: Settings) -> None:
@@ -120,6 +124,7 @@ async def run_serve(
             retry_idle_ms=options.notifier_retry_ms or settings.hitl_outbox_retry_ms,
             policy=rt.policy,
             block_ms=options.read_block_ms,
+            refusal_backoff=options.refusal_backoff or REFUSAL_BACKOFF,
         )
         sweeper = Sweeper(rt.requests, rt.questions, clock=clock)
         collector = rt.metrics_collector(consumer=consumer, block_ms=options.read_block_ms)
