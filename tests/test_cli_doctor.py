@@ -165,10 +165,7 @@ async def test_a_refused_token_a_bad_policy_and_no_store_fail_their_lines(
 async def test_a_public_channel_the_bot_left_is_named_with_the_invite(
     emu: SlackEmulator, tmp_path: Path, redis_url: str, redis: Redis
 ) -> None:
-    remove_bot = getattr(emu, "remove_bot", None)
-    if remove_bot is None:  # the emulator's membership controls land with fix-refusals
-        pytest.skip("the emulator has no membership controls yet")
-    remove_bot("#hitl-oncall")
+    emu.remove_bot("#hitl-oncall")
     code, rows = await doctor(emu, tmp_path, redis_url, POLICY, SLACK_APP_TOKEN=APP_TOKEN)
     assert code == 1
     line(rows, "channel", "FAIL", "#hitl-oncall (CHITLONCALL, public): the bot is not a member",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
+from pydantic import Field
 
 from bot.api.auth import caller
 from bot.api.errors import documented, steered_response
@@ -15,6 +16,24 @@ from bot.store import execution
 from bot.store.grant_pass import may_pass, pass_if_granted
 from bot.store.guarded import SteeredFirst, create_unless_steered
 from bot.store.runtime import Runtime
+
+
+class ApprovalView(ActionRequest):
+    """A request as `GET /v1/approvals/{id}` shows it."""
+
+    card_error: str | None = Field(
+        default=None,
+        description="Present while the request's Slack card could not be posted, with why "
+        "and the fix (e.g. the bot not invited to the review channel); gone once it posts.",
+    )
+
+
+async def _viewed(rt: Runtime, req: ActionRequest) -> Response:
+    """The request, with why its card is not in Slack while it is not."""
+    why = (await rt.card_problems([req.id])).get(req.id)
+    if not why:
+        return _sent(req)
+    return _sent(ApprovalView.model_construct(**dict(req), card_error=why))
 
 
 def _sent(req: ActionRequest, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -83,7 +102,7 @@ def router(
 
     @r.get(
         "/{request_id}",
-        response_model=ActionRequest,
+        response_model=ApprovalView,
         summary="Read a request; with ?wait, hold until it leaves pending_review",
         responses=documented(404, 422),
     )
@@ -92,8 +111,8 @@ def router(
         if wait:
             await owners.own_request(request_id, identity, operators=True)
             waiting = execution.wait_request(rt.requests, request_id, min(wait, max_wait_s))
-            return _sent(await hold(request, waiting))
-        return _sent(await owners.request(request_id, identity))
+            return await _viewed(rt, await hold(request, waiting))
+        return await _viewed(rt, await owners.request(request_id, identity))
 
     @r.post(
         "/{request_id}/claim",

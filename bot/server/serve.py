@@ -30,6 +30,7 @@ from bot.slack.notifier import Notifier
 from bot.slack.preflight import preflight_at_start
 from bot.slack.principals import resolve_at_start
 from bot.slack.ratelimit import Limits
+from bot.slack.refusals import REFUSAL_BACKOFF
 from bot.slack.socket_mode import SocketModeLink
 from bot.store.events import NOTIFIER_GROUP
 from bot.store.events_trim import INTERVAL_S
@@ -54,6 +55,9 @@ class ServeOptions:
     # Slack's, else only the 429s it hears; a test against a scaled emulator scales them.
     slack_limits: Limits | None = None
     slack_gate: bool = True  # False: each call waits its own 429 (the bench's comparison)
+    # Between tries of a message Slack refused until a person fixes something (the bot
+    # not in the channel, ...); None: 15 s doubling to 5 minutes (bot/slack/refusals.py).
+    refusal_backoff: Backoff | None = None
 
 
 def check_settings(settings: Settings) -> None:
@@ -132,6 +136,7 @@ async def run_serve(
             retry_idle_ms=options.notifier_retry_ms or settings.hitl_outbox_retry_ms,
             policy=rt.policy,
             block_ms=options.read_block_ms,
+            refusal_backoff=options.refusal_backoff or REFUSAL_BACKOFF,
         )
         sweeper = Sweeper(rt.requests, rt.questions, clock=clock)
         collector = rt.metrics_collector(consumer=consumer, block_ms=options.read_block_ms)

@@ -29,6 +29,7 @@ from bot.slack.grants.card import decorate
 from bot.slack.grants.notes import GrantNotes
 from bot.slack.groups import channel_id
 from bot.slack.once import OncePoster, Posted, Tag
+from bot.slack.refusals import REFUSAL_BACKOFF, Refusals
 from bot.slack.runlines import RunLines, card_elsewhere
 from bot.store.events import NOTIFIER_GROUP, Notice
 from bot.store.failures import StoreError, is_missing_group
@@ -36,6 +37,7 @@ from bot.store.lease import Lease
 from bot.store.parked import why_of
 from bot.store.runs import RunStore
 from bot.store.stores import StoreSet
+from bot.supervise import Backoff
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,7 @@ class Notifier:
         pager: httpx.AsyncClient | None = None,
         policy: Policy | None = None,
         block_ms: int = 1_000,
+        refusal_backoff: Backoff = REFUSAL_BACKOFF,
     ) -> None:
         self.rt = rt
         self.block_ms = block_ms
@@ -75,6 +78,7 @@ class Notifier:
         self.lines = RunLines(rt.cards, client)
         self.digests = DigestKeeper(rt, client, self.once, holder=consumer)
         self.grants = GrantNotes(rt, client, policy)  # None: no standing approvals here
+        self.refusals = Refusals(rt, runs, client, self._say, backoff=refusal_backoff)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until `stop` is set. A Redis error raises: run it under a Supervisor
@@ -120,7 +124,10 @@ class Notifier:
         if not await lease.take():
             return False
         async with lease.kept():
-            return await self._deliver(n, lease)
+            done = await self._deliver(n, lease)
+        if not done and (wait_ms := self.refusals.hold_ms(n)) is not None:
+            await lease.hold(wait_ms)  # Slack refused it: nobody tries it again before then
+        return done
 
     async def _deliver(self, n: Notice, lease: Lease) -> bool:
         try:
@@ -129,16 +136,10 @@ class Notifier:
         except SlackApiError as exc:
             status = exc.response.status_code
             if status != 429 and status < 500:
-                # Slack said no for good (message_not_found after a workspace reset,
-                # channel_not_found, ...): retrying forever would block this item's
-                # later events, so log it and move on.
-                log.error(
-                    "slack refused %s %s %s for good: %s",
-                    n.kind,
-                    n.id,
-                    n.event,
-                    exc.response.get("error"),
-                )
+                # Slack said no. Kept (and held for a backoff) unless no retry can fix it:
+                # a card refused until the bot is invited is never lost (issue 42).
+                if not await self.refusals.refused(n, exc):
+                    return False
                 await self.bus.ack(n)
                 return True
             return await self._retry_later(n, lease, exc)
@@ -160,6 +161,7 @@ class Notifier:
             return True
         await self.bus.ack(n)
         self.delivered += 1
+        await self.refusals.delivered(n)
         return True
 
     async def _retry_later(self, n: Notice, lease: Lease, exc: Exception) -> bool:

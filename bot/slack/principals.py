@@ -10,7 +10,10 @@ check` (when it can reach Slack) look every channel up once:
   (`bot.slack.groups.channel_id`), so a channel renamed or created later under the
   same name never becomes an approver;
 - a public channel as approvers of a high or critical tier draws a loud warning:
-  anyone in the workspace can join it.
+  anyone in the workspace can join it;
+- a review or escalation channel the bot is not a member of draws a warning with the
+  fix (/invite): Slack refuses its cards there (`not_in_channel`), and even where
+  `chat:write.public` lets them through, Slack sends the bot no replies from it.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from bot.core.models import RiskTier
 from bot.core.policy import TIER_ORDER, Policy
 from bot.errors import ConfigError
 from bot.slack import messages as smsg
+from bot.slack import refusal_messages as rmsg
 from bot.slack.groups import is_channel, listed_channels, pin_channel
 from bot.store.slack_cache import SlackCache
 
@@ -44,6 +48,8 @@ GUARDED = (RiskTier.HIGH, RiskTier.CRITICAL)  # tiers whose approvers must not b
 @dataclass
 class ChannelCheck:
     ids: dict[str, str] = field(default_factory=dict)  # principal -> channel id
+    # channel the bot posts to but is not a member of -> where the policy names it
+    strangers: dict[str, list[str]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # refuse the policy
     warnings: list[str] = field(default_factory=list)  # say loudly, then go on
 
@@ -108,13 +114,48 @@ async def check_channels(client: AsyncWebClient, policy: Policy) -> ChannelCheck
             out.problems.append(smsg.CHANNEL_ARCHIVED.format(where=where, name=name, id=cid))
             continue
         out.ids[name] = cid
+        if _posted_to(where) and info.get("is_member") is False:
+            out.strangers.setdefault(name, []).append(where)
         if decides and tier in GUARDED and not info.get("is_private"):
             out.warnings.append(
                 smsg.CHANNEL_PUBLIC_APPROVERS.format(where=where, name=name, tier=tier.value)
             )
     out.problems = list(dict.fromkeys(out.problems))
     out.warnings = list(dict.fromkeys(out.warnings))
+    if out.strangers:
+        out.warnings += await _not_member_warnings(client, out.strangers)
     return out
+
+
+def _posted_to(where: str) -> bool:
+    """Whether the bot posts cards where the policy names this channel: its review and
+    escalation channels (approvers and operators are only looked up)."""
+    return where.endswith(".reviewers.channels") or (
+        ".escalation." in where and where.endswith(".channels")
+    )
+
+
+async def _not_member_warnings(
+    client: AsyncWebClient, strangers: dict[str, list[str]]
+) -> list[str]:
+    """One warning per channel the bot is not in, with the fix. Slack lists the token's
+    scopes on every answer (`x-oauth-scopes`): with them, say whether cards post there."""
+    bot, scopes = "hitl-bot", None
+    try:
+        got = await client.auth_test()
+        bot = str(got.get("user") or bot)
+        listed = (got.headers or {}).get("x-oauth-scopes") or (got.headers or {}).get(
+            "X-OAuth-Scopes"
+        )
+        if listed is not None:
+            scopes = {s.strip() for s in str(listed).split(",")}
+    except UNREACHABLE as exc:
+        log.info("no bot name from auth.test: %r", exc)
+    posts = None if scopes is None else "chat:write.public" in scopes
+    return [
+        rmsg.not_member(", ".join(wheres), name, bot, posts=posts)
+        for name, wheres in strangers.items()
+    ]
 
 
 async def pin_all(cache: SlackCache, check: ChannelCheck) -> None:

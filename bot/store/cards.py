@@ -20,6 +20,7 @@ from redis.asyncio import Redis
 
 from bot.store import keys
 from bot.store.parked import FIELD as CARD_ERROR
+from bot.store.refused import TOLD as CARD_TOLD
 
 Intent = tuple[str, str]  # (hash key, field): when the first attempt to post started
 
@@ -110,7 +111,7 @@ class Cards:
             pipe.hsetnx(key, CARD_AT, str(at))
         if view is not None:
             pipe.hset(key, "msg_view", view)
-        pipe.hdel(key, POSTING, CARD_ERROR)  # drawn after all: no longer parked
+        pipe.hdel(key, POSTING, CARD_ERROR, CARD_TOLD)  # drawn after all: nothing to say
         await pipe.execute()
 
     async def set_request_view(self, rid: str, view: str) -> None:

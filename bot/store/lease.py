@@ -37,6 +37,15 @@ end
 return 0
 """
 
+# Keep a lease (still ours) for exactly ARGV[2] ms more, then let it go by itself: a
+# notice Slack refused is left alone until its backoff ends, by every process.
+HOLD_LEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+return 0
+"""
+
 
 class Lease:
     def __init__(self, redis: Redis, key: str, holder: str, seconds: int) -> None:
@@ -46,6 +55,7 @@ class Lease:
         self.seconds = seconds
         self._renew = redis.register_script(RENEW_LEASE)
         self._release = redis.register_script(RELEASE_LEASE)
+        self._hold = redis.register_script(HOLD_LEASE)
 
     async def take(self) -> bool:
         return bool(await self.redis.set(self.key, self.holder, nx=True, ex=self.seconds))
@@ -56,6 +66,12 @@ class Lease:
         with contextlib.suppress(RedisError):
             return bool(await self._release(keys=[self.key], args=[self.holder]))
         return False
+
+    async def hold(self, ms: int) -> None:
+        """Keep the lease for `ms` more and no longer (call it after `kept()` ends): no
+        one may take it meanwhile. With Redis down it expires by itself anyway."""
+        with contextlib.suppress(RedisError):
+            await self._hold(keys=[self.key], args=[self.holder, max(1, ms)])
 
     @contextlib.asynccontextmanager
     async def kept(self) -> AsyncIterator[None]:

@@ -19,7 +19,7 @@ from typing import cast
 from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 
-from bot.store import fatigue, keys, pages, parked, pending_count, shadow
+from bot.store import fatigue, keys, pages, parked, pending_count, refused, shadow
 from bot.store.events import EventBus, Notice
 from bot.store.hub import hub_for
 from bot.store.replicas import COUNTS as ACKS
@@ -45,6 +45,7 @@ HELP = {
     **fatigue.HELP,
     **pages.HELP,
     **parked.HELP,
+    **refused.HELP,
 }
 HISTOGRAMS = frozenset({"hitl_decision_seconds", *fatigue.HISTOGRAMS})
 

@@ -24,7 +24,7 @@ HELP = {COUNTER: "Notices the Slack notifier could not deliver for good, parked 
 MAX_WHY = 300  # characters of the error kept: enough to tell it, never a whole record
 
 
-def _item_key(n: Notice) -> str | None:
+def item_key(n: Notice) -> str | None:
     if n.kind == "request":
         return keys.request(n.id)
     if n.kind == "question":
@@ -42,7 +42,7 @@ def why_of(exc: BaseException) -> str:
 async def park(redis: Redis, n: Notice, group: str, why: str) -> None:
     """Say on the item why its message could not be drawn, then count and acknowledge
     the notice in one step (the counter lives beside the stream, in its slot)."""
-    key = _item_key(n)
+    key = item_key(n)
     if key is not None and await redis.exists(key):  # never a stray hash for a gone item
         await redis.hset(key, FIELD, f"{n.event}: {why}")
     pipe = redis.pipeline(transaction=True)

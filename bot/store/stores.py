@@ -28,6 +28,7 @@ from bot.store.lease import Lease
 from bot.store.owners import RunOwners
 from bot.store.pages import PageMarks
 from bot.store.questions import QuestionStore
+from bot.store.refused import RefusalMarks
 from bot.store.replicas import acks_for
 from bot.store.requests import RequestStore
 from bot.store.run_audit import RunAudit
@@ -56,6 +57,7 @@ class StoreSet:
         self.runs = RunStore(redis, clock=clock)
         self.run_audit = RunAudit(redis)
         self.owners = RunOwners(redis)
+        self.refused = RefusalMarks(redis)  # Slack refusals a person can fix
         self.tools = ToolSchemas(redis)
         self.cards = Cards(redis)
         self.pages = PageMarks(redis)

@@ -222,3 +222,38 @@ async def test_a_channel_archived_after_start_has_no_members_that_count(
 
         await eventually(refused)
         assert (await store.get(made.request.id)).state == State.PENDING_REVIEW
+
+
+async def test_serve_names_each_review_and_escalation_channel_the_bot_is_not_in(
+    emu: SlackEmulator, tmp_path: Path, redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Slack refuses cards there (or, with chat:write.public, sends the bot no replies
+    from there): said at start with the fix, once per channel."""
+    emu.remove_bot("#hitl-approvals")  # every tier's review channel
+    emu.remove_bot("#hitl-oncall")  # every tier's escalation channel
+    emu.workspace.scopes.discard("chat:write.public")  # Slack's header says so: refused
+    with caplog.at_level(logging.WARNING, logger="bot.slack.principals"):
+        async with serving(emu, _policy(["#secret-leads"]), tmp_path, redis_url):
+            pass
+    warned = [r.getMessage() for r in caplog.records if "is not a member of" in r.getMessage()]
+    assert len(warned) == 2, warned
+    for name in ("#hitl-approvals", "#hitl-oncall"):
+        line = next(w for w in warned if f"the bot is not a member of {name}" in w)
+        assert f"Fix: /invite @hitl-bot to {name}" in line
+        assert "not_in_channel" in line and "never reach the bot" in line  # replies unheard
+    assert "tiers.low.reviewers.channels" in " ".join(warned)
+    assert "tiers.critical.escalation.0.channels" in " ".join(warned)
+    assert not any("#secret-leads" in w or "#hitl-leads" in w for w in warned)
+
+
+async def test_policy_check_names_the_channels_the_bot_is_not_in(
+    emu: SlackEmulator, tmp_path: Path
+) -> None:
+    emu.remove_bot("#hitl-approvals")
+    code, _, err = await _policy_check(emu, _policy(["#secret-leads"]), tmp_path)
+    flat = " ".join(err.split())
+    assert code == 0, err  # a warning: the bot may be invited after the check
+    assert "the bot is not a member of #hitl-approvals" in flat
+    assert "Fix: /invite @hitl-bot to #hitl-approvals" in flat
+    assert "never reach the bot" in flat
+    assert "not a member of #hitl-oncall" not in flat  # the bot is in that one

@@ -19,6 +19,7 @@ from bot.sandbox.slack.api_common import (
     arg_str,
 )
 from bot.sandbox.slack.errors import WebApiError
+from bot.sandbox.slack.membership import check_may_post
 from bot.sandbox.slack.workspace import JSON, Channel, Ephemeral, Message
 
 MAX_TEXT = 40_000
@@ -76,6 +77,7 @@ def _text_and_blocks(ctx: ApiContext, args: Args) -> tuple[str, list[JSON] | Non
 
 def post_message(ctx: ApiContext, args: Args) -> JSON:
     channel = _channel(ctx, args)
+    check_may_post(ctx.ws, channel)
     text, blocks = _text_and_blocks(ctx, args)
     ws = ctx.ws
     message = Message(

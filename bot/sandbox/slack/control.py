@@ -15,6 +15,8 @@
     GET    /_emu/deliveries -> [{url, kind, status, latency_ms, retry_num, retry_reason, ...}]
     POST   /_emu/settle    -> waits for background event deliveries
     POST   /_emu/reset     -> a clean workspace (initial users/channels/groups), empty logs
+    POST   /_emu/members   {channel, action: invite|remove} -> {channel, is_member}
+                           (membership.py: the bot invited to or removed from a channel)
     POST   /_emu/response/{token}   a response_url
 
 An outcome is {status, body, error, errors, view_action, dispatched, trigger_id, view_id}.

@@ -1,7 +1,8 @@
 """The workspace a fresh emulator starts with: a family, three colleagues and the bot.
 
 Channel ids are the upper-cased names without punctuation (`#hitl-approvals` is
-`CHITLAPPROVALS`) so tests can name them without a lookup.
+`CHITLAPPROVALS`) so tests can name them without a lookup. Every public channel made
+without members has them all, the bot included (workspace.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,23 @@ def default_users() -> list[User]:
         User("UCAROL", "carol", "Carol Lead"),
     ]
 
+
+# The bot scopes manifest.yml asks for: the token a fresh emulator hands out has them all.
+BOT_SCOPES = (
+    "app_mentions:read",
+    "channels:history",
+    "channels:read",
+    "groups:read",
+    "groups:history",
+    "chat:write",
+    "chat:write.public",
+    "commands",
+    "im:write",
+    "im:history",
+    "reactions:write",
+    "usergroups:read",
+    "users:read",
+)
 
 DEFAULT_CHANNEL_NAMES = (
     "general",

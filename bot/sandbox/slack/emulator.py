@@ -29,6 +29,7 @@ from bot.sandbox.slack.api_common import ApiContext
 from bot.sandbox.slack.commands import Commands
 from bot.sandbox.slack.control import control_routes
 from bot.sandbox.slack.defaults import (
+    BOT_SCOPES,
     default_bot,
     default_channels,
     default_usergroups,
@@ -44,6 +45,7 @@ from bot.sandbox.slack.events import Events, Posted
 from bot.sandbox.slack.faults import CallLog, Delay, Fault, Faults
 from bot.sandbox.slack.ids import Clock, Ids
 from bot.sandbox.slack.interactions import Interactions
+from bot.sandbox.slack.membership import invite_bot, membership_routes, remove_bot
 from bot.sandbox.slack.page import page_routes
 from bot.sandbox.slack.payloads import Payloads
 from bot.sandbox.slack.ratelimits import RateLimits, channel_id_in
@@ -73,6 +75,7 @@ class SlackEmulator:
         trigger_ttl: float = TRIGGER_TTL_SECONDS,
         echo_bot_messages: bool = False,
         app_token: str | None = None,
+        scopes: Sequence[str] = BOT_SCOPES,
     ) -> None:
         self.signing_secret = signing_secret
         self.bot_token = bot_token
@@ -83,6 +86,7 @@ class SlackEmulator:
             users=list(default_users() if users is None else users),
             channels=list(default_channels() if channels is None else channels),
             usergroups=list(default_usergroups() if usergroups is None else usergroups),
+            scopes=scopes,
         )
         self.triggers = Triggers(self.ids, trigger_ttl)
         self.faults = Faults()
@@ -128,6 +132,7 @@ class SlackEmulator:
                 Route("/api/{method:str}", self.web_api.endpoint, methods=["GET", "POST"]),
                 *self.socket.routes(),
                 *control_routes(self),
+                *membership_routes(self.workspace),
                 *page_routes(),
             ]
         )
@@ -250,6 +255,15 @@ class SlackEmulator:
     async def settle(self, timeout: float = 30.0) -> None:
         """Wait for every event delivery still running in the background."""
         await self.deliverer.settle(timeout)
+
+    def invite_bot(self, channel: str) -> Channel:
+        """`/invite @bot` in `channel` (id or "#name"): it may post there and hears it."""
+        return invite_bot(self.workspace, channel)
+
+    def remove_bot(self, channel: str) -> Channel:
+        """Take the bot out of `channel`: posts answer `not_in_channel` (unless it is public
+        and the token has chat:write.public) and its messages reach the bot no more."""
+        return remove_bot(self.workspace, channel)
 
     # --- faults and inspection ---------------------------------------------------------
 

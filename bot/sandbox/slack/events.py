@@ -3,6 +3,7 @@
 Each becomes an `event_callback` delivered (and retried) like Slack's. A post that
 mentions `<@BOT>` outside a DM sends both a `message` and an `app_mention` event.
 The bot's own posts are echoed as `message` events only with `echo_bot_messages`.
+Nothing is delivered from a channel the bot is not a member of (membership.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from bot.sandbox.slack.acting import person, place
 from bot.sandbox.slack.delivery import Answer, Deliverer
 from bot.sandbox.slack.errors import ControlError
 from bot.sandbox.slack.ids import Ids
+from bot.sandbox.slack.membership import hears
 from bot.sandbox.slack.payloads import Payloads
 from bot.sandbox.slack.workspace import JSON, Message, Workspace
 
@@ -101,6 +103,8 @@ class Events:
             events[0]["root"] = self.ws.message_json(root)
         if channel.kind != "im" and self._mentions_bot(text):
             events.append(self.payloads.app_mention_event(message, channel))
+        if not hears(self.ws, channel):
+            events = []  # Slack sends a bot events only from conversations it is in
         event_ids, answers = await self._deliver(events, wait)
         return Posted(
             channel.id, message.ts, message.thread_ts, event_ids, [a.status for a in answers]

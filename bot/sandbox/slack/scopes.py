@@ -13,7 +13,7 @@ scope of every type it is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from bot.sandbox.slack.api_common import Args, arg_str
 from bot.sandbox.slack.errors import WebApiError
@@ -63,20 +63,34 @@ def needed(ws: Workspace, method: str, args: Args) -> list[str]:
 
 
 class TokenScopes:
-    def __init__(self, default: Iterable[str] = WANTED) -> None:
-        self.default = frozenset(default)
+    """The bot token's scopes are its workspace's (`Workspace.scopes`, which the membership
+    rules read too: `chat:write.public`), so what a call may do and what the header says
+    come from one set. Another token has none it was not granted."""
+
+    def __init__(self, workspace: Callable[[], Workspace], bot_token: str) -> None:
+        self._ws = workspace
+        self._bot = bot_token
+        self.default = frozenset(WANTED)
         self._granted: dict[str, frozenset[str]] = {}
 
     def grant(self, token: str, scopes: Iterable[str]) -> None:
         """From now on `token` holds exactly `scopes` (as a reinstall would)."""
-        self._granted[token] = frozenset(scopes)
+        if token == self._bot:
+            held = self._ws().scopes
+            held.clear()
+            held.update(scopes)
+        else:
+            self._granted[token] = frozenset(scopes)
 
     def clear(self) -> None:
-        """Every token back to the default grant (emu.reset())."""
+        """Other tokens' grants forgotten (emu.reset(); the workspace's reset gives the
+        bot token back the scopes it was made with)."""
         self._granted.clear()
 
     def of(self, token: str) -> frozenset[str]:
-        return self._granted.get(token, self.default)
+        if token == self._bot:
+            return frozenset(self._ws().scopes)
+        return self._granted.get(token, frozenset())
 
     def header(self, token: str) -> dict[str, str]:
         return {HEADER: ",".join(sorted(self.of(token)))}

@@ -70,7 +70,7 @@ class WebApi:
         open_socket: Callable[[str | None], dict[str, Any]] | None = None,
     ) -> None:
         self.ctx = ctx
-        self.scopes = TokenScopes()
+        self.scopes = TokenScopes(lambda: ctx.ws, bot_token)
         self.bot_token = bot_token
         self.faults = faults
         self.calls = calls

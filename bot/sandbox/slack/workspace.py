@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -134,7 +135,7 @@ class Channel:
             "is_mpim": self.kind == "mpim",
             "is_private": self.kind != "channel",
             "is_archived": self.is_archived,
-            "is_member": self.kind == "channel" or bot_user in self.members,
+            "is_member": bot_user in self.members,  # public or not: Slack says whether it joined
         }
         if self.kind == "im":
             others = [u for u in self.members if u != bot_user]
@@ -212,6 +213,7 @@ class Workspace:
         team_id: str = "TEMULATOR",
         team_domain: str = "hitl-emulator",
         app_id: str = "AHITLBOT",
+        scopes: Iterable[str] = (),
     ) -> None:
         if bot.bot_id is None:
             raise ValueError("the bot user needs a bot_id")
@@ -221,6 +223,7 @@ class Workspace:
         self.team_id = team_id
         self.team_domain = team_domain
         self.app_id = app_id
+        self._scopes = frozenset(scopes)
         self._initial = copy.deepcopy((users, channels, usergroups))
         self.version = 0
         # Where the page opens (user, channel name, a hint line, a draft): the demo sets it
@@ -231,6 +234,8 @@ class Workspace:
     def reset(self) -> None:
         """Back to the users, channels and groups it was made with, and nothing else."""
         users, channels, usergroups = copy.deepcopy(self._initial)
+        # the bot token's scopes, as made; a test may take one away (membership.py)
+        self.scopes: set[str] = set(self._scopes)
         self.users: dict[str, User] = {u.id: u for u in [self.bot, *users]}
         self.usergroups: dict[str, UserGroup] = {g.id: g for g in usergroups}
         self.channels: dict[str, Channel] = {c.id: c for c in channels}
