@@ -56,6 +56,8 @@ ALREADY_CLAIMED = (
     "nothing changed."
 )
 REASON_REQUIRED = "A rejection needs a reason code, one of: {codes}."
+POLICY_NOT_A_TIER = "{value} is not a risk tier; fix: use one of low, medium, high, critical"
+POLICY_GOT = "{problem} (the file says {value})"
 EDIT_NOT_ALLOWED = "The policy does not allow editing {tool} before approval."
 EDIT_NEEDS_ARGS = "Edit and approve needs the new arguments."
 NOT_ALLOWED = "Cannot {event} a request that is {state}."
