@@ -46,7 +46,9 @@ WHY_NOT_APPROVER = "not among its approvers ({approvers})"
 # The same refusals as a modal's field errors: plain text (Slack renders no mention or
 # date there), short (Slack cuts them; bot/slack/modal_errors.py fits the names).
 MODAL_NOT_APPROVER = "You are not among those who may decide this: {approvers}."
-MODAL_OWN = "You asked for this (or it is for you): approver or not, it needs someone else of: {approvers}."
+MODAL_OWN = (
+    "You asked for this (or it is for you): approver or not, it needs someone else of: {approvers}."
+)
 MODAL_FOREIGN = (
     "You are in another workspace: only people this workspace names by user id may decide here."
 )
