@@ -132,6 +132,7 @@ REASON_LABELS = {
     "policy": "Against policy",
     "other": "Other",
 }
+DATE_SECONDS = "{date_short_pretty} at {time_secs}"  # Slack's date token, to the second
 DEADLINE_LABELS = {
     "pending_review": "Decide by",
     "approved": "Must start by",
@@ -165,6 +166,11 @@ HEAD_PENDING = "{risk} risk — approval needed"
 HEAD_STATE = "{risk} risk — {state}"
 HEAD_ESCALATED = "⏫ Escalated: {risk} risk — approval needed"
 CALL_INTRO = "The agent wants to call {tool} with these arguments:"
+# An edited call: each changed value beside what the agent asked for, struck through.
+ARG_ASKED = "{now} (asked: ~{asked}~)"
+EDITED_ASKED = "✏️ Edited by a person. The agent asked for: {changes}"
+EDITED_ITEM = "{name} ~{asked}~"
+ARG_NOT_GIVEN = "not given"
 ARG_CUT_MARK = " … ✂ cut: {size:,} characters in all"  # inside the code, after the cut value
 ARG_CUT_LABEL = "{name} ({size:,} characters)"
 ARGS_CUT_NOTE = "✂ Cut to fit in Slack: {names}. *{view}* shows every argument in full."

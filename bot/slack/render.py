@@ -39,6 +39,8 @@ from bot.slack.escape import ButtonValue as ButtonValue  # part of this module's
 from bot.slack.options import option_actions
 from bot.slack.proposals import proposal_blocks, reject_row
 
+SHORT_WINDOW_MS = 2 * 60_000  # a deadline closer than this is shown to the second
+
 ACTION_APPROVE = "hitl_approve"
 ACTION_REJECT = "hitl_reject"
 ACTION_EDIT = "hitl_edit"
@@ -234,7 +236,10 @@ def _meta(req: ActionRequest, now_ms: int) -> list[str]:
     label = smsg.DEADLINE_LABELS.get(req.state.value)
     if label and req.expires_at is not None and req.state not in FINAL:
         passed = f" {smsg.DEADLINE_PASSED}" if now_ms >= req.expires_at else ""
-        out.append(field(label, esc.date(req.expires_at) + passed))
+        # A short window (a 45-second review) read to the minute says nothing: seconds.
+        short = 0 < req.expires_at - now_ms < SHORT_WINDOW_MS
+        when = esc.date(req.expires_at, smsg.DATE_SECONDS) if short else esc.date(req.expires_at)
+        out.append(field(label, when + passed))
     if req.state == S.PENDING_REVIEW:
         level = smsg.N_OF.format(n=req.level + 1, total=max(len(req.levels), 1))
         out.append(field(smsg.F_LEVEL, level))

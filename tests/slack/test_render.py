@@ -29,7 +29,7 @@ from tests.conftest import QUORUM_POLICY
 NOW = 1_800_000_000_000  # 2027-01-15T08:00:00Z
 POLICY: Policy = parse_policy(QUORUM_POLICY)
 SAFE_TAGS = re.compile(
-    r"<!date\^\d+\^\{[a-z_]+\}(?: at \{time\})?(?: \{time_secs\})?\|[0-9TZ:-]+>"
+    r"<!date\^\d+\^\{[a-z_]+\}(?: at \{time(?:_secs)?\})?(?: \{time_secs\})?\|[0-9TZ:-]+>"
     r"|<@[UW][A-Z0-9]{2,}>|<!subteam\^S[A-Z0-9]{2,}>|<#[CG][A-Z0-9]{2,}>"
     r"|<https?://[^|<>\s]+\|Open its thread>"  # a run's permalink, as Slack gave it
 )
