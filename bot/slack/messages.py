@@ -132,7 +132,6 @@ REASON_LABELS = {
     "policy": "Against policy",
     "other": "Other",
 }
-DATE_SECONDS = "{date_short_pretty} at {time_secs}"  # Slack's date token, to the second
 DEADLINE_LABELS = {
     "pending_review": "Decide by",
     "approved": "Must start by",

@@ -238,7 +238,7 @@ def _meta(req: ActionRequest, now_ms: int) -> list[str]:
         passed = f" {smsg.DEADLINE_PASSED}" if now_ms >= req.expires_at else ""
         # A short window (a 45-second review) read to the minute says nothing: seconds.
         short = 0 < req.expires_at - now_ms < SHORT_WINDOW_MS
-        when = esc.date(req.expires_at, smsg.DATE_SECONDS) if short else esc.date(req.expires_at)
+        when = esc.date(req.expires_at, esc.TO_THE_SECOND) if short else esc.date(req.expires_at)
         out.append(field(label, when + passed))
     if req.state == S.PENDING_REVIEW:
         level = smsg.N_OF.format(n=req.level + 1, total=max(len(req.levels), 1))
