@@ -36,16 +36,18 @@ STALE_PAYLOAD = (
     "Open the latest message and decide again."
 )
 NOT_ELIGIBLE = "{actor} may not decide this request: {why}."
+# Said whether or not they are among the approvers: being one never lets a person approve
+# their own action, so "who may decide: @finance" alone reads false to a member of it.
 WHY_REQUESTER = (
-    "it was asked for by you (or for you), and nobody approves their own action; "
-    "who may decide: {approvers}"
+    "it was asked for by you (or for you), and nobody approves their own action, "
+    "not even one of its approvers; it needs someone else of: {approvers}"
 )
 WHY_NOT_APPROVER = "not among its approvers ({approvers})"
 # The same refusals as a modal's field errors: plain text (Slack renders no mention or
 # date there), short (Slack cuts them; bot/slack/modal_errors.py fits the names).
 MODAL_NOT_APPROVER = "You are not among those who may decide this: {approvers}."
 MODAL_OWN = (
-    "You asked for this (or it was asked for you), so you may not approve it. Who may: {approvers}."
+    "You asked for this (or it is for you): approver or not, it needs someone else of: {approvers}."
 )
 MODAL_FOREIGN = (
     "You are in another workspace: only people this workspace names by user id may decide here."
@@ -56,6 +58,8 @@ ALREADY_CLAIMED = (
     "nothing changed."
 )
 REASON_REQUIRED = "A rejection needs a reason code, one of: {codes}."
+POLICY_NOT_A_TIER = "{value} is not a risk tier; fix: use one of low, medium, high, critical"
+POLICY_GOT = "{problem} (the file says {value})"
 EDIT_NOT_ALLOWED = "The policy does not allow editing {tool} before approval."
 EDIT_NEEDS_ARGS = "Edit and approve needs the new arguments."
 NOT_ALLOWED = "Cannot {event} a request that is {state}."

@@ -180,7 +180,7 @@ async def test_policy_check_reports_every_problem_in_one_run(tmp_path: Path) -> 
     for problem in (
         "tiers.low.review_timeout",
         "tiers.critical.colour",
-        "tools.refund.tier",
+        "tools.refund.tier: 'huge' is not a risk tier",  # the bad value and its place
         "tiers.medium.on_exhausted: auto_approved is allowed for low risk only",
         "tiers.high.on_exhausted: auto_approved is allowed for low risk only",
         "tiers.high.approvers: a high tier must name who may approve",

@@ -22,6 +22,15 @@ INTERNAL = "Internal error ({kind}); the server log has the details."
 INVALID_BODY = "The request is invalid: {problems}"
 RUN_FINISHED = "Run {run_id} is {state}; nothing will read a correction any more."
 UNKNOWN_RUN = bot_msg.UNKNOWN_RUN
+RUN_ALREADY_OVER = "Run {run_id} is {state} already; nothing changed."
+RUN_HAS_A_WORKER = (
+    "Run {run_id} is {state} on a worker, which finishes it when its agent does; nothing "
+    "changed. Fix: stop it (POST /v1/runs/{run_id}/stop) to end it now."
+)
+RUN_STILL_WAITS = (
+    "Run {run_id} still waits on {ids}; nothing changed. Fix: wait for the decision, or "
+    "cancel each (POST /v1/approvals/ID/cancel), then finish the run."
+)
 WORKERS_CALL = (
     "Request {id} was filed by the worker for your run: the worker claims and reports it. "
     "Fix: stop or steer the run instead."

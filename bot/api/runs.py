@@ -1,4 +1,5 @@
-"""`/v1/runs`: start an agent run on the workers, read it, stop it, steer it.
+"""`/v1/runs`: start an agent run on the workers, read it, stop it, steer it, and
+finish a run no worker drives.
 
 Steering also works for runs this server did not start (an outside agent
 gating its own tools under its own run id, known from the requests it made): a
@@ -10,16 +11,19 @@ unknown id, except that the API operators may read and stop it.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from fastapi import APIRouter, Request, Response
 
 from bot.api import messages as msg
 from bot.api.auth import caller
 from bot.api.errors import documented
 from bot.api.ownership import Ownership
-from bot.api.schemas import RunIn, RunOut, RunPath, SteerIn
-from bot.core.models import RUN_FINAL, Steering
+from bot.api.schemas import FinishIn, RunIn, RunOut, RunPath, SteerIn
+from bot.core.models import RUN_FINAL, Run, RunState, Steering
 from bot.core.proposal import check_channel, review_channels
-from bot.errors import InvalidTransition, NotFound
+from bot.core.states import State
+from bot.errors import HitlError, InvalidTransition, NotFound
 from bot.store.corrections import correct, stop_run
 from bot.store.guarded import consumed
 from bot.store.runs import RunStore
@@ -73,6 +77,8 @@ def router(rt: Runtime, owners: Ownership, runs: RunStore) -> APIRouter:
         run = await stop_run(runs, rt.requests, rt.questions, rt.steering, run_id, actor=actor)
         return RunOut.of(run)
 
+    _finish_route(r, rt, owners, runs, known)
+
     @r.post(
         "/{run_id}/steer",
         status_code=201,
@@ -115,3 +121,53 @@ def router(rt: Runtime, owners: Ownership, runs: RunStore) -> APIRouter:
         return got
 
     return r
+
+
+async def _finishable(rt: Runtime, run: Run) -> None:
+    """Only a run no worker drives ends this way (an outside agent's, or one started
+    with POST /v1/runs that no worker took), and only once none of its calls waits
+    for a person: a finished run must not leave a live card behind."""
+    state = run.state.value
+    if run.state in RUN_FINAL:
+        why = msg.RUN_ALREADY_OVER.format(run_id=run.id, state=state)
+        raise InvalidTransition(why, state=state, event="finish")
+    if not run.outside and run.state != RunState.QUEUED:
+        why = msg.RUN_HAS_A_WORKER.format(run_id=run.id, state=state)
+        raise InvalidTransition(why, state=state, event="finish")
+    open_ids = []
+    for rid in await rt.steering.waiting(run.id):
+        try:
+            if (await rt.requests.get(rid)).state == State.PENDING_REVIEW:
+                open_ids.append(rid)
+        except HitlError:  # gone or unreadable: nothing left to decide
+            continue
+    if open_ids:
+        why = msg.RUN_STILL_WAITS.format(run_id=run.id, ids=", ".join(sorted(open_ids)))
+        raise InvalidTransition(why, state=state, event="finish")
+
+
+def _ending(body: FinishIn) -> dict[str, object]:
+    if body.ok:
+        return {"state": RunState.FINISHED, "result": body.detail}
+    return {"state": RunState.FAILED, "error": body.detail}
+
+
+def _finish_route(
+    r: APIRouter,
+    rt: Runtime,
+    owners: Ownership,
+    runs: RunStore,
+    known: Callable[[str, str], Awaitable[RunOut]],
+) -> None:
+    @r.post(
+        "/{run_id}/finish",
+        response_model=RunOut,
+        summary="End a run your own agent drove: finished, or failed",
+        responses=documented(404, 409, 422),
+    )
+    async def finish(run_id: RunPath, request: Request, body: FinishIn | None = None) -> RunOut:
+        # The agent's own word that it is done: its owner's alone, as its calls are.
+        actor = caller(request)
+        await owners.run(run_id, actor, operators=False)
+        await _finishable(rt, await known(run_id, actor))
+        return RunOut.of(await runs.update(run_id, **_ending(body or FinishIn())))

@@ -175,8 +175,12 @@ def show(
         lines = await rt.audit_lines(request_id)
         chain = "intact" if broken is None else f"BROKEN at entry {broken.seq}"
         undrawn = await rt.card_problems([request_id])
+        # who asked and who acted, by the names Slack shows, where serve looked them up
+        actors = [str(expand(json.loads(x)).get("actor", "")) for x in lines]
+        names.update(await rt.slack.names([req.requester, *actors]))
         return req, lines, chain, _signatures(rt, request_id, lines), undrawn
 
+    names: dict[str, str] = {}
     req, lines, chain, signed, undrawn = _run(work)
     if as_json:
         body = _with_card(req, undrawn) | {
@@ -189,7 +193,7 @@ def show(
     out.print(f"[bold]{req.tool}[/bold] {req.id}  state={req.state.value}  risk={req.risk.value}")
     out.print(json.dumps(req.args, indent=2, ensure_ascii=False), markup=False, highlight=False)
     out.print(
-        f"payload {req.payload_hash[:12]}  requested by {req.requester}  "
+        f"payload {req.payload_hash[:12]}  requested by {cli_msg.named(req.requester, names)}  "
         f"expires {when(req.expires_at)}  audit chain {chain}  signatures {signed}",
         markup=False,
     )
@@ -203,7 +207,7 @@ def show(
         t.add_row(
             str(e["seq"]),
             when(e["at"])[5:19],
-            e["actor"],
+            cli_msg.named(e["actor"], names),
             event,
             e.get("from", ""),
             e.get("to", ""),

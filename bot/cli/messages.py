@@ -99,6 +99,12 @@ def share(value: float | None) -> str:
     return NONE if value is None else f"{value:.0%}"
 
 
+def named(pid: str, names: dict[str, str]) -> str:
+    """An id as Slack shows it, where serve looked its name up: "Kid (UKID)"; else the id."""
+    name = names.get(pid)
+    return f"{name} ({pid})" if name else pid
+
+
 def busiest(name: str, part: float) -> str:
     return f"{name} ({part:.0%})"
 

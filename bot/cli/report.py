@@ -23,7 +23,7 @@ WIDE = 10_000  # piped, a table is as wide as its cells: names are never cut
 Rows = list[tuple[str, ...]]
 
 
-def tier_rows(r: Report) -> Rows:
+def tier_rows(r: Report, names: dict[str, str] | None = None) -> Rows:
     rows: Rows = []
     for tier, f in r.tiers.items():
         top = f.busiest
@@ -36,7 +36,7 @@ def tier_rows(r: Report) -> Rows:
                 m.seconds(f.median),
                 m.seconds(f.p90),
                 m.too_fast(f.too_fast, f.by_people),
-                m.NONE if top is None else m.busiest(*top),
+                m.NONE if top is None else m.busiest(m.named(top[0], names or {}), top[1]),
                 str(f.outcomes["auto_approved"]),
                 str(f.outcomes["auto_rejected"]),
                 str(f.outcomes["no_review"]),
@@ -45,7 +45,7 @@ def tier_rows(r: Report) -> Rows:
     return rows
 
 
-def approver_rows(r: Report) -> Rows:
+def approver_rows(r: Report, names: dict[str, str] | None = None) -> Rows:
     rows: Rows = []
     for tier, t in r.tiers.items():
         ranked = sorted(t.approvers.items(), key=lambda kv: (-kv[1].by_people, kv[0]))
@@ -53,7 +53,7 @@ def approver_rows(r: Report) -> Rows:
             rows.append(
                 (
                     tier,
-                    name,
+                    m.named(name, names or {}),
                     str(f.by_people),
                     m.share(f.rate("approved")),
                     m.seconds(f.median),
@@ -83,15 +83,15 @@ def _table(title: str, columns: tuple[str, ...], rows: Rows) -> Table:
     return t
 
 
-def print_report(r: Report) -> None:
+def print_report(r: Report, names: dict[str, str]) -> None:
     con = out if out.is_terminal else Console(width=WIDE)
     con.print(m.window(m.day(r.since_ms), m.day(r.now_ms)), highlight=False, markup=False)
     if not r.tiers:
         none = m.REPORT_NONE.format(since=m.day(r.since_ms), until=m.day(r.now_ms))
         con.print(none, markup=False)
         return
-    con.print(_table(m.REPORT_TITLE, m.TIER_COLUMNS, tier_rows(r)))
-    con.print(_table("", m.APPROVER_COLUMNS, approver_rows(r)))
+    con.print(_table(m.REPORT_TITLE, m.TIER_COLUMNS, tier_rows(r, names)))
+    con.print(_table("", m.APPROVER_COLUMNS, approver_rows(r, names)))
     con.print(_table("", m.WEEK_COLUMNS, week_rows(r)))
     floor = m.REPORT_FLOOR.format(base=READ_BASE_S, per_line=READ_PER_LINE_S)
     con.print(floor, highlight=False, markup=False)
@@ -107,15 +107,18 @@ def report(
     """Approval fatigue by tier and approver: time from card to decision, decisions too
     fast to have read the card, the busiest approver's share, outcomes by week."""
 
-    async def work(rt: Runtime) -> Report:
-        return await fatigue.figures(rt.requests, since_ms(since), rt.clock())
+    async def work(rt: Runtime) -> tuple[Report, dict[str, str]]:
+        r = await fatigue.figures(rt.requests, since_ms(since), rt.clock())
+        # Names as Slack shows them, where serve looked them up (the JSON keeps the ids).
+        return r, await rt.slack.names(a for t in r.tiers.values() for a in t.approvers)
 
-    r = run_cli(work)
+    r, names = run_cli(work)
     if as_json:
         print(json.dumps(r.as_json(), indent=2, sort_keys=True))
     else:
-        print_report(r)
+        print_report(r, names)
     if html is not None:
-        html.write_text(page(r, tier_rows(r), approver_rows(r), week_rows(r)), encoding="utf-8")
+        rows = tier_rows(r, names), approver_rows(r, names), week_rows(r)
+        html.write_text(page(r, *rows), encoding="utf-8")
         if not as_json:
             out.print(m.REPORT_WROTE.format(path=html), highlight=False, markup=False)

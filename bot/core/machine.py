@@ -321,6 +321,7 @@ def _edit(req: ActionRequest, d: Decision, draft: _Draft) -> list[Any]:
     draft.updates["args"] = d.new_args
     draft.updates["payload_hash"] = payload_hash(req.tool, d.new_args)
     draft.updates["original_hash"] = req.original_hash or req.payload_hash
+    draft.updates["original_args"] = req.args if req.original_args is None else req.original_args
     return []
 
 

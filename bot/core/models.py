@@ -71,6 +71,8 @@ class ActionRequest(BaseModel):
     args: dict[str, Any]
     payload_hash: str
     original_hash: str | None = None  # set when edit-and-approve replaced the args
+    # What the agent asked for before a person's edit: the card shows it beside the edit.
+    original_args: dict[str, Any] | None = None
     run_id: str | None = None
     requester: str  # the agent or service that asked (from its credential, never its body)
     # The API identity whose work this is (the token's, or the run's owner for what the

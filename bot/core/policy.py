@@ -16,6 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from bot import messages as msg
 from bot.core.durations import parse_duration
 from bot.core.models import Level, RiskTier
 from bot.core.pagers import Opsgenie, PagerDuty, pages
@@ -340,6 +341,20 @@ def _raw_coherence(data: dict[Any, Any]) -> list[str]:
     return coherence_problems(tiers, set(oncall) if isinstance(oncall, dict) else set())
 
 
+# Errors whose input is the enclosing mapping, or absent: nothing of the person's to quote.
+_NO_INPUT = frozenset({"missing", "extra_forbidden", "value_error", "assertion_error"})
+
+
+def _scalar(value: object) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def _shown(value: object) -> str:
+    """A value as written in the file, cut so one wrong field cannot flood the report."""
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
 def parse_policy(data: object, *, source: str = "<policy>") -> Policy:
     if not isinstance(data, dict):
         raise ConfigError(
@@ -353,7 +368,10 @@ def parse_policy(data: object, *, source: str = "<policy>") -> Policy:
             field = ".".join(str(x) for x in err["loc"]) or "(top level)"
             text = err["msg"].removeprefix("Value error, ")
             if err["type"] == "enum" and ("tier" in field or field.startswith("tiers.")):
-                text += "; fix: use one of low, medium, high, critical"
+                text = msg.POLICY_NOT_A_TIER.format(value=_shown(err["input"]))
+            elif err["type"] not in _NO_INPUT and _scalar(err["input"]):
+                # pydantic's sentence says what it wanted, never what it got.
+                text = msg.POLICY_GOT.format(problem=text, value=_shown(err["input"]))
             if err["type"] == "extra_forbidden":
                 text = f"unknown field; fix: remove it or check its spelling ({field})"
             problems.append(f"{source}: {field}: {text}")

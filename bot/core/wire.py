@@ -232,6 +232,15 @@ class SteerIn(_In):
     )
 
 
+class FinishIn(_In):
+    ok: bool = Field(
+        default=True, description="true: the run finished (`finished`); false: it `failed`."
+    )
+    detail: Annotated[str, Field(max_length=MAX_TEXT)] | None = Field(
+        default=None, description="The run's result (or, on a failure, its error), shown."
+    )
+
+
 class RunOut(Run):
     """A run, with its id also as `run_id` (the name the API contract uses)."""
 

@@ -70,7 +70,7 @@ def refusal_text(exc: HitlError) -> str:
 class Approvals:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.names = Names()
+        self.names = Names(store=rt.slack)
 
     async def decide(
         self,
@@ -109,7 +109,7 @@ class Approvals:
             }
         )
         try:
-            return await self.rt.requests.transition(request_id, d, expect_version=expect_version)
+            moved = await self.rt.requests.transition(request_id, d, expect_version=expect_version)
         except STORE_DOWN as exc:  # a failover or a lost connection: say so, not nothing
             raise StoreUnavailable(msg.STORE_DOWN_DECISION) from exc
         except NotEligible as exc:
@@ -117,6 +117,11 @@ class Approvals:
                 why = msg.NOT_ELIGIBLE.format(actor=esc.user(user), why=smsg.WHY_FOREIGN)
                 raise ForeignRefused(why, state=exc.state, event=exc.event) from None
             raise
+        if not foreign and not moved.noop:
+            # Who decided, and their groups, by name for the operator's CLI and report
+            # (kept in the store; looked up at most once per CACHE_S, within a budget).
+            await self.names.of(client, [user, *groups])
+        return moved
 
     def register(self, app: AsyncApp) -> None:
         app.action(render.ACTION_APPROVE)(self.on_approve)

@@ -82,6 +82,7 @@ def hidden_warning(req: ActionRequest) -> list[Block]:
     """A warning block when any text of the request holds a hidden character."""
     res = req.resolution
     texts: list[Any] = [req.tool, req.args, req.requester, req.on_behalf_of, req.run_id]
+    texts += [req.original_args]
     texts += [req.channel, req.detail]
     texts += [res.actor, res.reason_code, res.text] if res else []
     texts += [req.approvers, [a.actor for a in req.approvals], req.idempotency_key]
@@ -94,10 +95,45 @@ def hidden_warning(req: ActionRequest) -> list[Block]:
 def call_blocks(req: ActionRequest, *, max_blocks: int = CALL_BLOCKS) -> list[Block]:
     """The exact call: a warning if it hides characters, the tool, the decision fields,
     and every argument as JSON in code; `max_blocks` blocks at most."""
-    fields = [field(esc.mrkdwn(k), esc.inline_code(v, 400)) for k, v in decision_fields(req.args)]
+    asked = {} if req.original_args is None else dict(decision_fields(req.original_args))
+    fields = [field(esc.mrkdwn(k), _value(v, asked.get(k))) for k, v in decision_fields(req.args)]
     intro = msg.CALL_INTRO.format(tool=esc.inline_code(req.tool, 300))
     head = [*hidden_warning(req), section(intro, fields=fields, block_id="hitl_call")]
+    head += edited_note(req)
     return head + args_blocks(req.args, max_blocks - len(head))
+
+
+def _value(now: str, asked: str | None) -> str:
+    shown = esc.inline_code(now, 400)
+    if asked is None or asked == now:
+        return shown
+    return msg.ARG_ASKED.format(now=shown, asked=esc.inline_code(asked, 200))
+
+
+_MISSING = object()
+
+
+def edited_note(req: ActionRequest) -> list[Block]:
+    """After a person's edit, what the agent asked for in each argument they changed:
+    the approver of a later level, and anyone reading the card after, sees both."""
+    before = req.original_args
+    if before is None or req.candidates:  # a proposal's card lists every candidate
+        return []
+    items = []
+    for key in {**before, **req.args}:
+        old = before.get(key, _MISSING)
+        if old == req.args.get(key, _MISSING):
+            continue
+        was = msg.ARG_NOT_GIVEN if old is _MISSING else scalar(old)
+        items.append(
+            msg.EDITED_ITEM.format(
+                name=esc.inline_code(str(key), 100), asked=esc.inline_code(was, 200)
+            )
+        )
+    if not items:
+        return []
+    text = msg.EDITED_ASKED.format(changes=esc.join_fit(items, 2500))
+    return [esc.context(text, block_id="hitl_asked")]
 
 
 @dataclass

@@ -253,6 +253,9 @@ def iso(ms: int) -> str:
         return str(ms)
 
 
+TO_THE_SECOND = "{date_short_pretty} at {time_secs}"  # Slack's tokens, not ours to fill
+
+
 def date(ms: int, fmt: str = "{date_short_pretty} at {time}") -> str:
     """A time each reader sees in their own time zone, with an ISO UTC fallback."""
     return f"<!date^{ms // 1000}^{fmt}|{iso(ms)}>"

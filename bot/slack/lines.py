@@ -6,13 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from bot import messages as msg
+from bot.core.candidates import chosen
 from bot.core.models import ActionRequest
 from bot.core.states import Event
 from bot.core.states import State as S
 from bot.slack import escape as esc
 from bot.slack import messages as smsg
 from bot.slack.call import free_item, free_line
-from bot.slack.render import state_label, waiting_for
+from bot.slack.render import reason_words, state_label, waiting_for
 
 
 def status_line(req: ActionRequest, event: str) -> str:
@@ -37,6 +38,14 @@ def status_line(req: ActionRequest, event: str) -> str:
 def _approval_line(req: ActionRequest, event: str) -> str:
     actor = req.approvals[-1].actor if req.approvals else getattr(req.resolution, "actor", "?")
     n, total = len(req.approvals), req.quorum
+    if event == "edit_and_approve" and (pick := chosen(req)) is not None:
+        return smsg.SL_CHOSEN.format(
+            option=pick + 1,
+            who=esc.user(actor),
+            n=n,
+            total=total,
+            hash=f"`{req.payload_hash[:12]}`",
+        )
     if event == "edit_and_approve":
         return smsg.SL_EDITED.format(
             who=esc.user(actor), n=n, total=total, hash=f"`{req.payload_hash[:12]}`"
@@ -52,9 +61,7 @@ def _state_line(req: ActionRequest) -> str:
     res = req.resolution
     detail = esc.fit(req.detail, 500) if req.detail else smsg.SL_NO_REPORT
     if res is not None and res.event == Event.REJECT and req.state in (S.REJECTED, S.CANCELLED):
-        text = f" — {esc.fit(res.text, 500)}" if res.text else ""
-        code = esc.inline_code(res.reason_code or "?", 100)
-        return smsg.SL_REJECTED.format(who=esc.user(res.actor), code=code, text=text)
+        return smsg.SL_REJECTED.format(who=esc.user(res.actor), why=reason_words(res, 500))
     if req.state == S.CANCELLED:
         why = f": {esc.fit(res.text, 500)}" if res is not None and res.text else ""
         who = esc.user(res.actor if res else "system")

@@ -147,11 +147,29 @@ RESOLUTION = {
     "cancel": "🚫 Withdrawn by {who} · {at}",
 }
 RESOLUTION_OTHER = "{event} by {who} · {at}"
+# A proposal is approved by choosing one of its candidates: never "edited".
+RESOLUTION_CHOSEN = "✅ Approved: candidate {n} chosen by {who} · {at}"
+WITHDRAWN_LABEL = "🚫 Withdrawn"  # the state of a call withdrawn before anyone decided it
+# The bot's own reason codes, in words (a person's are REASON_LABELS).
+SYSTEM_REASONS = {
+    "superseded": "a person corrected the agent, so it asks again",
+    "run_stopped": "the run was stopped",
+    "withdrawn": "the agent withdrew it",
+    "no_review": "the policy exempts it from review",
+    "no_response": "nobody decided in time",
+    "unknown_tool": "the agent has no such tool",
+    "claim_expired": "approved, but never started in time",
+}
 
 HEAD_PENDING = "{risk} risk — approval needed"
 HEAD_STATE = "{risk} risk — {state}"
 HEAD_ESCALATED = "⏫ Escalated: {risk} risk — approval needed"
 CALL_INTRO = "The agent wants to call {tool} with these arguments:"
+# An edited call: each changed value beside what the agent asked for, struck through.
+ARG_ASKED = "{now} (asked: ~{asked}~)"
+EDITED_ASKED = "✏️ Edited by a person. The agent asked for: {changes}"
+EDITED_ITEM = "{name} ~{asked}~"
+ARG_NOT_GIVEN = "not given"
 ARG_CUT_MARK = " … ✂ cut: {size:,} characters in all"  # inside the code, after the cut value
 ARG_CUT_LABEL = "{name} ({size:,} characters)"
 ARGS_CUT_NOTE = "✂ Cut to fit in Slack: {names}. *{view}* shows every argument in full."
@@ -191,6 +209,7 @@ F_ON_BEHALF_OF = "On behalf of"
 F_HASH = "Payload hash"
 F_FULL_HASH = "Payload hash (sha256)"
 F_EDITED_FROM = "Edited from hash"
+F_CHOSEN_FROM = "Chosen from the proposal of hash"
 F_ORIGINAL_HASH = "Original hash, before the edit"
 F_LEVEL = "Escalation level"
 F_WAITING = "Waiting for"
@@ -234,14 +253,15 @@ SL_CREATED = "📝 Approval requested for {tool} ({risk} risk); waiting for {who
 SL_APPROVED = "✅ Approved by {who} ({n} of {total})"
 SL_APPROVAL_PARTIAL = "👍 Approved by {who} ({n} of {total}); {left} more needed"
 SL_EDITED = "✏️ Edited and approved by {who} ({n} of {total}); new payload hash {hash}"
-SL_REJECTED = "⛔ Rejected by {who}: {code}{text}"
+SL_CHOSEN = "✅ Candidate {option} chosen by {who} ({n} of {total}); payload hash {hash}"
+SL_REJECTED = "⛔ Rejected by {who}: {why}"
 SL_ESCALATED = "⏫ Escalated to level {level}: {who}"
 SL_EXHAUSTED = {
     "auto_rejected": "⌛ Rejected by policy (nobody answered in time)",
     "auto_approved": "✅ Approved by policy (nobody answered in time)",
 }
 SL_NOT_CLAIMED = "⌛ Approved but never started in time; cancelled so it cannot run late"
-SL_CANCELLED = "🚫 Cancelled by {who}{text}"
+SL_CANCELLED = "🚫 Withdrawn by {who}{text}"
 SL_WITHDRAWN = {  # by the bot's reason code: a run's step withdrawn, not the run cancelled
     "superseded": "🚫 Withdrawn: {who} corrected the agent{text}",
     "run_stopped": "🚫 Withdrawn: {who} stopped the run{text}",

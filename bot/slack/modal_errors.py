@@ -25,12 +25,15 @@ from bot.errors import AlreadyResolved, HitlError, NotEligible, StalePayload
 from bot.slack import escape as esc
 from bot.slack import messages as smsg
 from bot.slack.invisible import visible
+from bot.store.failures import STORE_DOWN
+from bot.store.slack_cache import SlackCache
 
 log = logging.getLogger(__name__)
 
 MODAL_ERROR_MAX = 150  # what Slack shows of a field error
 LOOKUP_BUDGET_S = 1.0  # of the 3 s Slack gives a submission's answer
 CACHE_S = 600.0  # a display name changes rarely, and a stale one misleads nobody
+STORED_S = 30 * 86_400  # as long as the records that name them (bot/store/runs.py)
 
 
 class ForeignRefused(NotEligible):
@@ -38,11 +41,16 @@ class ForeignRefused(NotEligible):
 
 
 class Names:
-    """Display names of Slack principals, looked up on demand and kept for `CACHE_S`."""
+    """Display names of Slack principals, looked up on demand and kept for `CACHE_S`;
+    with a `store`, what is looked up is kept there too (`STORED_S`), for the operator's
+    CLI and report, which show names where they can and have no Slack token."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, store: SlackCache | None = None
+    ) -> None:
         self._clock = clock
         self._known: dict[str, tuple[float, str]] = {}
+        self._store = store
 
     async def of(self, client: AsyncWebClient, ids: Iterable[str]) -> dict[str, str]:
         """`id -> name` for every id; an id nobody could look up names itself."""
@@ -54,8 +62,18 @@ class Names:
                 await asyncio.wait_for(self._look_up(client, missing), LOOKUP_BUDGET_S)
             except TimeoutError:
                 log.info("names not found in time", extra={"names": len(missing)})
-            out |= {i: found for i in missing if (found := self._cached(i)) is not None}
+            found = {i: name for i in missing if (name := self._cached(i)) is not None}
+            out |= found
+            await self._remember(found)
         return out
+
+    async def _remember(self, found: dict[str, str]) -> None:
+        if self._store is None or not found:
+            return
+        try:
+            await self._store.keep_names(found, STORED_S)
+        except STORE_DOWN:  # a name is a nicety: the decision it came with stands
+            log.info("names not kept", extra={"names": len(found)})
 
     def _cached(self, name: str) -> str | None:
         hit = self._known.get(name)

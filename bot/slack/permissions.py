@@ -2,9 +2,9 @@
 
 - A run may be steered or stopped by the person who started it, by the people who may
   decide the request it waits on, and by the policy's `operators`. An outside agent's
-  run (SDK, HTTP, MCP, Claude Code) was started by no person: the people who may decide
-  a call it waits on or has in its home thread, and the person a call was asked for,
-  take the starter's place.
+  run (SDK, HTTP, MCP, Claude Code), or one started with `POST /v1/runs`, was started by
+  no person: the people who may decide a call it waits on or has in its home thread, and
+  the person a call was asked for, take the starter's place.
 - A request's audit trail may be read by its requester (and whom it was asked for),
   by the people who may decide it, and by the operators.
 
@@ -26,7 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.deciders import Verdict, who_may_decide
 from bot.core.ids import is_question_id
-from bot.core.models import ActionRequest, Run
+from bot.core.models import WORKER, ActionRequest, Run
 from bot.core.states import Event
 from bot.errors import HitlError
 from bot.slack.groups import groups_of, needs_lookup
@@ -85,7 +85,10 @@ async def may_direct(
         except HitlError:
             return False
         return await _among(rt, client, user, req.eligible(), foreign=foreign)
-    if run.outside:
+    if run.outside or run.owner not in ("", WORKER):
+        # Started by an agent of its own, or over POST /v1/runs by an identity that files
+        # its calls itself: no person started it and no worker records what it waits on,
+        # so the calls it filed name who may steer it.
         return await _directs_outside(rt, client, user, run, foreign=foreign)
     return False
 

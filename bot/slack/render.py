@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from bot.core.candidates import chosen
 from bot.core.models import (
     RUN_FINAL,
     ActionRequest,
@@ -26,7 +27,7 @@ from bot.core.models import (
 from bot.core.models import RiskTier as Risk
 from bot.core.pagers import pages
 from bot.core.policy import TIER_ORDER, Policy
-from bot.core.states import FINAL, Event
+from bot.core.states import FINAL, Event, ReasonCode
 from bot.core.states import State as S
 from bot.slack import escape as esc
 from bot.slack import messages as smsg
@@ -37,6 +38,8 @@ from bot.slack.escape import Block, field, section
 from bot.slack.escape import ButtonValue as ButtonValue  # part of this module's API
 from bot.slack.options import option_actions
 from bot.slack.proposals import proposal_blocks, reject_row
+
+SHORT_WINDOW_MS = 2 * 60_000  # a deadline closer than this is shown to the second
 
 ACTION_APPROVE = "hitl_approve"
 ACTION_REJECT = "hitl_reject"
@@ -79,6 +82,8 @@ def state_label(req: ActionRequest) -> str:
     res = req.resolution
     if req.state == S.CANCELLED and res is not None and res.event == Event.REJECT:
         return smsg.STATE_LABELS[S.REJECTED.value]
+    if req.state == S.CANCELLED and res is not None and res.event == Event.CANCEL:
+        return smsg.WITHDRAWN_LABEL  # what the body's "Withdrawn by" says too
     return smsg.STATE_LABELS.get(req.state.value, esc.mrkdwn(req.state.value))
 
 
@@ -111,20 +116,33 @@ def outcome_text(req: ActionRequest) -> str | None:
     said = res is not None and (req.state, res.event) in _SAID_BY_RESOLUTION
     lines = [] if said else [f"*{smsg.F_OUTCOME}* {state_label(req)}"]
     if res is not None:
-        lines.append((f"*{smsg.F_OUTCOME}* " if said else "") + resolution_line(res))
-        if res.reason_code:
-            why = esc.inline_code(res.reason_code, 100)
-            lines.append(
-                f"*{smsg.F_REASON}* {why}" + (f" — {esc.fit(res.text, 1500)}" if res.text else "")
-            )
+        lines.append((f"*{smsg.F_OUTCOME}* " if said else "") + resolution_line(res, req))
+        if res.reason_code or res.text:
+            lines.append(f"*{smsg.F_REASON}* {reason_words(res, 1500)}")
     if req.detail:
         lines.append(f"*{smsg.F_REPORT}* {esc.fit(req.detail, 1000)}")
     return "\n".join(lines)
 
 
-def resolution_line(res: Resolution) -> str:
+def resolution_line(res: Resolution, req: ActionRequest | None = None) -> str:
+    who, at = esc.user(res.actor), esc.date(res.at)
+    pick = chosen(req) if req is not None and res.event == Event.EDIT_AND_APPROVE else None
+    if pick is not None:
+        return smsg.RESOLUTION_CHOSEN.format(n=pick + 1, who=who, at=at)
     how = smsg.RESOLUTION.get(res.event.value, smsg.RESOLUTION_OTHER)
-    return how.format(who=esc.user(res.actor), at=esc.date(res.at), event=res.event.value)
+    return how.format(who=who, at=at, event=res.event.value)
+
+
+def reason_words(res: Resolution, limit: int) -> str:
+    """Why, as a person reads it: their own words for "other" (a thread reply's reason),
+    a reason code's label, the bot's reasons in words; an unknown code as it is."""
+    code = res.reason_code or ""
+    text = esc.fit(res.text, limit) if res.text else ""
+    if code in ("", ReasonCode.OTHER.value) and text:
+        return text
+    label = smsg.REASON_LABELS.get(code) or smsg.SYSTEM_REASONS.get(code)
+    word = label if label is not None else esc.inline_code(code, 100)
+    return f"{word} — {text}" if text else word
 
 
 def approvals_text(req: ActionRequest) -> str:
@@ -213,11 +231,15 @@ def _meta(req: ActionRequest, now_ms: int) -> list[str]:
     if req.on_behalf_of:
         out.insert(2, field(smsg.F_ON_BEHALF_OF, esc.user(esc.truncate(req.on_behalf_of, 300))))
     if req.original_hash:
-        out.append(field(smsg.F_EDITED_FROM, f"`{req.original_hash[:12]}`"))
+        was = smsg.F_CHOSEN_FROM if req.candidates else smsg.F_EDITED_FROM
+        out.append(field(was, f"`{req.original_hash[:12]}`"))
     label = smsg.DEADLINE_LABELS.get(req.state.value)
     if label and req.expires_at is not None and req.state not in FINAL:
         passed = f" {smsg.DEADLINE_PASSED}" if now_ms >= req.expires_at else ""
-        out.append(field(label, esc.date(req.expires_at) + passed))
+        # A short window (a 45-second review) read to the minute says nothing: seconds.
+        short = 0 < req.expires_at - now_ms < SHORT_WINDOW_MS
+        when = esc.date(req.expires_at, esc.TO_THE_SECOND) if short else esc.date(req.expires_at)
+        out.append(field(label, when + passed))
     if req.state == S.PENDING_REVIEW:
         level = smsg.N_OF.format(n=req.level + 1, total=max(len(req.levels), 1))
         out.append(field(smsg.F_LEVEL, level))

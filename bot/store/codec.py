@@ -25,6 +25,7 @@ from bot.core.states import Event, State
 # scripts' `load`, gives '' for a missing one.
 OPTIONAL = (
     "original_hash",
+    "original_args",
     "run_id",
     "obo",
     "channel",
@@ -129,6 +130,7 @@ def to_hash(req: ActionRequest) -> dict[str, str]:
         "args": stored_args(req.args),
         "payload_hash": req.payload_hash,
         "original_hash": _s(req.original_hash),
+        "original_args": "" if req.original_args is None else stored_args(req.original_args),
         "run_id": _s(req.run_id),
         "requester": req.requester,
         # Over the API the owner is the requester: stored only where it differs (the
@@ -232,6 +234,7 @@ def from_hash(h: dict[str, str]) -> ActionRequest:
         args=json.loads(h["args"]),
         payload_hash=h["payload_hash"],
         original_hash=_opt(h.get("original_hash")),
+        original_args=json.loads(h["original_args"]) if h.get("original_args") else None,
         run_id=_opt(h.get("run_id")),
         requester=h["requester"],
         owner=h.get("owner") or h["requester"],

@@ -238,6 +238,11 @@ def slack_group(group: str) -> str:
     return f"{PREFIX}slack:group:{group}"
 
 
+def slack_name(principal: str) -> str:
+    """The name Slack shows for a user, group or channel id, as serve last looked it up."""
+    return f"{PREFIX}slack:name:{principal}"
+
+
 def slack_channel_members(ref: str) -> str:
     """A channel's members (JSON list), cached briefly."""
     return f"{PREFIX}slack:channel:{ref}"

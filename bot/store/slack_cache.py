@@ -3,7 +3,8 @@
 Memberships of user groups and channels, and a `#name` looked up but not found, are
 cached for `ttl_s` (the caller's choice); a name resolved to an id is pinned for good,
 so a channel created or renamed later under the same name never takes its place. A
-Slack event id is recorded once, so a retried event is acted on once.
+Slack event id is recorded once, so a retried event is acted on once. The names Slack
+shows for ids serve looked up are kept for the operator's CLI, which has no Slack token.
 """
 
 from __future__ import annotations
@@ -36,6 +37,21 @@ class SlackCache:
 
     async def keep_channel_members(self, ref: str, users: Iterable[str], ttl_s: int) -> None:
         await self.redis.set(keys.slack_channel_members(ref), json.dumps(list(users)), ex=ttl_s)
+
+    async def keep_names(self, names: dict[str, str], ttl_s: int) -> None:
+        pipe = self.redis.pipeline(transaction=False)  # one key each: any slot, any node
+        for principal, shown in names.items():
+            pipe.set(keys.slack_name(principal), shown, ex=ttl_s)
+        await pipe.execute()
+
+    async def names(self, ids: Iterable[str]) -> dict[str, str]:
+        """`id -> name` for the ids whose name is kept; the others are left out."""
+        wanted = list(dict.fromkeys(ids))
+        pipe = self.redis.pipeline(transaction=False)
+        for principal in wanted:
+            pipe.get(keys.slack_name(principal))
+        got = await pipe.execute() if wanted else []
+        return {p: str(n) for p, n in zip(wanted, got, strict=True) if n}
 
     async def pinned(self, name: str) -> str | None:
         """The id `#name` was pinned to, if it was."""

@@ -7,11 +7,15 @@ it waits on, as they reach a worker's.
 
 from __future__ import annotations
 
+import json
+
 import httpx
 from redis.asyncio import Redis
 
 from bot.store import keys
-from tests.api.live import AGENT_TOKEN
+from tests.api.conftest import AUTH
+from tests.api.live import AGENT_TOKEN, LiveServer
+from tests.test_cli import cli
 
 RUN = "ext:billing-7"
 
@@ -118,3 +122,34 @@ async def test_a_run_title_names_the_run_once_and_only_for_its_owner(
     assert (await client.get(f"/v1/runs/{RUN}")).json()["prompt"] == "Billing agent, ticket 7"
     bad = {**body, "run_title": "two\nlines"}
     assert (await client.post("/v1/approvals", json=bad)).status_code == 422
+
+
+async def test_an_api_run_finishes_over_the_api_and_hitl_bot_runs_says_so(
+    live: LiveServer, redis_url: str
+) -> None:
+    """An outside agent's run has no worker to end it: without POST .../finish it stayed
+    "running" in `hitl-bot runs` forever. Its owner ends it once nothing waits."""
+    async with httpx.AsyncClient(base_url=live.url, headers=AUTH) as c:
+        made = (await _propose(c)).json()
+        early = await c.post(f"/v1/runs/{RUN}/finish", json={"detail": "refunded"})
+        assert early.status_code == 409 and made["id"] in early.json()["detail"]
+        other = {"Authorization": f"Bearer {AGENT_TOKEN}"}  # another identity: not its run
+        assert (await c.post(f"/v1/runs/{RUN}/finish", headers=other)).status_code == 404
+        assert (await c.post(f"/v1/approvals/{made['id']}/cancel")).status_code == 200
+
+        done = await c.post(f"/v1/runs/{RUN}/finish", json={"detail": "refunded A2"})
+        assert done.status_code == 200, done.text
+        assert (done.json()["state"], done.json()["result"]) == ("finished", "refunded A2")
+        again = await c.post(f"/v1/runs/{RUN}/finish", json={"ok": False})
+        assert again.status_code == 409 and "finished already" in again.json()["detail"]
+
+        queued = (await c.post("/v1/runs", json={"agent": "billing", "prompt": "ticket 9"})).json()
+        failed = await c.post(
+            f"/v1/runs/{queued['id']}/finish", json={"ok": False, "detail": "no such order"}
+        )
+        assert (failed.json()["state"], failed.json()["error"]) == ("failed", "no such order")
+
+    code, out, err = await cli("runs", "--json", redis_url=redis_url)
+    assert code == 0, err
+    states = {r["id"]: r["state"] for r in json.loads(out)}
+    assert (states[RUN], states[queued["id"]]) == ("finished", "failed")

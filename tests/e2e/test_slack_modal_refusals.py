@@ -82,6 +82,21 @@ async def test_edit_is_refused_on_the_click_to_an_operator_it_was_asked_for(bot:
     await _modal(bot, "UBOB", render.VIEW_EDIT)
 
 
+async def test_an_approver_refused_their_own_call_is_told_why_not_told_they_may(
+    bot: Bot,
+) -> None:
+    """Alice is in @approvers, who may decide a high refund; asked for her, her click is
+    refused because it is hers, and the refusal must not read as if she were not one."""
+    rid = await bot.propose("refund", {"amount": 4200, "to": "cust-1"}, on_behalf_of="UALICE")
+    ch, ts = await bot.message_of(rid)
+    await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)
+    refusal = await _ephemeral(bot, "UALICE", "may not decide")
+    assert "nobody approves their own action, not even one of its approvers" in refusal.text
+    assert "it needs someone else of: <!subteam^SAPPROVERS>" in refusal.text, refusal.text
+    assert "who may decide" not in refusal.text
+    assert (await bot.requests.get(rid)).state == State.PENDING_REVIEW
+
+
 async def test_a_refusal_in_the_reject_modal_names_people_in_plain_text(bot: Bot) -> None:
     rid = await bot.propose("refund", {"amount": 5000, "to": "cust-1"})  # high: carol may not
     ch, ts = await bot.message_of(rid)

@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import pytest
 from pydantic import SecretStr
 
@@ -170,3 +171,54 @@ async def test_a_titled_run_is_named_on_its_card_and_in_the_app_home_of_who_may_
     later = await gate.request_approval("move_claw", {"x": 1}, run_id=RUN, run_title="other")
     assert later.state == State.APPROVED
     assert (await bot.runs.get(RUN)).prompt == title
+
+
+async def test_the_deciders_of_a_call_filed_under_an_api_started_run_may_steer_it(
+    bot: Bot,
+) -> None:
+    """A run started with POST /v1/runs and driven by the caller's own agent (no worker):
+    who may decide the call it filed under that run may steer it from the run's thread,
+    as docs/security.md says, though the run's requester is the API identity."""
+    auth = {"Authorization": "Bearer api-token-0123456789"}
+    async with httpx.AsyncClient(base_url=bot.url, headers=auth) as http:
+        started = await http.post(
+            "/v1/runs",
+            json={
+                "agent": "billing",
+                "prompt": "Refunds of ticket 88",
+                "channel": "#hitl-approvals",
+            },
+        )
+        assert started.status_code == 201, started.text
+        run_id = started.json()["id"]
+        run = await eventually(lambda: _home_of(bot, run_id), what="the run's header thread")
+        # over 1000: high, decided by SAPPROVERS (UALICE, UBOB) and UKID
+        filed = await http.post(
+            "/v1/approvals", json={"tool": "refund", "args": {"amount": 4200}, "run_id": run_id}
+        )
+        assert filed.status_code == 201, filed.text
+        rid = filed.json()["id"]
+    await bot.message_of(rid)
+
+    await bot.emu.post("UALICE", run.channel, "Refund 900 only", thread_ts=run.thread_ts)
+
+    async def steered() -> Any:
+        req = await bot.requests.get(rid)
+        return req if req.state == State.CANCELLED else None
+
+    req = await eventually(steered, what="the waiting call withdrawn by the correction")
+    assert req.resolution is not None and req.resolution.reason_code == "superseded"
+    assert await bot.steering.pending(run_id) == 1
+    assert not [e for e in bot.emu.ephemerals("UALICE") if run_id in json_text(e)]
+    # someone who may not decide that call is still refused
+    await bot.emu.post("UTEAM1", run.channel, "do it twice", thread_ts=run.thread_ts)
+    await eventually(
+        lambda: [e for e in bot.emu.ephemerals("UTEAM1") if run_id in json_text(e)],
+        what="an ephemeral to UTEAM1",
+    )
+    assert await bot.steering.pending(run_id) == 1
+
+
+async def _home_of(bot: Bot, run_id: str) -> Any:
+    run = await bot.runs.get(run_id)
+    return run if run.thread_ts else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -23,10 +24,16 @@ USER_EXTRAS = ("recipes", "mcp", "uvloop")
 PINNED_TEST_TOOLS = ("hypothesis", "schemathesis", "import-linter")
 
 
+def pyproject() -> dict[str, Any]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
 def lower_bounds() -> dict[str, Version]:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = pyproject()["project"]
     extras = project["optional-dependencies"]
     lines = project["dependencies"] + [line for name in USER_EXTRAS for line in extras[name]]
+    # The build backend too: the lowest run builds the project with its floor.
+    lines += pyproject()["build-system"]["requires"]
     lines += [
         line
         for line in extras["test"]
@@ -51,3 +58,10 @@ def pins() -> dict[str, Version]:
 
 def test_every_lower_bound_is_pinned_for_the_lowest_run() -> None:
     assert pins() == lower_bounds()
+
+
+def test_the_build_backend_floor_reads_the_license_as_written() -> None:
+    # `license = "Apache-2.0"` (a PEP 639 SPDX string) is refused by setuptools before
+    # 77, so a build with the floor pyproject.toml allowed failed.
+    assert isinstance(pyproject()["project"]["license"], str)
+    assert lower_bounds()["setuptools"] >= Version("77")

@@ -29,7 +29,7 @@ from tests.conftest import QUORUM_POLICY
 NOW = 1_800_000_000_000  # 2027-01-15T08:00:00Z
 POLICY: Policy = parse_policy(QUORUM_POLICY)
 SAFE_TAGS = re.compile(
-    r"<!date\^\d+\^\{[a-z_]+\}(?: at \{time\})?(?: \{time_secs\})?\|[0-9TZ:-]+>"
+    r"<!date\^\d+\^\{[a-z_]+\}(?: at \{time(?:_secs)?\})?(?: \{time_secs\})?\|[0-9TZ:-]+>"
     r"|<@[UW][A-Z0-9]{2,}>|<!subteam\^S[A-Z0-9]{2,}>|<#[CG][A-Z0-9]{2,}>"
     r"|<https?://[^|<>\s]+\|Open its thread>"  # a run's permalink, as Slack gave it
 )
@@ -231,7 +231,7 @@ CLAIM: Step = (Event.CLAIM, {"actor": "system"})
         (
             ((Event.REJECT, {"reason_code": "wrong_target", "text": "use <!channel> acct"}),),
             State.CANCELLED,
-            "`wrong_target` — use &lt;!channel&gt; acct",
+            "Wrong target — use &lt;!channel&gt; acct",
         ),
         (TIMEOUTS, State.AUTO_REJECTED, "Nobody decided in time; the policy default applied"),
         ((APPROVE, CLAIM), State.EXECUTING, "▶️ Executing"),
@@ -263,7 +263,7 @@ def test_rejected_header_and_outcome_say_who_when_and_why() -> None:
     assert msg.blocks[0]["text"]["text"] == ":large_orange_circle: HIGH risk — ⛔ Rejected"
     outcome = next(b for b in msg.blocks if b.get("block_id") == "hitl_outcome")["text"]["text"]
     assert "⛔ Rejected by <@UBOSS> · <!date^1800000060^" in outcome
-    assert "`too_risky` — not today" in outcome
+    assert "Too risky — not today" in outcome
 
 
 def test_deadline_is_a_slack_date_and_says_when_it_passed() -> None:
@@ -307,7 +307,7 @@ def test_injection_attempts_render_as_literal_text_everywhere() -> None:
         assert "```y" not in text  # a backtick run in the data cannot close the code block
     rejected = decide(req, Event.REJECT, reason_code="other", text="<!channel> see <@U123>")
     line = lines.status_line(rejected, "reject")
-    assert line == "⛔ Rejected by <@UBOSS>: `other` — &lt;!channel&gt; see &lt;@U123&gt;"
+    assert line == "⛔ Rejected by <@UBOSS>: &lt;!channel&gt; see &lt;@U123&gt;"
 
 
 def test_mentions_only_for_real_slack_ids() -> None:

@@ -72,7 +72,7 @@ def test_status_line_for_every_step_of_a_life() -> None:
     late = decide(ok, Event.TIMEOUT, "system", at=NOW + 10**9)
     assert lines.status_line(late, "timeout").startswith("⌛ Approved but never started")
     stopped = decide(req, Event.CANCEL, "U0OPS", text="run stopped")
-    assert lines.status_line(stopped, "cancel") == "🚫 Cancelled by <@U0OPS>: run stopped"
+    assert lines.status_line(stopped, "cancel") == "🚫 Withdrawn by <@U0OPS>: run stopped"
     # A correction withdraws one call, and the run goes on: not "cancelled"
     fixed = decide(req, Event.CANCEL, "UKID", reason_code="superseded")
     assert lines.status_line(fixed, "cancel") == "🚫 Withdrawn: <@UKID> corrected the agent"

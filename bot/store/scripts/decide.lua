@@ -74,6 +74,7 @@ else
     if h.allow_edit ~= '1' or new_args == '' then return refuse(t, 'invalid', entry) end
     t.upd.args, t.upd.payload_hash = new_args, new_hash
     t.upd.original_hash = (h.original_hash ~= '' and h.original_hash) or h.payload_hash
+    t.upd.original_args = (h.original_args ~= '' and h.original_args) or h.args
     approvals = {}
   end
   if seal ~= '' then approvals[#approvals + 1] = {actor, now, seal}
