@@ -99,8 +99,16 @@ async def run_serve(
             gate=options.slack_gate,
         )
         if settings.slack_bot_token is not None:
-            await resolve_at_start(rt.slack, client, rt.policy)
-            await preflight_at_start(client, rt.policy)  # the token's scopes, the user groups
+            # Side by side, each within the one start budget (START_CHECK_S): a Slack that
+            # hangs holds serve's start back once, not once per check.
+            # The first refusal (a ConfigError naming the fix) stops serve as it is.
+            for failed in await asyncio.gather(
+                resolve_at_start(rt.slack, client, rt.policy),
+                preflight_at_start(client, rt.policy),  # the token's scopes, the user groups
+                return_exceptions=True,
+            ):
+                if isinstance(failed, BaseException):
+                    raise failed
         token = settings.slack_app_token
         app_token = token.get_secret_value() if token else None
         # Socket Mode: no signing secret is used anywhere and /slack/events is not mounted.
