@@ -8,11 +8,16 @@ The real bot behind the Slack emulator; the run and its question over the real H
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
 import httpx
+import pytest
 
+from bot.core.ids import is_question_id
+from bot.core.models import QuestionState
+from bot.sdk import Gate, RunStopped
 from bot.slack import render
 from tests.e2e.conftest import Bot, all_text, button_values
 from tests.poll import eventually
@@ -118,3 +123,22 @@ async def test_the_deciders_of_an_api_call_under_the_run_may_steer_it(bot: Bot) 
         assert steer.status_code == 200
         said = steer.json()
         assert (said["text"], said["actor"]) == ("Refund order A2 instead", "UPARENT")
+
+
+async def test_the_sdks_question_under_a_run_ends_in_run_stopped_at_a_stop(bot: Bot) -> None:
+    gate = Gate(api_url=bot.url, api_token="api-token-0123456789")
+    try:
+        asking = asyncio.ensure_future(gate.ask("Which bear?", run_id="sdk-run-1", timeout=600))
+        q = await eventually(lambda: _open_question(bot, "sdk-run-1"), what="the question")
+        async with httpx.AsyncClient(base_url=bot.url, headers=AUTH) as api:
+            assert (await api.post("/v1/runs/sdk-run-1/stop")).status_code == 200
+        with pytest.raises(RunStopped):
+            await asyncio.wait_for(asking, 15)
+        assert (await bot.questions.get(q)).state == QuestionState.CANCELLED
+    finally:
+        await gate.aclose()
+
+
+async def _open_question(bot: Bot, run_id: str) -> str | None:
+    waits = await bot.steering.waiting(run_id)
+    return next((w for w in waits if is_question_id(w)), None)
