@@ -9,10 +9,11 @@ import time
 from collections.abc import Sequence
 
 from bot.core.models import Question, QuestionState
+from bot.core.states import SystemReason
 from bot.core.wire import QuestionIn, RunIdBody, checked
 from bot.sdk import messages as msg
 from bot.sdk.connections import Connections
-from bot.sdk.errors import Unanswered
+from bot.sdk.errors import RunStopped, Unanswered
 
 QUESTION_MARGIN_S = 1.0  # past the question's own timeout, before giving up on it
 
@@ -74,6 +75,9 @@ class Asking(Connections):
             q = await b.wait_question(q.id, min(left, self.max_wait_s))
         if q.state == QuestionState.ANSWERED and q.answer is not None:
             return q
+        if q.state == QuestionState.CANCELLED and q.run_id:
+            # only a stop of its run cancels a question: the agent stops, as at a call
+            raise RunStopped(msg.QUESTION_RUN_STOPPED, reason_code=SystemReason.RUN_STOPPED.value)
         state = "expired" if q.state == QuestionState.OPEN else q.state.value
         raise Unanswered(
             msg.QUESTION_UNANSWERED.format(question=question[:80], state=state), question=q

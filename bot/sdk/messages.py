@@ -21,6 +21,7 @@ EDIT_DOES_NOT_FIT = (
     "the request was withdrawn and the function did not run."
 )
 QUESTION_UNANSWERED = "Nobody answered {question!r} ({state})."
+QUESTION_RUN_STOPPED = "The run was stopped while its question waited: do nothing more."
 API_UNREACHABLE = "Cannot reach the hitl-bot API at {url}: {error}; fix: check HITL_API_URL."
 API_ERROR = "The hitl-bot API answered {status}: {detail}"
 TOKEN_REJECTED = "The hitl-bot API refused the token ({detail}); fix: set HITL_API_TOKEN."

@@ -27,7 +27,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.deciders import Verdict, who_may_decide
 from bot.core.ids import is_question_id
 from bot.core.models import WORKER, ActionRequest, Run
-from bot.core.states import Event
+from bot.core.states import Event, State
 from bot.errors import HitlError
 from bot.slack.groups import groups_of, needs_lookup
 from bot.store.runtime import Runtime
@@ -90,6 +90,19 @@ async def may_direct(
         # its calls itself: no person started it and no worker records what it waits on,
         # so the calls it filed name who may steer it.
         return await _directs_outside(rt, client, user, run, foreign=foreign)
+    # a call filed under the run over the API, the SDK, MCP or the hook: its deciders
+    # steer the run as they would a worker's waiting on it
+    for rid in await rt.steering.waiting(run.id):
+        if is_question_id(rid):
+            continue
+        try:
+            req = await rt.requests.get(rid)
+        except HitlError:
+            continue
+        if req.state == State.PENDING_REVIEW and await _among(
+            rt, client, user, req.eligible(), foreign=foreign
+        ):
+            return True
     return False
 
 

@@ -10,7 +10,6 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.choices import matching_option
-from bot.core.ids import is_question_id
 from bot.core.models import RUN_FINAL, QuestionState, Run
 from bot.errors import HitlError, NotFound, StoreUnavailable
 from bot.slack import messages as smsg
@@ -21,7 +20,7 @@ from bot.slack.option_buttons import OptionButtons
 from bot.slack.options import options_line
 from bot.slack.permissions import actor_team, audit_refusal, is_foreign, may_direct
 from bot.slack.replies import ReplyDecisions
-from bot.store.corrections import correct
+from bot.store.corrections import correct, open_question
 from bot.store.runs import RunStore
 from bot.store.runtime import Runtime
 
@@ -77,7 +76,11 @@ class Threads:
         source = f"{channel}:{ts}"
         # A question the run waits on takes the reply first: a "yes" meant for it must
         # never approve a card filed under the run meanwhile.
-        question = waiting if waiting and is_question_id(waiting) and text else None
+        question = (
+            await open_question(self.rt.steering, self.rt.questions, run)
+            if run is not None and live and text
+            else None
+        )
         if (
             run is not None
             and question

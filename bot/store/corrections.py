@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 
 from bot.core.ids import is_question_id
-from bot.core.models import RUN_FINAL, Decision, Run, RunState, Steering
+from bot.core.models import RUN_FINAL, Decision, QuestionState, Run, RunState, Steering
 from bot.core.states import Event, State, SystemReason
 from bot.errors import HitlError
 from bot.store import execution
@@ -69,6 +69,8 @@ async def withdraw_waiting(
                 waiting.append(on)
     gone, done = [], []
     for rid in waiting:
+        if is_question_id(rid):
+            continue  # a correction leaves a question open: a stop withdraws it
         try:
             req = await requests.get(rid)
             if req.state == State.PENDING_REVIEW:
@@ -105,7 +107,27 @@ async def stop_run(
                 run.waiting_on, Decision(event=Event.CANCEL, actor=actor, reason_code=RUN_STOPPED)
             )
     await withdraw_waiting(steering, requests, None, run_id, actor=actor, reason=RUN_STOPPED)
+    for qid in await steering.waiting(run_id):  # the questions filed under the run, any face
+        if is_question_id(qid) and qid != run.waiting_on:
+            with contextlib.suppress(HitlError):  # answered or expired already: that stands
+                await questions.cancel(qid)
     if run.state == RunState.QUEUED or (run.outside and run.state not in RUN_FINAL):
         run = await runs.update(run_id, state=RunState.STOPPED)
     await runs.confirm_saved(run_id)  # told "stopped" only once a failover cannot undo it
     return run
+
+
+async def open_question(steering: SteeringStore, questions: QuestionStore, run: Run) -> str | None:
+    """The question a reply in the run's thread answers: the one its worker waits on,
+    else the latest still open that any face filed under the run."""
+    if run.waiting_on and is_question_id(run.waiting_on):
+        return run.waiting_on
+    latest: tuple[int, str] | None = None
+    for qid in await steering.waiting(run.id):
+        if not is_question_id(qid):
+            continue
+        with contextlib.suppress(HitlError):  # gone meanwhile: not waited on
+            q = await questions.get(qid)
+            if q.state == QuestionState.OPEN and (latest is None or q.asked_at >= latest[0]):
+                latest = (q.asked_at, q.id)
+    return latest[1] if latest else None

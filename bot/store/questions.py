@@ -20,6 +20,7 @@ from bot.store.events import MAXLEN, publish
 from bot.store.replicas import acks_for
 from bot.store.scan import hashes, key_names
 from bot.store.scripts import QUESTION
+from bot.store.steering import add_waiting, forget_waiting
 from bot.store.waiting import wait_until
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,10 @@ class QuestionStore:
             approximate=True,
         )
         await pipe.execute()
+        if run_id:
+            # What the run waits on, for every face that asks under a run (its keys are
+            # in another slot than the question's, so a step of its own).
+            await add_waiting(self.redis, run_id, q.id)
         _log(q, "ask", None, owner or None)
         return q
 
@@ -139,6 +144,8 @@ class QuestionStore:
         if status == "ok":  # the sweeper's expiries too, as a request's timeouts are
             who = actor or (SYSTEM if event == "timeout" else None)  # a cancel names nobody
             _log(q, event, QuestionState.OPEN.value, who)
+        if q.run_id and q.state != QuestionState.OPEN:
+            await forget_waiting(self.redis, q.run_id, [q.id])
         return str(status), q
 
     async def answer(self, qid: str, *, actor: str, answer: str) -> Question:

@@ -106,20 +106,34 @@ class SteeringStore:
     async def add_waiting(self, run_id: str, rid: str) -> None:
         """Put a request in the run's waiting set, where CREATE cannot (on a cluster the
         run's keys are in another slot than the request's)."""
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.sadd(keys.run_waiting(run_id), rid)
-        pipe.expire(keys.run_waiting(run_id), WAITING_TTL_S)
-        await pipe.execute()
+        await add_waiting(self.redis, run_id, rid)
 
     async def waiting(self, run_id: str) -> builtins.list[str]:
-        """The requests the run filed for review and has not seen leave (some may have
-        been decided since: the caller checks each)."""
+        """The requests and questions the run filed and has not seen leave (some may have
+        been decided or answered since: the caller checks each)."""
         got = await self.redis.smembers(keys.run_waiting(run_id))
         return sorted(str(x) for x in got)
 
     async def forget_waiting(self, run_id: str, rids: builtins.list[str]) -> None:
-        if rids:
-            await self.redis.srem(keys.run_waiting(run_id), *rids)
+        await forget_waiting(self.redis, run_id, rids)
 
     async def pending(self, run_id: str) -> int:
         return int(await self.redis.llen(keys.steering(run_id)))
+
+
+# The run's waiting set is what a run waits on, whichever face filed it (the worker, the
+# SDK, the API, MCP, the hook): a request in review (CREATE, or `add_waiting` on a
+# cluster) or an open question (QuestionStore.ask). A stop withdraws them, a reply in
+# the run's thread answers its question, and a call's deciders may steer the run.
+
+
+async def add_waiting(redis: Redis, run_id: str, item_id: str) -> None:
+    pipe = redis.pipeline(transaction=True)
+    pipe.sadd(keys.run_waiting(run_id), item_id)
+    pipe.expire(keys.run_waiting(run_id), WAITING_TTL_S)
+    await pipe.execute()
+
+
+async def forget_waiting(redis: Redis, run_id: str, ids: builtins.list[str]) -> None:
+    if ids:
+        await redis.srem(keys.run_waiting(run_id), *ids)
