@@ -9,6 +9,7 @@ outside `bot.store` ever holds the client.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from redis.asyncio import Redis
 
@@ -22,6 +23,7 @@ from bot.store.cards import Cards
 from bot.store.digests import Digests
 from bot.store.events import EventBus, Notice, notifier_read_within
 from bot.store.events_trim import EventTrimmer
+from bot.store.group_reader import GroupReader, Handle, Retry
 from bot.store.grants import GrantStore
 from bot.store.hub import hub_for
 from bot.store.lease import Lease
@@ -123,6 +125,31 @@ class StoreSet:
         self, *, consumer: str, block_ms: int = 1_000
     ) -> metrics.MetricsCollector:
         return metrics.MetricsCollector(self._redis, consumer=consumer, block_ms=block_ms)
+
+    def group_reader(
+        self,
+        *,
+        group: str,
+        consumer: str,
+        handle: Handle,
+        dead_metric: str,
+        retry: Retry = Retry(),
+        block_ms: int = 1_000,
+    ) -> GroupReader:
+        """A delivery at least once of every events-stream entry (webhooks, spans)."""
+        return GroupReader(
+            self._redis,
+            group=group,
+            consumer=consumer,
+            handle=handle,
+            retry=retry,
+            dead_metric=dead_metric,
+            block_ms=block_ms,
+        )
+
+    async def trace_parent(self, rid: str) -> str | None:
+        """The `traceparent` the request was filed with, if any."""
+        return cast(str | None, await self._redis.hget(keys.request(rid), "trace")) or None
 
     def events_trimmer(self, expected: tuple[str, ...]) -> EventTrimmer:
         return EventTrimmer(self._redis, expected=expected)
