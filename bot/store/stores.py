@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from bot.clock import Clock, wall_ms
 from bot.core.chain import Break
-from bot.core.models import AuditEntry
+from bot.core.models import ActionRequest, AuditEntry
 from bot.signing import Signer
 from bot.store import audit, durability, heads, keys, metrics, parked, pending_count
 from bot.store.agents import AgentDirectory
@@ -147,9 +147,15 @@ class StoreSet:
             block_ms=block_ms,
         )
 
-    async def trace_parent(self, rid: str) -> str | None:
-        """The `traceparent` the request was filed with, if any."""
-        return cast(str | None, await self._redis.hget(keys.request(rid), "trace")) or None
+    async def span_record(self, rid: str) -> tuple[ActionRequest, str | None, list[AuditEntry]]:
+        """What a request's span is built from, in two round trips: the request, the
+        `traceparent` it was filed with (if any) and its audit entries."""
+        pipe = self._redis.pipeline(transaction=False)  # final: nothing moves any more
+        pipe.hget(keys.request(rid), "trace")
+        pipe.lrange(keys.audit(rid), 0, -1)
+        trace, lines = cast(tuple[str | None, list[str]], await pipe.execute())
+        req = await self.requests.get(rid)
+        return req, trace or None, [AuditEntry.parse(line) for line in lines]
 
     def events_trimmer(self, expected: tuple[str, ...]) -> EventTrimmer:
         return EventTrimmer(self._redis, expected=expected)

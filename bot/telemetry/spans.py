@@ -143,9 +143,7 @@ class SpanEmitter:
     async def __call__(self, n: Notice) -> bool:
         if n.kind != "request" or n.state not in FINAL:
             return True
-        req = await self.rt.requests.get(n.id)
-        if req.state not in FINAL:  # cannot happen: a final state is never left
-            return True
-        parent = await self.rt.trace_parent(n.id)
-        emit(self.tp, req, parent, await self.rt.audit_entries(n.id))
+        req, parent, log = await self.rt.span_record(n.id)
+        if req.state in FINAL:  # always: a final state is never left
+            emit(self.tp, req, parent, log)
         return True
