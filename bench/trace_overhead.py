@@ -88,7 +88,10 @@ async def block(url: str, traced: bool, n: int, data: Path) -> list[float]:
         ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         task = asyncio.create_task(
             run_serve(
-                settings, stop, on_ready=ready.set_result, options=ServeOptions(tracer_provider=tracer)
+                settings,
+                stop,
+                on_ready=ready.set_result,
+                options=ServeOptions(tracer_provider=tracer),
             )
         )
         api = await asyncio.wait_for(ready, 15)
@@ -136,11 +139,15 @@ async def main(n: int, blocks: int) -> int:
                 (on if traced else off).extend(got)
     p50_on, p50_off = statistics.median(on), statistics.median(off)
     q_on, q_off = statistics.quantiles(on, n=10)[-1], statistics.quantiles(off, n=10)[-1]
-    print(f"free call added, traces off: p50 {p50_off:.3f} ms, p90 {q_off:.3f} ms ({len(off)} calls)")
+    print(
+        f"free call added, traces off: p50 {p50_off:.3f} ms, p90 {q_off:.3f} ms ({len(off)} calls)"
+    )
     print(f"free call added, traces on:  p50 {p50_on:.3f} ms, p90 {q_on:.3f} ms ({len(on)} calls)")
     ratio = p50_on / p50_off if p50_off > 0 else float("inf")
     limit = max(p50_off * 1.10, p50_off + 0.1)
-    print(verdict("p50 ratio, on / off", ratio, f"<= {limit / p50_off:.2f}", p50_on <= limit, ".3f"))
+    print(
+        verdict("p50 ratio, on / off", ratio, f"<= {limit / p50_off:.2f}", p50_on <= limit, ".3f")
+    )
     return 0 if p50_on <= limit else 1
 
 

@@ -34,9 +34,9 @@ from bot.slack.refusals import REFUSAL_BACKOFF
 from bot.slack.socket_mode import SocketModeLink
 from bot.store.events import NOTIFIER_GROUP
 from bot.store.events_trim import INTERVAL_S
+from bot.store.group_reader import Retry
 from bot.store.metrics import GROUP as METRICS_GROUP
 from bot.store.runtime import open_runtime
-from bot.store.group_reader import Retry
 from bot.supervise import Backoff, Supervisor
 from bot.telemetry.outbound import outbound
 

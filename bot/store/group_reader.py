@@ -48,13 +48,14 @@ class GroupReader:
         group: str,
         consumer: str,
         handle: Handle,
-        retry: Retry = Retry(),
+        retry: Retry | None = None,
         dead_metric: str,
         block_ms: int = 1_000,
     ) -> None:
         self.redis, self.group, self.consumer = redis, group, consumer
         self.bus = EventBus(redis, group)
-        self.handle, self.retry, self.dead_metric = handle, retry, dead_metric
+        self.handle, self.dead_metric = handle, dead_metric
+        self.retry = retry or Retry()
         self.block_ms = block_ms
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -63,7 +64,9 @@ class GroupReader:
         while not stop.is_set():
             try:
                 batch = await self._due()
-                batch += [(n, 1) for n in await self.bus.read(self.consumer, block_ms=self.block_ms)]
+                batch += [
+                    (n, 1) for n in await self.bus.read(self.consumer, block_ms=self.block_ms)
+                ]
             except ResponseError as exc:
                 if "NOGROUP" not in str(exc):
                     raise

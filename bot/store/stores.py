@@ -23,8 +23,8 @@ from bot.store.cards import Cards
 from bot.store.digests import Digests
 from bot.store.events import EventBus, Notice, notifier_read_within
 from bot.store.events_trim import EventTrimmer
-from bot.store.group_reader import GroupReader, Handle, Retry
 from bot.store.grants import GrantStore
+from bot.store.group_reader import GroupReader, Handle, Retry
 from bot.store.hub import hub_for
 from bot.store.lease import Lease
 from bot.store.owners import RunOwners
@@ -133,7 +133,7 @@ class StoreSet:
         consumer: str,
         handle: Handle,
         dead_metric: str,
-        retry: Retry = Retry(),
+        retry: Retry | None = None,
         block_ms: int = 1_000,
     ) -> GroupReader:
         """A delivery at least once of every events-stream entry (webhooks, spans)."""
@@ -142,7 +142,7 @@ class StoreSet:
             group=group,
             consumer=consumer,
             handle=handle,
-            retry=retry,
+            retry=retry or Retry(),
             dead_metric=dead_metric,
             block_ms=block_ms,
         )

@@ -48,9 +48,7 @@ async def serving(
         stop = asyncio.Event()
         ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         opts = ServeOptions(sweep_interval_s=0.05, read_block_ms=100, **options)
-        task = asyncio.create_task(
-            run_serve(s, stop, on_ready=ready.set_result, options=opts)
-        )
+        task = asyncio.create_task(run_serve(s, stop, on_ready=ready.set_result, options=opts))
         url = await asyncio.wait_for(ready, 10)
         emu.events_url = url + "/slack/events"
         try:

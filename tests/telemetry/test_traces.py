@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -106,7 +106,11 @@ async def test_the_wait_is_a_child_of_the_agents_tool_span_with_each_transition(
     assert attrs["hitl.escalation.level"] == 0
     assert str(attrs["hitl.payload.hash"]).startswith("sha256:") or attrs["hitl.payload.hash"]
     moves = [
-        (e.attributes["hitl.event"], e.attributes.get("hitl.from_state"), e.attributes["hitl.to_state"])
+        (
+            e.attributes["hitl.event"],
+            e.attributes.get("hitl.from_state"),
+            e.attributes["hitl.to_state"],
+        )
         for e in span.events
         if e.attributes is not None and e.name == "hitl.transition"
     ]
@@ -144,7 +148,7 @@ async def test_a_rejected_call_still_leaves_its_span_with_the_reason(
 class Collector(BaseHTTPRequestHandler):
     """An OTLP/HTTP receiver: decodes each protobuf POST and keeps the span names."""
 
-    names: list[str] = []
+    names: ClassVar[list[str]] = []
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))

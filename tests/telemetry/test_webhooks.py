@@ -157,21 +157,23 @@ async def test_an_event_never_taken_is_dead_lettered_and_counted(
     monkeypatch.setenv("HITL_WEBHOOK_SECRET_AUDIT", SECRET)
     hooks = {"hitl_webhooks": f"audit={url}"}
     retry = Retry(base_ms=20, max_backoff_ms=40, max_attempts=3)
-    async with serving(redis_url, tmp_path, settings=hooks, webhook_retry=retry) as served:
-        async with httpx.AsyncClient() as http:
-            made = await http.post(
-                served + "/v1/approvals",
-                json={"tool": "refund", "args": {"order": "A1"}},
-                headers={"Authorization": "Bearer api-token-0123456789"},
-            )
-            assert made.status_code == 201, made.text
+    async with (
+        serving(redis_url, tmp_path, settings=hooks, webhook_retry=retry) as served,
+        httpx.AsyncClient() as http,
+    ):
+        made = await http.post(
+            served + "/v1/approvals",
+            json={"tool": "refund", "args": {"order": "A1"}},
+            headers={"Authorization": "Bearer api-token-0123456789"},
+        )
+        assert made.status_code == 201, made.text
 
-            async def dead() -> str:
-                return (await http.get(served + "/metrics")).text
+        async def dead() -> str:
+            return (await http.get(served + "/metrics")).text
 
-            text = await eventually(
-                dead, ok=lambda t: 'hitl_webhook_dead_letters_total{webhook="audit"} 1' in t
-            )
+        text = await eventually(
+            dead, ok=lambda t: 'hitl_webhook_dead_letters_total{webhook="audit"} 1' in t
+        )
     assert "# TYPE hitl_webhook_dead_letters_total counter" in text
     assert list(rec.tries.values()) == [3]
     assert rec.delivered == {}
