@@ -153,6 +153,7 @@ async def run_serve(
             retry=options.webhook_retry,
             block_ms=options.read_block_ms,
         )
+        await out.forget_others(rt)
         trimmer = rt.events_trimmer((NOTIFIER_GROUP, METRICS_GROUP, *out.groups))
         trim_every = options.events_trim_interval_s
         running = [

@@ -5,8 +5,11 @@ The webhooks (bot/telemetry/webhooks.py) and the trace emitter (bot/telemetry/sp
 read the events streams the way the metrics collector does, each through a group of its
 own, so each sees every entry once whatever the Slack notifier does. An entry `handle`
 did not finish stays pending; it is claimed again (by this `serve` or another: XCLAIM
-with a minimum idle time is atomic, so one of them) once it has been idle for the
-retry delay, which doubles with each try up to `max_backoff_ms`. After `max_attempts`
+with a minimum idle time is atomic, so one of them) once it has been idle for
+`in_flight_ms`, longer than any try may take, so a slow try in progress is never taken
+from under its `serve` and delivered twice at once. A failed try sets the entry's idle
+time (XCLAIM IDLE) so it comes due the retry delay later, which doubles with each try
+up to `max_backoff_ms`. After `max_attempts`
 tries it is acknowledged and counted in the shard's metrics hash under `dead_metric`,
 in one MULTI, so `/metrics` shows every event that was given up on.
 """
@@ -35,9 +38,16 @@ class Retry:
     base_ms: int = 5_000  # the first retry's delay; doubles with each try
     max_backoff_ms: int = 300_000
     max_attempts: int = 8
+    # longer than a try may take (a webhook's HTTP timeout is half of it): an entry
+    # idle for less may still be in flight in some serve
+    in_flight_ms: int = 30_000
 
     def delay_ms(self, tries: int) -> int:
         return int(min(self.max_backoff_ms, self.base_ms * 2 ** max(0, tries - 1)))
+
+    def due_after_ms(self, tries: int) -> int:
+        """The idle time past which an entry tried `tries` times is claimed again."""
+        return max(self.in_flight_ms, self.delay_ms(tries))
 
 
 class GroupReader:
@@ -85,7 +95,13 @@ class GroupReader:
             done = False
         if done:
             await self.bus.ack(n)
-        elif tries >= self.retry.max_attempts:
+        elif tries < self.retry.max_attempts:
+            # due again `delay_ms` from now, not `in_flight_ms` after the try began
+            idle = self.retry.due_after_ms(tries) - self.retry.delay_ms(tries)
+            await self.redis.xclaim(
+                n.stream, self.group, self.consumer, 0, [n.entry_id], idle=idle, justid=True
+            )
+        else:
             log.error(
                 "%s gave up on %s %s %s after %d tries",
                 self.group,
@@ -105,11 +121,11 @@ class GroupReader:
         out: list[tuple[Notice, int]] = []
         for stream in self.bus.streams:
             rows = await self.redis.xpending_range(
-                stream, self.group, min="-", max="+", count=100, idle=self.retry.base_ms
+                stream, self.group, min="-", max="+", count=100, idle=self.retry.in_flight_ms
             )
             for row in cast(list[dict[str, Any]], rows):
                 tries = int(row["times_delivered"])
-                wait = self.retry.delay_ms(tries)
+                wait = self.retry.due_after_ms(tries)
                 if int(row["time_since_delivered"]) < wait:
                     continue
                 got = await self.redis.xclaim(

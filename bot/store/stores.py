@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from redis.asyncio import Redis
+from redis.exceptions import ResponseError
 
 from bot.clock import Clock, wall_ms
 from bot.core.chain import Break
@@ -146,6 +147,23 @@ class StoreSet:
             dead_metric=dead_metric,
             block_ms=block_ms,
         )
+
+    async def drop_groups_but(self, keep: Sequence[str], prefixes: tuple[str, ...]) -> list[str]:
+        """Destroy the events-stream groups named with `prefixes` but not in `keep` (a
+        webhook removed from HITL_WEBHOOKS, tracing turned off): left there, a group
+        nobody reads holds every entry after its last one from the trim."""
+        dropped: set[str] = set()
+        for stream in (keys.events(s) for s in range(keys.SHARDS)):
+            try:
+                groups = await self._redis.xinfo_groups(stream)
+            except ResponseError:  # no stream yet
+                continue
+            for g in groups:
+                name = str(g["name"])
+                if name.startswith(prefixes) and name not in keep:
+                    await self._redis.xgroup_destroy(stream, name)
+                    dropped.add(name)
+        return sorted(dropped)
 
     async def span_record(self, rid: str) -> tuple[ActionRequest, str | None, list[AuditEntry]]:
         """What a request's span is built from, in two round trips: the request, the

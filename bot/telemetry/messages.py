@@ -25,3 +25,7 @@ WEBHOOK_SECRET = (
     '{var}=$(python -c "import secrets; print(secrets.token_urlsafe(32))") and give the '
     "same value to the receiver, which checks each event's signature with it."
 )
+GROUP_DROPPED = (
+    "Dropped the events-stream group {group}: no longer configured (HITL_WEBHOOKS, OTEL_*); "
+    "its undelivered events are not sent."
+)

@@ -36,6 +36,12 @@ class Outbound:
     def groups(self) -> tuple[str, ...]:
         return tuple(r.group for r in self.readers.values())
 
+    async def forget_others(self, rt: Runtime) -> None:
+        """Drop the groups of webhooks no longer configured (and of tracing, when off),
+        so the events trimmer is not held back by a group nobody reads any more."""
+        for name in await rt.drop_groups_but(self.groups, (TRACE_GROUP, "webhook:")):
+            log.warning(msg.GROUP_DROPPED.format(group=name))
+
     async def aclose(self) -> None:
         if self.client is not None:
             await self.client.aclose()
@@ -66,9 +72,10 @@ def outbound(
         log.info(msg.TRACING_ON)
     hooks = webhooks(rt.settings, env())
     if hooks:
-        out.client = httpx.AsyncClient(timeout=10.0)
         s = rt.settings
         retry = retry or Retry(s.hitl_webhook_retry_ms, max_attempts=s.hitl_webhook_max_attempts)
+        # half the time before another serve may take the event over: never two at once
+        out.client = httpx.AsyncClient(timeout=retry.in_flight_ms / 2000)
         for hook in hooks:
             d = Deliverer(rt, hook, out.client)
             out.readers[f"webhook:{hook.name}"] = rt.group_reader(

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.timeout(90)
 
 SECRET = "whsec-test-0123456789abcdef"
 ROOT = Path(__file__).resolve().parents[2]
-FAST = Retry(base_ms=50, max_backoff_ms=200, max_attempts=10)
+FAST = Retry(base_ms=50, max_backoff_ms=200, max_attempts=10, in_flight_ms=4_000)
 
 
 def example() -> ModuleType:
@@ -156,7 +156,7 @@ async def test_an_event_never_taken_is_dead_lettered_and_counted(
     url, rec = receiver
     monkeypatch.setenv("HITL_WEBHOOK_SECRET_AUDIT", SECRET)
     hooks = {"hitl_webhooks": f"audit={url}"}
-    retry = Retry(base_ms=20, max_backoff_ms=40, max_attempts=3)
+    retry = Retry(base_ms=20, max_backoff_ms=40, max_attempts=3, in_flight_ms=2_000)
     async with (
         serving(redis_url, tmp_path, settings=hooks, webhook_retry=retry) as served,
         httpx.AsyncClient() as http,
@@ -197,3 +197,23 @@ def test_the_documented_check_refuses_a_stale_timestamp() -> None:
     from bot.telemetry.cloudevents import sign
 
     assert sign(SECRET.encode(), fresh, body) == signed(fresh)
+
+
+async def test_a_webhook_removed_from_the_settings_no_longer_holds_back_the_trim(
+    redis: Redis,
+    redis_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    receiver: tuple[str, Receiver],
+) -> None:
+    url, _ = receiver
+    monkeypatch.setenv("HITL_WEBHOOK_SECRET_OLD", SECRET)
+
+    async def groups() -> set[str]:
+        info = await redis.xinfo_groups(keys.events(0))
+        return {str(g["name"]) for g in info}
+
+    async with serving(redis_url, tmp_path, settings={"hitl_webhooks": f"old={url}"}):
+        await eventually(groups, ok=lambda g: "webhook:old" in g)
+    async with serving(redis_url, tmp_path):
+        assert "webhook:old" not in await groups()
