@@ -75,13 +75,14 @@ class Deliverer:
             ce.SIGNATURE_HEADER: ce.sign(self.hook.secret, ts, body),
             "User-Agent": "hitl-bot-webhooks",
         }
-        what = {"name": self.hook.name, "type": kind, "id": n.id}
+        name = self.hook.name
         try:
             resp = await self.client.post(self.hook.url, content=body, headers=headers)
         except httpx.HTTPError as exc:
-            log.warning(msg.WEBHOOK_UNREACHABLE.format(**what, error=exc))
+            log.warning(msg.WEBHOOK_UNREACHABLE.format(name=name, type=kind, id=n.id, error=exc))
             return False
         if 200 <= resp.status_code < 300:
             return True
-        log.warning(msg.WEBHOOK_REFUSED.format(**what, status=resp.status_code))
+        status = resp.status_code
+        log.warning(msg.WEBHOOK_REFUSED.format(name=name, type=kind, id=n.id, status=status))
         return False
