@@ -46,6 +46,12 @@ HOW_TO_SET: dict[str, str] = {
         "how long a Slack message or page not delivered waits before `serve` (this one, or "
         "another if this one died) sends it again, default 15000"
     ),
+    "HITL_WEBHOOKS": (
+        "where serve sends signed CloudEvents of each decision (docs/webhooks.md), "
+        "comma-separated NAME=URL pairs, each with its secret in HITL_WEBHOOK_SECRET_<NAME>"
+    ),
+    "HITL_WEBHOOK_RETRY_MS": "the first retry's delay of an undelivered event, default 5000",
+    "HITL_WEBHOOK_MAX_ATTEMPTS": "tries of an event before it is dead-lettered, default 8",
     "HITL_DATA_DIR": "a directory for the embedded Valkey's data and socket",
     "HITL_POLICY": "the path of a policy YAML file; unset: the built-in default policy",
     "HITL_SHADOW_POLICY": (
@@ -129,6 +135,11 @@ class Settings(BaseSettings):
     # refused with 429 too_many_waiting (bot/api/waiting.py).
     hitl_max_waiting_per_identity: int = Field(default=1000, ge=1, le=1_000_000)
     hitl_outbox_retry_ms: int = Field(default=15_000, ge=100, le=3_600_000)
+    # Signed CloudEvents out (bot/telemetry/webhooks.py): NAME=URL,...; the secrets are
+    # read per name from HITL_WEBHOOK_SECRET_<NAME> (bot/telemetry/webhook_config.py).
+    hitl_webhooks: str | None = None
+    hitl_webhook_retry_ms: int = Field(default=5_000, ge=10, le=3_600_000)
+    hitl_webhook_max_attempts: int = Field(default=8, ge=1, le=100)
     hitl_data_dir: Path = Field(default_factory=_default_data_dir)
     hitl_policy: Path | None = None
     hitl_shadow_policy: Path | None = None  # judged beside HITL_POLICY, never enforced

@@ -12,6 +12,7 @@ from bot.api.ownership import Ownership
 from bot.api.schemas import ApprovalIn, CancelIn, ClaimIn, ItemPath, ResultIn, Wait
 from bot.api.waiting import DEFAULT_MAX_WAITING, check_room
 from bot.core.models import ActionRequest
+from bot.core.tracecontext import canonical
 from bot.store import execution
 from bot.store.grant_pass import may_pass, pass_if_granted
 from bot.store.guarded import SteeredFirst, create_unless_steered
@@ -70,6 +71,9 @@ async def create_approval(
         risk=body.risk,
         args_schema=body.args_schema,
         candidates=body.candidates or (),
+        # W3C Trace Context: the request's span becomes a child of the caller's
+        # (docs/tracing.md); an invalid header is ignored, as the spec says.
+        trace=canonical(request.headers.get("traceparent")),
     )
     if isinstance(made, SteeredFirst):
         return steered_response(made)
@@ -90,6 +94,18 @@ def router(
         status_code=201,
         response_model=ActionRequest,
         summary="Propose a tool call for review",
+        openapi_extra={
+            "parameters": [
+                {
+                    "name": "traceparent",
+                    "in": "header",
+                    "required": False,
+                    "schema": {"type": "string"},
+                    "description": "W3C Trace Context of the agent's tool-call span: the "
+                    "request's span is its child (docs/tracing.md).",
+                }
+            ]
+        },
         responses={
             200: {"model": ActionRequest, "description": "Idempotent retry: the same request"},
             **documented(403, 409, 422, 429),

@@ -25,6 +25,7 @@ from bot.errors import (
 from bot.sdk import messages as msg
 from bot.sdk.backend import NewRequest
 from bot.sdk.errors import ApiError, ApiUnavailable, steered
+from bot.sdk.tracing import trace_headers
 
 # The API's `error` codes (bot.api.errors) -> the class direct mode raises.
 # The API's `error` codes -> the class direct mode raises (bot.errors.WIRE, inverted),
@@ -105,6 +106,7 @@ class HttpBackend:
                 json=None if body is None else body.model_dump(mode="json", exclude_none=True),
                 params=params,
                 timeout=timeout,
+                headers=trace_headers() or None,
             )
         except httpx.TransportError as exc:
             raise ApiUnavailable(msg.API_UNREACHABLE.format(url=self.url, error=exc)) from exc

@@ -34,9 +34,11 @@ from bot.slack.refusals import REFUSAL_BACKOFF
 from bot.slack.socket_mode import SocketModeLink
 from bot.store.events import NOTIFIER_GROUP
 from bot.store.events_trim import INTERVAL_S
+from bot.store.group_reader import Retry
 from bot.store.metrics import GROUP as METRICS_GROUP
 from bot.store.runtime import open_runtime
 from bot.supervise import Backoff, Supervisor
+from bot.telemetry.outbound import outbound
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,10 @@ class ServeOptions:
     # Between tries of a message Slack refused until a person fixes something (the bot
     # not in the channel, ...); None: 15 s doubling to 5 minutes (bot/slack/refusals.py).
     refusal_backoff: Backoff | None = None
+    # An OpenTelemetry TracerProvider (bot/telemetry/spans.py `provider`); None: from the
+    # OTEL_* variables, off unless they configure an exporter (docs/tracing.md).
+    tracer_provider: object = None
+    webhook_retry: Retry | None = None  # None: HITL_WEBHOOK_RETRY_MS, _MAX_ATTEMPTS
 
 
 def check_settings(settings: Settings) -> None:
@@ -148,7 +154,15 @@ async def run_serve(
         )
         sweeper = Sweeper(rt.requests, rt.questions, clock=clock)
         collector = rt.metrics_collector(consumer=consumer, block_ms=options.read_block_ms)
-        trimmer = rt.events_trimmer((NOTIFIER_GROUP, METRICS_GROUP))
+        out = outbound(
+            rt,
+            consumer=consumer,
+            tracer=options.tracer_provider,
+            retry=options.webhook_retry,
+            block_ms=options.read_block_ms,
+        )
+        await out.forget_others(rt)
+        trimmer = rt.events_trimmer((NOTIFIER_GROUP, METRICS_GROUP, *out.groups))
         trim_every = options.events_trim_interval_s
         running = [
             tasks.start("notifier", lambda: notifier.run(stop), stop),
@@ -156,6 +170,8 @@ async def run_serve(
             tasks.start("metrics", lambda: collector.run(stop), stop),
             tasks.start("events_trim", lambda: trimmer.run(stop, trim_every), stop),
         ]
+        for name, reader in out.readers.items():
+            running.append(tasks.start(name, lambda r=reader: r.run(stop), stop))  # type: ignore[misc]
         if link is not None:
             # a task of its own: a refused token or a hung connect never holds up a stop
             running.append(tasks.start("socket_mode", lambda: link.run(stop), stop))
@@ -170,3 +186,4 @@ async def run_serve(
                 with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                     await asyncio.wait_for(task, 10)
             await served.stop()
+            await out.aclose()

@@ -69,6 +69,7 @@ class CreateOptions(TypedDict, total=False):
     unless_steered: str | None
     owner: str | None
     candidates: Sequence[dict[str, Any]]
+    trace: str | None
 
 
 class Creating:
@@ -104,6 +105,7 @@ class Creating:
         unless_steered: str | None = None,
         owner: str | None = None,
         candidates: Sequence[dict[str, Any]] = (),
+        trace: str | None = None,
     ) -> Prepared:
         """`create` up to its script: the proposal checked, its KEYS and ARGV."""
         call, risk = (
@@ -141,6 +143,8 @@ class Creating:
             records.append(approved)
         body, terms = split_terms(to_hash(req))
         body |= create_fields(self.shadow, req, needs_review, risk)
+        if trace:  # the caller's traceparent: its span is the parent of the request's
+            body["trace"] = trace
         argv: list[str | bytes | int] = [
             now,
             requester,

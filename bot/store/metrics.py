@@ -41,6 +41,9 @@ HELP = {
     "hitl_auto_resolutions_total": "Requests decided by the policy default, by outcome.",
     "hitl_executions_total": "Executions that finished, by outcome.",
     "hitl_decision_seconds": "Time from request to decision.",
+    "hitl_webhook_dead_letters_total": "Webhook events given up on after every retry, "
+    "by webhook (HITL_WEBHOOKS).",
+    "hitl_trace_dead_letters_total": "Request spans that could not be built after every retry.",
     **shadow.HELP,
     **fatigue.HELP,
     **pages.HELP,

@@ -9,12 +9,14 @@ outside `bot.store` ever holds the client.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from redis.asyncio import Redis
+from redis.exceptions import ResponseError
 
 from bot.clock import Clock, wall_ms
 from bot.core.chain import Break
-from bot.core.models import AuditEntry
+from bot.core.models import ActionRequest, AuditEntry
 from bot.signing import Signer
 from bot.store import audit, durability, heads, keys, metrics, parked, pending_count
 from bot.store.agents import AgentDirectory
@@ -23,6 +25,7 @@ from bot.store.digests import Digests
 from bot.store.events import EventBus, Notice, notifier_read_within
 from bot.store.events_trim import EventTrimmer
 from bot.store.grants import GrantStore
+from bot.store.group_reader import GroupReader, Handle, Retry
 from bot.store.hub import hub_for
 from bot.store.lease import Lease
 from bot.store.owners import RunOwners
@@ -123,6 +126,54 @@ class StoreSet:
         self, *, consumer: str, block_ms: int = 1_000
     ) -> metrics.MetricsCollector:
         return metrics.MetricsCollector(self._redis, consumer=consumer, block_ms=block_ms)
+
+    def group_reader(
+        self,
+        *,
+        group: str,
+        consumer: str,
+        handle: Handle,
+        dead_metric: str,
+        retry: Retry | None = None,
+        block_ms: int = 1_000,
+    ) -> GroupReader:
+        """A delivery at least once of every events-stream entry (webhooks, spans)."""
+        return GroupReader(
+            self._redis,
+            group=group,
+            consumer=consumer,
+            handle=handle,
+            retry=retry or Retry(),
+            dead_metric=dead_metric,
+            block_ms=block_ms,
+        )
+
+    async def drop_groups_but(self, keep: Sequence[str], prefixes: tuple[str, ...]) -> list[str]:
+        """Destroy the events-stream groups named with `prefixes` but not in `keep` (a
+        webhook removed from HITL_WEBHOOKS, tracing turned off): left there, a group
+        nobody reads holds every entry after its last one from the trim."""
+        dropped: set[str] = set()
+        for stream in (keys.events(s) for s in range(keys.SHARDS)):
+            try:
+                groups = await self._redis.xinfo_groups(stream)
+            except ResponseError:  # no stream yet
+                continue
+            for g in groups:
+                name = str(g["name"])
+                if name.startswith(prefixes) and name not in keep:
+                    await self._redis.xgroup_destroy(stream, name)
+                    dropped.add(name)
+        return sorted(dropped)
+
+    async def span_record(self, rid: str) -> tuple[ActionRequest, str | None, list[AuditEntry]]:
+        """What a request's span is built from, in two round trips: the request, the
+        `traceparent` it was filed with (if any) and its audit entries."""
+        pipe = self._redis.pipeline(transaction=False)  # final: nothing moves any more
+        pipe.hget(keys.request(rid), "trace")
+        pipe.lrange(keys.audit(rid), 0, -1)
+        trace, lines = cast(tuple[str | None, list[str]], await pipe.execute())
+        req = await self.requests.get(rid)
+        return req, trace or None, [AuditEntry.parse(line) for line in lines]
 
     def events_trimmer(self, expected: tuple[str, ...]) -> EventTrimmer:
         return EventTrimmer(self._redis, expected=expected)

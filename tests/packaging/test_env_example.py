@@ -24,8 +24,19 @@ OUTSIDE_SETTINGS = {
     "HITL_API_URL": "bot/sdk, bot/mcp, bot/claudecode: the bot's API, for agents elsewhere",
     "HITL_MCP_TOKEN": "bot/mcp/transport.py: the token MCP clients send",
     "HITL_RUN_ID": "bot/mcp/sessions.py: the run an MCP gateway's calls belong to",
+    # a prefix (ending in _): the template shows it with an example name
+    "HITL_WEBHOOK_SECRET_": "bot/telemetry/webhook_config.py: each webhook's secret",
+    # OpenTelemetry's standard variables that turn tracing on and point it somewhere
+    "OTEL_SDK_DISABLED": "bot/telemetry/setup.py: tracing off whatever else is set",
+    "OTEL_TRACES_EXPORTER": "bot/telemetry/setup.py: otlp or console; none: off",
+    "OTEL_EXPORTER_OTLP_ENDPOINT": "bot/telemetry/setup.py: the collector; set: tracing on",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "bot/telemetry/setup.py: the same, for traces only",
+    "OTEL_EXPORTER_OTLP_PROTOCOL": "bot/telemetry/setup.py: only http/protobuf",
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "bot/telemetry/setup.py: the same, for traces only",
+    "OTEL_SERVICE_NAME": "bot/telemetry/setup.py: the spans' service.name, default hitl-bot",
 }
-ENV_NAME = re.compile(r"(HITL|SLACK|OPENAI|REDIS)_[A-Z0-9_]+")
+PREFIXES = tuple(name for name in OUTSIDE_SETTINGS if name.endswith("_"))
+ENV_NAME = re.compile(r"(HITL|SLACK|OPENAI|REDIS|OTEL)_[A-Z0-9_]+")
 LINE = re.compile(r"^#?\s*([A-Z][A-Z0-9_]*)=", re.MULTILINE)
 
 
@@ -46,7 +57,9 @@ def settings() -> set[str]:
 
 
 def template() -> set[str]:
-    return set(LINE.findall(TEMPLATE.read_text(encoding="utf-8")))
+    names = set(LINE.findall(TEMPLATE.read_text(encoding="utf-8")))
+    # HITL_WEBHOOK_SECRET_AUDIT stands for the prefix it shows
+    return {next((p for p in PREFIXES if n.startswith(p)), n) for n in names}
 
 
 def test_every_setting_is_in_the_env_template() -> None:
