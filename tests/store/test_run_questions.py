@@ -117,3 +117,26 @@ async def test_show_run_lists_its_questions_without_a_scan(
         (first.id, "answered"),
         (second.id, "open"),
     ]
+
+
+async def test_maintenance_indexes_questions_asked_before_the_index(
+    redis: Redis, redis_url: str
+) -> None:
+    questions = QuestionStore(redis)  # the wall clock, as the command's
+    answered = await questions.ask("Which region?", timeout_ms=HOUR_MS, run_id="run-a")
+    await questions.answer(answered.id, actor="U1", answer="eu")
+    still_open = await questions.ask("Retry?", timeout_ms=HOUR_MS, run_id="run-a")
+    loose = await questions.ask("No run?", timeout_ms=HOUR_MS)
+    # as a store from before the index and the TTL left them
+    await redis.delete(keys.run_questions("run-a"))
+    for q in (answered, still_open, loose):
+        await redis.persist(keys.question(q.id))
+    assert await questions.of_run("run-a") == []
+
+    code, out, err = await cli("maintenance", "index-questions", redis_url=redis_url)
+    assert code == 0, err
+    assert "Checked 3 questions" in out
+    assert [q.id for q in await questions.of_run("run-a")] == [answered.id, still_open.id]
+    for q in (answered, still_open, loose):
+        assert 0 < await redis.ttl(keys.question(q.id)) <= QUESTION_TTL_S + 3600
+    assert await redis.ttl(keys.run_questions("run-a")) > 0
