@@ -21,7 +21,9 @@ maintenance_app = typer.Typer(
 out = Console(soft_wrap=True)
 
 
-@maintenance_app.command("index-questions", short_help="Index questions asked before 0.1.")
+@maintenance_app.command(
+    "index-questions", short_help="Index and expire questions asked before the run index."
+)
 def index_questions() -> None:
     """Put every question in its run's index and give it a TTL, where it lacks them
     (questions asked before either existed). A SCAN over every question; safe to repeat."""
