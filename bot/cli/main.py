@@ -23,6 +23,7 @@ from bot.cli.audit import run_cli as _run
 from bot.cli.channels import check_channels_in_slack
 from bot.cli.doctor import doctor
 from bot.cli.keys import keys_app
+from bot.cli.maintenance import maintenance_app
 from bot.cli.policy_replay import policy_diff, shadow_report
 from bot.cli.preflight import check_preflight_in_slack
 from bot.cli.report import report
@@ -60,6 +61,11 @@ app.add_typer(
     valkey_app,
     name="valkey",
     short_help="The embedded Valkey shared by processes without REDIS_URL.",
+)
+app.add_typer(
+    maintenance_app,
+    name="maintenance",
+    short_help="Operator upkeep that SCANs the whole store.",
 )
 app.add_typer(mcp_app, name="mcp", short_help="The gate for MCP clients: a server and a gateway.")
 app.add_typer(

@@ -268,3 +268,6 @@ DOCTOR_DEFAULT_UNSET = (
 )
 DOCTOR_DEFAULT_UNSET_FIX = "export HITL_DEFAULT_AGENT=NAME (one of those a worker offers)"
 DOCTOR_NONE = "(none)"
+MAINT_QUESTIONS_INDEXED = (
+    "Checked {n} questions: each is in its run's index and leaves the store on schedule."
+)

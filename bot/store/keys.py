@@ -87,7 +87,9 @@ def question(qid: str) -> str:
     return f"{_t(qid)}q:{qid}"
 
 
-QUESTION_KEYS = f"{PREFIX}{{s??}}:q:*"  # SCAN pattern over every question's hash
+# SCAN pattern over every question's hash: for operator maintenance only (a run's
+# questions are read through `run_questions`).
+QUESTION_KEYS = f"{PREFIX}{{s??}}:q:*"
 
 
 def open_views(rid: str) -> str:
@@ -199,6 +201,15 @@ def run_waiting(run_id: str) -> str:
     """Set of the run's requests filed while it waited on a person (CREATE adds a pending
     one): a correction or a stop withdraws those still pending, whichever agent waits."""
     return f"{PREFIX}{{run:{run_id}}}:waiting"
+
+
+def run_questions(run_id: str) -> str:
+    """Sorted set of the questions asked under a run (id, scored by `asked_at`): how
+    `show RUN` finds them. In the run's slot, not the questions' (a question's keys are
+    in its shard), so it is written in a step of its own before the question's record:
+    an entry may name a record not yet written or already expired, and readers check
+    each record."""
+    return f"{PREFIX}{{run:{run_id}}}:questions"
 
 
 def thread_cards(channel: str, thread_ts: str) -> str:

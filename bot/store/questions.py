@@ -18,9 +18,10 @@ from bot.store import keys
 from bot.store.codec import reply
 from bot.store.events import MAXLEN, publish
 from bot.store.replicas import acks_for
-from bot.store.scan import hashes, key_names
+from bot.store.scan import hashes
 from bot.store.scripts import QUESTION
-from bot.store.steering import add_waiting, forget_waiting
+from bot.store.scripts.common import QUESTION_TTL_S
+from bot.store.steering import add_waiting
 from bot.store.waiting import wait_until
 
 log = logging.getLogger(__name__)
@@ -76,8 +77,17 @@ class QuestionStore:
             expires_at=now + timeout_ms,
         )
         fields = _to_hash(q)
+        # Open, it must outlive its deadline for the sweeper; the script shortens it once
+        # the question is final. The run's index outlives every record it names.
+        ttl_s = QUESTION_TTL_S + -(-timeout_ms // 1000)
+        if run_id:
+            # Before the record (another slot on a cluster, so a step of its own): a crash
+            # in between leaves an entry naming no record, which readers skip, never a
+            # question its run cannot reach.
+            await _index(self.redis, run_id, q.id, now, ttl_s)
         pipe = self.redis.pipeline(transaction=True)
         pipe.hset(keys.question(q.id), mapping=fields)  # type: ignore[arg-type]
+        pipe.expire(keys.question(q.id), ttl_s)
         shard = keys.shard_of(q.id)
         pipe.zadd(
             keys.due(shard), {keys.due_member(keys.DUE_QUESTION, q.id, q.version): q.expires_at}
@@ -113,10 +123,10 @@ class QuestionStore:
         await publish(self.redis, qid, {**fields, "version": 0})
 
     async def of_run(self, run_id: str, *, batch: int = 500) -> list[Question]:
-        """A run's questions, oldest first. A SCAN over every question (they have no
-        index by run): for an operator's look at one run, not for a hot path."""
-        names = await key_names(self.redis, keys.QUESTION_KEYS, batch=batch)
-        found = await hashes(self.redis, names, batch=batch)
+        """A run's questions, oldest first, read through the run's index (no SCAN): an
+        entry whose record is not written yet, or has expired, is left out."""
+        qids = cast(list[str], await self.redis.zrange(keys.run_questions(run_id), 0, -1))
+        found = await hashes(self.redis, [keys.question(qid) for qid in qids], batch=batch)
         mine = [_from_hash(h) for h in found if h.get("run_id") == run_id]
         return sorted(mine, key=lambda q: (q.asked_at, q.id))
 
@@ -145,7 +155,12 @@ class QuestionStore:
             who = actor or (SYSTEM if event == "timeout" else None)  # a cancel names nobody
             _log(q, event, QuestionState.OPEN.value, who)
         if q.run_id and q.state != QuestionState.OPEN:
-            await forget_waiting(self.redis, q.run_id, [q.id])
+            # Left open: no longer waited on, and the run's index is kept as long as the
+            # record now is (the script set its TTL). The run's slot: a step of its own.
+            pipe = self.redis.pipeline(transaction=True)
+            pipe.srem(keys.run_waiting(q.run_id), q.id)
+            pipe.expire(keys.run_questions(q.run_id), QUESTION_TTL_S, gt=True)
+            await pipe.execute()
         return str(status), q
 
     async def answer(self, qid: str, *, actor: str, answer: str) -> Question:
@@ -182,3 +197,13 @@ class QuestionStore:
             lambda q: q.state != QuestionState.OPEN,
             timeout_s,
         )
+
+
+async def _index(redis: Redis, run_id: str, qid: str, asked_at: int, ttl_s: int) -> None:
+    """Add a question to its run's index, which lives at least `ttl_s` from now."""
+    key = keys.run_questions(run_id)
+    pipe = redis.pipeline(transaction=True)
+    pipe.zadd(key, {qid: asked_at})
+    pipe.expire(key, ttl_s, nx=True)  # a new index: no TTL yet, which GT cannot extend
+    pipe.expire(key, ttl_s, gt=True)  # never shortened by a question with less time
+    await pipe.execute()

@@ -24,6 +24,9 @@ from bot.store.events import MAXLEN
 from bot.store.waiting import WAKE_MAXLEN, WAKE_TTL_S
 
 WAITING_TTL_S = 30 * 86_400  # a run's set of waiting requests lives as long as its record
+# A question's record lives as long as a run's (RUN_TTL_S) once it is answered, expired
+# or withdrawn; while open, that long past its deadline (QuestionStore.ask).
+QUESTION_TTL_S = 30 * 86_400
 
 # How the scripts' errors about a request's review terms start; callers match it.
 TERMS_ERROR = "hitl: review terms"
@@ -91,6 +94,7 @@ CONSTANTS = (
     + f"local DUE_REQUEST, DUE_QUESTION = {_str(keys.DUE_REQUEST)}, {_str(keys.DUE_QUESTION)}\n"
     + f"local EVENTS_MAXLEN, WAKE_MAXLEN = {MAXLEN}, {WAKE_MAXLEN}\n"
     + f"local WAKE_TTL_S, WAITING_TTL_S = {WAKE_TTL_S}, {WAITING_TTL_S}\n"
+    + f"local QUESTION_TTL_S = {QUESTION_TTL_S}\n"
     + f"local SYSTEM, LOW_RISK = {_str(SYSTEM)}, {_str(RiskTier.LOW.value)}\n"
     + f"local TERMS_ERROR, FORGED = {_str(TERMS_ERROR)}, {_str(FORGED)}\n"
 )

@@ -40,6 +40,7 @@ redis.call('ZREM', DUE, due_member(DUE_QUESTION, h))
 h.version = tostring(version + 1)
 redis.call('HSET', Q, 'state', h.state, 'version', h.version, 'answer', h.answer or '',
            'answered_by', h.answered_by or '', 'answered_at', h.answered_at or '')
+redis.call('EXPIRE', Q, QUESTION_TTL_S)  -- final: kept as long as a run is, then gone
 wake(WAKE, h.version, h.state)
 publish(EVENTS, 'question', h.id, h.version, event, h.state, h.run_id)
 return reply('ok')

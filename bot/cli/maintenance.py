@@ -1,0 +1,31 @@
+"""`hitl-bot maintenance ...`: operator upkeep that reads the whole store by SCAN.
+
+Never run by serve or a worker: each command walks every key of a kind, so it takes as
+long as the history is big. Run it once after an upgrade that says so (CHANGELOG.md).
+"""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+
+from bot.cli import messages as msg
+from bot.cli.audit import run_cli
+from bot.store.question_upkeep import index_every_question
+
+maintenance_app = typer.Typer(
+    no_args_is_help=True,
+    help="Operator upkeep that SCANs the whole store (never run by serve).",
+    rich_markup_mode=None,
+)
+out = Console(soft_wrap=True)
+
+
+@maintenance_app.command(
+    "index-questions", short_help="Index and expire questions asked before the run index."
+)
+def index_questions() -> None:
+    """Put every question in its run's index and give it a TTL, where it lacks them
+    (questions asked before either existed). A SCAN over every question; safe to repeat."""
+    n = run_cli(lambda rt: index_every_question(rt.questions.redis, now_ms=rt.clock()))
+    out.print(msg.MAINT_QUESTIONS_INDEXED.format(n=n), markup=False, highlight=False)
