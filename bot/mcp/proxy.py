@@ -51,7 +51,7 @@ class Route:
     link: UpstreamLink
     tool: str  # the upstream's own name for it
     schema: dict[str, Any]
-    hints: Hints = Hints()
+    hints: Hints
 
 
 def hints_of(tool: Tool) -> Hints:
