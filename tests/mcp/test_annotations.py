@@ -71,6 +71,4 @@ def test_named_cases(hints: Hints, default: RiskTier, tier: RiskTier) -> None:
 
 def test_the_words_fill_in_the_spec_defaults() -> None:
     assert Hints().words() == "no annotations"
-    assert Hints(open_world=False).words() == (
-        "writes, destructive, not idempotent, closed world"
-    )
+    assert Hints(open_world=False).words() == ("writes, destructive, not idempotent, closed world")
