@@ -171,6 +171,14 @@ def proxy(
     host: HostOpt = "127.0.0.1",
     requester: RequesterOpt = None,
     run_id: RunIdOpt = None,
+    print_policy: Annotated[
+        bool,
+        typer.Option(
+            "--print-policy",
+            help="Start the upstreams, print each tool's tier (the policy's, or the one its "
+            "MCP annotations suggest) as policy YAML, and exit.",
+        ),
+    ] = False,
 ) -> None:
     """A gateway: the upstream servers' tools, each call through the approval gate."""
     import contextlib
@@ -178,6 +186,7 @@ def proxy(
     _need_sdk()
     runs = _runs(run_id, "mcp-proxy")
 
+    from bot.core.policy import load_policy
     from bot.mcp.config import load_config, single
     from bot.mcp.proxy import Gateway, build_proxy
     from bot.mcp.transport import run_stdio
@@ -191,14 +200,23 @@ def proxy(
         for spec in cfg.upstreams.values():
             spec.resolved(os.environ)  # an unset ${VAR} stops start-up, naming it
         runs.title = msg.RUN_TITLE_PROXY.format(names=", ".join(cfg.upstreams))[:128]
+        # The policy the gate decides by, so a hint is sent only where it names no tier.
+        policy = load_policy(os.environ.get("HITL_POLICY") or None)
     except HitlError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
 
+    if print_policy:
+        from bot.mcp.inferred import print_inferred
+
+        setup_logging()
+        asyncio.run(print_inferred(Gateway(_gate(requester, "mcp-proxy"), cfg, runs, policy)))
+        return
+
     @contextlib.asynccontextmanager
     async def build() -> AsyncIterator[Servable]:
         async with _gate(requester, "mcp-proxy") as gate:
-            gateway = Gateway(gate, cfg, runs)
+            gateway = Gateway(gate, cfg, runs, policy)
             gateway.warm()
             try:
                 server = build_proxy(gateway)

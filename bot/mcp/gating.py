@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from bot.core.models import ActionRequest
+from bot.core.models import ActionRequest, RiskTier
 from bot.core.schema import schema_problem
 from bot.errors import HitlError
 from bot.mcp import messages as msg
@@ -36,6 +36,7 @@ async def decided(
     args: dict[str, Any],
     *,
     args_schema: dict[str, Any] | None = None,
+    risk: RiskTier | None = None,
     timeout: float | None = None,
     run_id: str | None = None,
     run_title: str | None = None,
@@ -50,7 +51,13 @@ async def decided(
     try:
         return await _withdrawable(
             gate.request_approval(
-                tool, args, args_schema=schema, timeout=timeout, run_id=run_id, run_title=run_title
+                tool,
+                args,
+                args_schema=schema,
+                risk=risk,
+                timeout=timeout,
+                run_id=run_id,
+                run_title=run_title,
             )
         )
     except Rejected as exc:  # TimedOut, Cancelled, Steered, RunStopped: the text says which

@@ -40,3 +40,11 @@ BAD_RUN_ID = (
     "(--run-id or HITL_RUN_ID)."
 )
 NEED_EXTRA = "hitl-bot mcp needs the MCP SDK; fix: pip install 'hitl-bot[mcp]'."
+# `hitl-bot mcp proxy --print-policy`: YAML comments beside each tool's tier.
+INFERRED_HEADER = (
+    "# Each upstream tool's tier: the policy's where it names one, else what the tool's MCP\n"
+    "# annotations suggest (hints from the server: they may raise the default tier,\n"
+    "# {default}, never lower it). Copy an entry into the policy to set it yourself."
+)
+INFERRED_FROM_POLICY = "the policy names it"
+INFERRED_FROM_HINTS = "from annotations: {hints} (default tier {default})"

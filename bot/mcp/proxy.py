@@ -33,8 +33,11 @@ from mcp_types import (
     Tool,
 )
 
+from bot.core.models import RiskTier
+from bot.core.policy import DEFAULT_POLICY, Policy
 from bot.mcp import gating
 from bot.mcp import messages as msg
+from bot.mcp.annotations import Hints, hinted_tier
 from bot.mcp.config import ProxyConfig, exposed_name
 from bot.mcp.sessions import SessionRuns
 from bot.mcp.upstream import UpstreamLink
@@ -48,6 +51,25 @@ class Route:
     link: UpstreamLink
     tool: str  # the upstream's own name for it
     schema: dict[str, Any]
+    hints: Hints
+
+
+def hints_of(tool: Tool) -> Hints:
+    a = tool.annotations
+    if a is None:
+        return Hints()
+    return Hints(a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint)
+
+
+@dataclass(frozen=True)
+class Inferred:
+    """What the gateway asks for one tool: the policy's tier where it names one, else
+    the tier the tool's annotations suggest (`bot/mcp/annotations.py`)."""
+
+    name: str
+    hints: Hints
+    tier: RiskTier
+    from_policy: bool
 
 
 def tool_error(text: str) -> CallToolResult:
@@ -59,8 +81,16 @@ def _text_of(result: CallToolResult) -> str:
 
 
 class Gateway:
-    def __init__(self, gate: Gate, config: ProxyConfig, runs: SessionRuns | None = None) -> None:
+    def __init__(
+        self,
+        gate: Gate,
+        config: ProxyConfig,
+        runs: SessionRuns | None = None,
+        policy: Policy | None = None,
+    ) -> None:
         self.gate = gate
+        # The policy the gate decides by, to tell where it names a tool's tier.
+        self.policy = policy or gate.policy or DEFAULT_POLICY
         self.runs = runs or SessionRuns(None, prefix="mcp-proxy")
         self.links = [UpstreamLink(name, spec) for name, spec in config.upstreams.items()]
         self.routes: dict[str, Route] = {}
@@ -87,10 +117,26 @@ class Gateway:
                 continue
             for t in tools:
                 name = exposed_name(link.name, t.name)
-                routes[name] = Route(link, t.name, dict(t.input_schema))
+                routes[name] = Route(link, t.name, dict(t.input_schema), hints_of(t))
                 out.append(t.model_copy(update={"name": name}))
         self.routes = routes
         return out
+
+    def inferred(self, name: str, hints: Hints) -> Inferred:
+        named = self.policy.tools.get(name)
+        if named is not None and named.tier is not None:
+            return Inferred(name, hints, named.tier, from_policy=True)
+        return Inferred(name, hints, hinted_tier(hints, self.policy.default_tier), False)
+
+    def inferences(self) -> list[Inferred]:
+        """Each listed tool's tier and where it comes from, for `--print-policy`."""
+        return [self.inferred(name, r.hints) for name, r in sorted(self.routes.items())]
+
+    def _risk(self, name: str, route: Route) -> RiskTier | None:
+        """The hint's tier, sent only where the policy names none and it raises the
+        default: the gate raises a tier by `risk`, never lowers it."""
+        got = self.inferred(name, route.hints)
+        return None if got.from_policy or got.tier == self.policy.default_tier else got.tier
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         route = self.routes.get(name)
@@ -110,6 +156,7 @@ class Gateway:
                 name,
                 args,
                 args_schema=route.schema,
+                risk=self._risk(name, route),
                 run_id=self.runs.run_id,
                 run_title=self.runs.title,
             )
