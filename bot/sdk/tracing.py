@@ -13,48 +13,46 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-_TRACE_KEYS = ("traceparent", "tracestate")
-# (the current span's getter, the global propagator's inject), or None without OTel
-_otel: tuple[Callable[[], Any], Callable[[dict[str, str]], Any]] | None = None
+# the OpenTelemetry API's current-span getter, looked up once; None without OTel
+_get_current_span: Callable[[], Any] | None = None
 _looked = False
-
-
-def _api() -> tuple[Callable[[], Any], Callable[[dict[str, str]], Any]] | None:
-    global _otel, _looked
-    if not _looked:
-        _looked = True
-        try:
-            trace = importlib.import_module("opentelemetry.trace")
-            propagate = importlib.import_module("opentelemetry.propagate")
-            _otel = (trace.get_current_span, propagate.inject)
-        except ImportError:  # the agent does not use OpenTelemetry
-            _otel = None
-    return _otel
 
 
 def _current() -> Any:
     """The current span's context when it is valid; None without one (the common
-    untraced call, which then builds no carrier at all)."""
-    api = _api()
-    if api is None:
+    untraced call then builds nothing at all)."""
+    global _get_current_span, _looked
+    if not _looked:
+        _looked = True
+        try:
+            _get_current_span = importlib.import_module("opentelemetry.trace").get_current_span
+        except ImportError:  # the agent does not use OpenTelemetry
+            _get_current_span = None
+    if _get_current_span is None:
         return None
-    ctx = api[0]().get_span_context()
+    ctx = _get_current_span().get_span_context()
     return ctx if ctx.is_valid else None
 
 
+def _traceparent(ctx: Any) -> str:
+    return f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags) & 1:02x}"
+
+
 def trace_headers() -> dict[str, str]:
-    """`traceparent` (and `tracestate`) of the current span; empty without one."""
-    api = _api()
-    if api is None or _current() is None:
+    """`traceparent` (and `tracestate`) of the current span; empty without one.
+
+    Written out here rather than through the global propagator's carrier: the API
+    reads the W3C headers only, and this runs on every call."""
+    ctx = _current()
+    if ctx is None:
         return {}
-    carrier: dict[str, str] = {}
-    api[1](carrier)
-    return {k: v for k, v in carrier.items() if k in _TRACE_KEYS}
+    out = {"traceparent": _traceparent(ctx)}
+    if ctx.trace_state:
+        out["tracestate"] = ctx.trace_state.to_header()
+    return out
 
 
 def current_traceparent() -> str | None:
     """The current span as a W3C `traceparent`, as the API stores it; None without one."""
     ctx = _current()
-    if ctx is None:
-        return None
-    return f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags) & 1:02x}"
+    return None if ctx is None else _traceparent(ctx)
