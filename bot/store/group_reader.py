@@ -17,6 +17,7 @@ in one MULTI, so `/metrics` shows every event that was given up on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -62,6 +63,7 @@ class GroupReader:
         retry: Retry | None = None,
         dead_metric: str,
         block_ms: int = 1_000,
+        pace_ms: int = 0,
     ) -> None:
         self.redis, self.group, self.consumer = redis, group, consumer
         self.bus = EventBus(redis, group)
@@ -73,35 +75,47 @@ class GroupReader:
         # every read: with traces on, every free call's events wake this loop.
         self._scan_s = min(block_ms, self.retry.base_ms) / 1000
         self._scanned = -float("inf")
+        # The least time between two reads: a reader whose work may wait (the spans)
+        # takes the entries of many calls per wake, not one wake per entry beside the
+        # calls themselves.
+        self.pace_s = pace_ms / 1000
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until `stop` is set; run it under a Supervisor (a Redis error raises)."""
         await self.bus.ensure_group()
         while not stop.is_set():
-            try:
-                batch: list[tuple[Notice, int]] = []
-                if time.monotonic() - self._scanned >= self._scan_s:
-                    batch = await self._due()
-                    self._scanned = time.monotonic()
-                batch += [
-                    (n, 1) for n in await self.bus.read(self.consumer, block_ms=self.block_ms)
-                ]
-            except ResponseError as exc:
-                if "NOGROUP" not in str(exc):
-                    raise
-                await self.bus.ensure_group()  # a flushed or replaced Redis
-                continue
-            done: dict[str, list[str]] = {}
-            try:
-                for n, tries in batch:
-                    if await self._one(n, tries):
-                        done.setdefault(n.stream, []).append(n.entry_id)
-            finally:
-                # one XACK per stream for what the batch delivered, not one per entry (most
-                # entries are no final transition and need nothing but the ack); the
-                # batch already takes less than `in_flight_ms`, which covers these too
-                for stream, ids in done.items():
-                    await self.redis.xack(stream, self.group, *ids)
+            started = time.monotonic()
+            await self._pass(self.block_ms)
+            if (rest := self.pace_s - (time.monotonic() - started)) > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), rest)
+                if stop.is_set():  # what came in while pacing is not left to the next serve
+                    await self._pass(1)
+
+    async def _pass(self, block_ms: int) -> None:
+        """One read (and the entries due again), delivered and acknowledged."""
+        try:
+            batch: list[tuple[Notice, int]] = []
+            if time.monotonic() - self._scanned >= self._scan_s:
+                batch = await self._due()
+                self._scanned = time.monotonic()
+            batch += [(n, 1) for n in await self.bus.read(self.consumer, block_ms=block_ms)]
+        except ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            await self.bus.ensure_group()  # a flushed or replaced Redis
+            return
+        done: dict[str, list[str]] = {}
+        try:
+            for n, tries in batch:
+                if await self._one(n, tries):
+                    done.setdefault(n.stream, []).append(n.entry_id)
+        finally:
+            # one XACK per stream for what the batch delivered, not one per entry (most
+            # entries are no final transition and need nothing but the ack); the batch
+            # already takes less than `in_flight_ms`, which covers these too
+            for stream, ids in done.items():
+                await self.redis.xack(stream, self.group, *ids)
 
     async def _one(self, n: Notice, tries: int) -> bool:
         """Try one entry; True: done, to be acknowledged with its batch."""
