@@ -59,8 +59,13 @@ async def skip_backlog(url: str) -> None:
     r = Redis.from_url(url)
     try:
         for s in range(keys.SHARDS):
-            with contextlib.suppress(ResponseError):  # no group yet: created at its end
+            try:
                 await r.xgroup_setid(keys.events(s), "traces", "$")
+            except ResponseError:
+                # No group: the untraced serve dropped it. Created here at the end, as
+                # serve would create it from the start and emit every earlier call's span.
+                with contextlib.suppress(ResponseError):
+                    await r.xgroup_create(keys.events(s), "traces", id="$", mkstream=True)
     finally:
         await r.aclose()
 

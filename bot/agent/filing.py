@@ -17,6 +17,7 @@ from bot.core.ids import keyed_request_id
 from bot.core.models import SYSTEM, WORKER
 from bot.core.policy import Policy
 from bot.core.proposal import exempt
+from bot.sdk.tracing import current_traceparent
 from bot.store.creating import Created
 from bot.store.free_call import SentCreate, send_claimed
 from bot.store.requests import RequestStore
@@ -131,6 +132,8 @@ class Filing:
             # against it; held as the worker's, so nothing sent over the API replaces it.
             args_schema=self._schema(t),
             schema_by_worker=True,
+            # the run's span (bot/agent/tracing.py): the request's span is its child
+            trace=current_traceparent(),
         )
 
     def _schema(self, t: Tool) -> dict[str, Any]:

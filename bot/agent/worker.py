@@ -34,6 +34,7 @@ from bot.agent.errors import AgentNotFound, LostClaim
 from bot.agent.llm import ChatClient
 from bot.agent.loader import AgentCatalog
 from bot.agent.loop import LoopConfig, RunLoop, Stores
+from bot.agent.tracing import run_span
 from bot.config import Settings
 from bot.core.durations import parse_duration
 from bot.core.models import RUN_FINAL, Run, RunState
@@ -44,6 +45,7 @@ from bot.store.failures import StoreError, is_missing_group
 from bot.store.run_queue import GROUP, Row
 from bot.store.runtime import open_runtime
 from bot.supervise import Supervisor
+from bot.telemetry.setup import provider_from_env
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +92,11 @@ class Worker:
         config: WorkerConfig | None = None,
         loop_config: LoopConfig | None = None,
         tasks: Supervisor | None = None,
+        tracer_provider: object = None,
     ) -> None:
         self.stores = stores
+        # a TracerProvider: each run driven under a span of its own (None: untraced)
+        self.tracer_provider = tracer_provider
         self.runs = stores.runs
         self.llm = llm
         self.agents = agents
@@ -211,7 +216,8 @@ class Worker:
 
     async def _handle(self, entry_id: str, run_id: str) -> None:
         try:
-            run = await self._drive(run_id)
+            with run_span(self.tracer_provider, run_id):
+                run = await self._drive(run_id)
         except LostClaim as exc:
             log.warning("run %s: %s; leaving it to its new owner", run_id, exc)
             return
@@ -308,15 +314,21 @@ async def serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     llm = ChatClient.from_settings(settings)  # before connecting: a missing model fails fast
-    async with llm, open_runtime(settings) as rt:
-        worker = Worker(
-            Stores.of(rt),
-            llm=llm,
-            agents=AgentCatalog(agents),
-            config=config,
-            loop_config=loop_config,
-        )
-        await worker.run(stop)
+    tracer = provider_from_env(os.environ)  # None unless OTEL_* asks for traces
+    try:
+        async with llm, open_runtime(settings) as rt:
+            worker = Worker(
+                Stores.of(rt),
+                llm=llm,
+                agents=AgentCatalog(agents),
+                config=config,
+                loop_config=loop_config,
+                tracer_provider=tracer,
+            )
+            await worker.run(stop)
+    finally:
+        if tracer is not None:
+            tracer.shutdown()  # flushes the run spans the batch still holds
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -19,6 +19,7 @@ from bot.messages import UNKNOWN_RUN
 from bot.sdk.attach import require_store, warn_if_no_bot
 from bot.sdk.backend import NewRequest
 from bot.sdk.errors import steered
+from bot.sdk.tracing import current_traceparent
 from bot.store import execution
 from bot.store.free_call import SentCreate, fits, send_claimed
 from bot.store.guarded import SteeredFirst, consumed, create_unless_steered
@@ -105,6 +106,8 @@ class DirectBackend:
             "risk": fields["risk"],
             "args_schema": fields["args_schema"],
             "owner": self.actor,
+            # the agent's span, as the API stores a `traceparent` header (docs/tracing.md)
+            "trace": current_traceparent(),
         }
 
     async def _settled(self, rid: str) -> None:

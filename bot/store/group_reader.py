@@ -17,7 +17,9 @@ in one MULTI, so `/metrics` shows every event that was given up on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -61,31 +63,62 @@ class GroupReader:
         retry: Retry | None = None,
         dead_metric: str,
         block_ms: int = 1_000,
+        pace_ms: int = 0,
     ) -> None:
         self.redis, self.group, self.consumer = redis, group, consumer
         self.bus = EventBus(redis, group)
         self.handle, self.dead_metric = handle, dead_metric
         self.retry = retry or Retry()
         self.block_ms = block_ms
+        # Nothing pending comes due sooner than the retry delay after its try, so the
+        # pending lists (one XPENDING per shard) are looked at that often, not after
+        # every read: with traces on, every free call's events wake this loop.
+        self._scan_s = min(block_ms, self.retry.base_ms) / 1000
+        self._scanned = -float("inf")
+        # The least time between two reads: a reader whose work may wait (the spans)
+        # takes the entries of many calls per wake, not one wake per entry beside the
+        # calls themselves.
+        self.pace_s = pace_ms / 1000
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until `stop` is set; run it under a Supervisor (a Redis error raises)."""
         await self.bus.ensure_group()
         while not stop.is_set():
-            try:
-                batch = await self._due()
-                batch += [
-                    (n, 1) for n in await self.bus.read(self.consumer, block_ms=self.block_ms)
-                ]
-            except ResponseError as exc:
-                if "NOGROUP" not in str(exc):
-                    raise
-                await self.bus.ensure_group()  # a flushed or replaced Redis
-                continue
-            for n, tries in batch:
-                await self._one(n, tries)
+            started = time.monotonic()
+            await self._pass(self.block_ms)
+            if (rest := self.pace_s - (time.monotonic() - started)) > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), rest)
+                if stop.is_set():  # what came in while pacing is not left to the next serve
+                    await self._pass(1)
 
-    async def _one(self, n: Notice, tries: int) -> None:
+    async def _pass(self, block_ms: int) -> None:
+        """One read (and the entries due again), delivered and acknowledged."""
+        try:
+            batch: list[tuple[Notice, int]] = []
+            if time.monotonic() - self._scanned >= self._scan_s:
+                batch = await self._due()
+                self._scanned = time.monotonic()
+            batch += [(n, 1) for n in await self.bus.read(self.consumer, block_ms=block_ms)]
+        except ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            await self.bus.ensure_group()  # a flushed or replaced Redis
+            return
+        done: dict[str, list[str]] = {}
+        try:
+            for n, tries in batch:
+                if await self._one(n, tries):
+                    done.setdefault(n.stream, []).append(n.entry_id)
+        finally:
+            # one XACK per stream for what the batch delivered, not one per entry (most
+            # entries are no final transition and need nothing but the ack); the batch
+            # already takes less than `in_flight_ms`, which covers these too
+            for stream, ids in done.items():
+                await self.redis.xack(stream, self.group, *ids)
+
+    async def _one(self, n: Notice, tries: int) -> bool:
+        """Try one entry; True: done, to be acknowledged with its batch."""
         try:
             done = await self.handle(n)
         except RedisError:
@@ -94,8 +127,8 @@ class GroupReader:
             log.exception("%s could not deliver %s %s %s", self.group, n.kind, n.id, n.event)
             done = False
         if done:
-            await self.bus.ack(n)
-        elif tries < self.retry.max_attempts:
+            return True
+        if tries < self.retry.max_attempts:
             # due again `delay_ms` from now, not `in_flight_ms` after the try began
             idle = self.retry.due_after_ms(tries) - self.retry.delay_ms(tries)
             await self.redis.xclaim(
@@ -115,6 +148,7 @@ class GroupReader:
             pipe.hincrby(keys.metrics(keys.shard_of_key(n.stream)), self.dead_metric, 1)
             pipe.xack(n.stream, self.group, n.entry_id)
             await pipe.execute()
+        return False
 
     async def _due(self) -> list[tuple[Notice, int]]:
         """Pending entries whose retry delay has passed, claimed for this consumer."""

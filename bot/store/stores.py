@@ -136,6 +136,7 @@ class StoreSet:
         dead_metric: str,
         retry: Retry | None = None,
         block_ms: int = 1_000,
+        pace_ms: int = 0,
     ) -> GroupReader:
         """A delivery at least once of every events-stream entry (webhooks, spans)."""
         return GroupReader(
@@ -146,6 +147,7 @@ class StoreSet:
             retry=retry or Retry(),
             dead_metric=dead_metric,
             block_ms=block_ms,
+            pace_ms=pace_ms,
         )
 
     async def drop_groups_but(self, keep: Sequence[str], prefixes: tuple[str, ...]) -> list[str]:

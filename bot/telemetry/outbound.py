@@ -68,6 +68,7 @@ def outbound(
             handle=spans.SpanEmitter(rt, out.tracer),
             dead_metric=spans.DEAD_METRIC,
             block_ms=block_ms,
+            pace_ms=spans.PACE_MS,
         )
         log.info(msg.TRACING_ON)
     hooks = webhooks(rt.settings, env())
