@@ -17,6 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     ValidationError,
     field_validator,
     model_validator,
@@ -233,7 +234,8 @@ class SteerIn(_In):
 
 
 class FinishIn(_In):
-    ok: bool = Field(
+    # Strict, as the schema says: 0 or "false" must be refused, not read as a verdict.
+    ok: StrictBool = Field(
         default=True, description="true: the run finished (`finished`); false: it `failed`."
     )
     detail: Annotated[str, Field(max_length=MAX_TEXT)] | None = Field(

@@ -153,3 +153,13 @@ async def test_an_api_run_finishes_over_the_api_and_hitl_bot_runs_says_so(
     assert code == 0, err
     states = {r["id"]: r["state"] for r in json.loads(out)}
     assert (states[RUN], states[queued["id"]]) == ("finished", "failed")
+
+
+async def test_finish_refuses_a_verdict_that_is_not_a_boolean(
+    client: httpx.AsyncClient,
+) -> None:
+    assert (await _propose(client)).status_code == 201
+    for bad in ({"ok": 0}, {"ok": "false"}, {"ok": None}):
+        got = await client.post(f"/v1/runs/{RUN}/finish", json=bad)
+        assert got.status_code == 422, (bad, got.text)
+    assert (await client.get(f"/v1/runs/{RUN}")).json()["state"] == "running"
