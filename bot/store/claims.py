@@ -2,7 +2,7 @@
 
 Every executor claims through `claim_checked` (the worker, the SDK in both modes and so
 `hitl-bot mcp`, and `POST /v1/approvals/{id}/claim`). It reads the request with its
-audit (one MULTI: one moment's view of both), checks its decision's seals against the
+audit (one read script: one moment's view of both), checks its decision's seals against the
 keys the executor trusts and that the history ends with that decision (bot/core/seal.py),
 and then, in one script each: claims it at the version it checked, or audits the refusal
 (`forged_decision`) and raises ForgedDecision. Either script does nothing if the request

@@ -28,7 +28,7 @@ from bot.store.cluster import is_cluster, run_many
 from bot.store.codec import from_hash, reply
 from bot.store.creating import Created, CreateOptions, Creating
 from bot.store.replicas import acks_for
-from bot.store.scripts import CREATE, TRANSITION_SCRIPTS, script_for
+from bot.store.scripts import CREATE, TRANSITION_SCRIPTS, WITH_AUDIT, script_for
 from bot.store.terms import Terms, terms_checked
 from bot.store.transition_argv import (
     Signed,
@@ -84,6 +84,7 @@ class RequestStore(Creating):
         # cannot leave a fresh process's first free call unrecorded while it runs.
         self.create_loaded = False
         self._scripts = {name: redis.register_script(s) for name, s in TRANSITION_SCRIPTS.items()}
+        self._with_audit = redis.register_script(WITH_AUDIT)
         self._in_flight = asyncio.Semaphore(CLUSTER_IN_FLIGHT)
         self._acks = acks_for(redis)  # HITL_REPLICA_ACKS, as connect() found it
         self._schemas = tools.SchemaCache(redis)
@@ -137,14 +138,15 @@ class RequestStore(Creating):
         return _parsed(rid, await self.fields(rid))
 
     async def with_audit(self, rid: str) -> tuple[ActionRequest, list[str]]:
-        """The request and its audit lines as one moment saw them: one MULTI (both keys
+        """The request and its audit lines as one moment saw them: one script (both keys
         share the request's hash tag, so a cluster takes it too). An executor checks the
         one against the other (bot/store/claims.py): read apart, a claim landing between
         the reads made a version still approved look followed by a claim, a replay."""
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.hgetall(keys.request(rid))
-        pipe.lrange(keys.audit(rid), 0, -1)
-        h, lines = cast(tuple[dict[str, str], list[str]], await pipe.execute())
+        flat, lines = cast(
+            tuple[list[str], list[str]],
+            await self._with_audit(keys=[keys.request(rid), keys.audit(rid)]),
+        )
+        h = dict(zip(flat[::2], flat[1::2], strict=True))
         if not h:
             raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
         return _parsed(rid, (await self._terms.fill([h]))[0]), list(lines)

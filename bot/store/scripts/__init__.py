@@ -29,6 +29,7 @@ __all__ = [
     "TERMS_ERROR",
     "TIMEOUT",
     "TRANSITION_SCRIPTS",
+    "WITH_AUDIT",
     "script_for",
 ]
 
@@ -40,6 +41,7 @@ REPORT = TRANSITION_COMMON + read("report.lua")
 CANCEL = TRANSITION_COMMON + read("cancel.lua")
 QUESTION = COMMON + read("question.lua")
 GRANT = read("grant.lua")  # standing approvals (bot/store/grants.py): no request keys
+WITH_AUDIT = read("with_audit.lua")  # a request and its audit in one read (requests.py)
 
 # The transition scripts by name, and the name of each event's script.
 TRANSITION_SCRIPTS: dict[str, str] = {
