@@ -21,10 +21,10 @@ RUN = "ext:billing-7"
 
 
 async def _propose(
-    client: httpx.AsyncClient, tool: str = "refund", **args: object
+    client: httpx.AsyncClient, tool: str = "refund", run: str = RUN, **args: object
 ) -> httpx.Response:
     return await client.post(
-        "/v1/approvals", json={"tool": tool, "args": args or {"amount": 5}, "run_id": RUN}
+        "/v1/approvals", json={"tool": tool, "args": args or {"amount": 5}, "run_id": run}
     )
 
 
@@ -129,18 +129,19 @@ async def test_an_api_run_finishes_over_the_api_and_hitl_bot_runs_says_so(
 ) -> None:
     """An outside agent's run has no worker to end it: without POST .../finish it stayed
     "running" in `hitl-bot runs` forever. Its owner ends it once nothing waits."""
+    run = "ext:finish-7"  # its own: the session's live server outlives each test's flush
     async with httpx.AsyncClient(base_url=live.url, headers=AUTH) as c:
-        made = (await _propose(c)).json()
-        early = await c.post(f"/v1/runs/{RUN}/finish", json={"detail": "refunded"})
+        made = (await _propose(c, run=run)).json()
+        early = await c.post(f"/v1/runs/{run}/finish", json={"detail": "refunded"})
         assert early.status_code == 409 and made["id"] in early.json()["detail"]
         other = {"Authorization": f"Bearer {AGENT_TOKEN}"}  # another identity: not its run
-        assert (await c.post(f"/v1/runs/{RUN}/finish", headers=other)).status_code == 404
+        assert (await c.post(f"/v1/runs/{run}/finish", headers=other)).status_code == 404
         assert (await c.post(f"/v1/approvals/{made['id']}/cancel")).status_code == 200
 
-        done = await c.post(f"/v1/runs/{RUN}/finish", json={"detail": "refunded A2"})
+        done = await c.post(f"/v1/runs/{run}/finish", json={"detail": "refunded A2"})
         assert done.status_code == 200, done.text
         assert (done.json()["state"], done.json()["result"]) == ("finished", "refunded A2")
-        again = await c.post(f"/v1/runs/{RUN}/finish", json={"ok": False})
+        again = await c.post(f"/v1/runs/{run}/finish", json={"ok": False})
         assert again.status_code == 409 and "finished already" in again.json()["detail"]
 
         queued = (await c.post("/v1/runs", json={"agent": "billing", "prompt": "ticket 9"})).json()
@@ -152,14 +153,18 @@ async def test_an_api_run_finishes_over_the_api_and_hitl_bot_runs_says_so(
     code, out, err = await cli("runs", "--json", redis_url=redis_url)
     assert code == 0, err
     states = {r["id"]: r["state"] for r in json.loads(out)}
-    assert (states[RUN], states[queued["id"]]) == ("finished", "failed")
+    assert (states[run], states[queued["id"]]) == ("finished", "failed")
 
 
 async def test_finish_refuses_a_verdict_that_is_not_a_boolean(
     client: httpx.AsyncClient,
 ) -> None:
-    assert (await _propose(client)).status_code == 201
+    run = "ext:finish-strict"  # its own run: the live server's store outlives a test
+    made = await client.post(
+        "/v1/approvals", json={"tool": "refund", "args": {"amount": 5}, "run_id": run}
+    )
+    assert made.status_code == 201
     for bad in ({"ok": 0}, {"ok": "false"}, {"ok": None}):
-        got = await client.post(f"/v1/runs/{RUN}/finish", json=bad)
+        got = await client.post(f"/v1/runs/{run}/finish", json=bad)
         assert got.status_code == 422, (bad, got.text)
-    assert (await client.get(f"/v1/runs/{RUN}")).json()["state"] == "running"
+    assert (await client.get(f"/v1/runs/{run}")).json()["state"] == "running"
