@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bot.core.grants import (
@@ -192,13 +192,16 @@ scalars = st.one_of(
 args_st = st.dictionaries(st.text(min_size=1, max_size=5), scalars, max_size=5)
 
 
+@settings(derandomize=True)
 @given(args_st)
 def test_a_call_is_always_inside_the_bounds_taken_from_it(args: dict[str, Any]) -> None:
     assert within(bounds_of(args), args)
 
 
+@settings(derandomize=True)  # seeded: CI and a laptop walk the same cases
 @given(args_st, args_st)
-def test_inside_means_same_names_equal_values_and_numbers_not_above(
+@example({"a": -1}, {"a": 0})  # a negative approval's range reaches up to zero
+def test_inside_means_same_names_equal_values_and_numbers_between_zero_and_approved(
     approved: dict[str, Any], later: dict[str, Any]
 ) -> None:
     inside = within(bounds_of(approved), later)
@@ -208,9 +211,11 @@ def test_inside_means_same_names_equal_values_and_numbers_not_above(
             if isinstance(value, bool) or not isinstance(value, int | float):
                 assert later[name] == value and type(later[name]) is type(value)
             else:
-                assert not isinstance(later[name], bool) and later[name] <= value
+                got = later[name]
+                assert not isinstance(got, bool) and min(0, value) <= got <= max(0, value)
 
 
+@settings(derandomize=True)
 @given(args_st, st.text(min_size=1, max_size=5), scalars)
 def test_changing_any_identifier_leaves_the_bounds(
     approved: dict[str, Any], name: str, value: Any
