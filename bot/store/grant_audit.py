@@ -15,7 +15,7 @@ import json
 from collections import Counter
 from collections.abc import AsyncIterator
 
-from bot.core.grants import grant_of, grant_problem
+from bot.core.grants import grant_of
 from bot.core.seal import Verify
 from bot.errors import NotFound
 from bot.store import keys
@@ -48,8 +48,7 @@ class _Grants:
 
     async def _problem(self, held: Held) -> str | None:
         g = held.grant
-        source = await lines(self.grants.redis, g.source)
-        problem = grant_problem(g, source, self.verify)
+        problem = await self.grants.check(held, self.verify)
         if problem is not None:
             return problem
         made = [e for e in await self.grants.audit(g.id) if e.get("kind") == "granted"]

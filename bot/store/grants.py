@@ -23,6 +23,7 @@ from redis.asyncio import Redis
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.grants import Grant, encode_grant_seal, grant_bytes, grant_problem
+from bot.core.seal import Verify
 from bot.errors import ConfigError, NotFound
 from bot.signing import Signer
 from bot.store import audit, keys
@@ -126,13 +127,18 @@ class GrantStore:
         raw = held.grant.model_dump_json()
         if raw in self._checked:
             return self._checked[raw]
-        verify = self.signer.public().verify
-        lines = await audit.lines(self.redis, held.grant.source)
-        found = grant_problem(held.grant, lines, verify)
+        found = await self.check(held, self.signer.public().verify)
         if len(self._checked) >= CHECKED_MAX:
             self._checked.clear()
         self._checked[raw] = found
         return found
+
+    async def check(self, held: Held, verify: Verify) -> str | None:
+        """`held` against the keys `verify` trusts: its seal, and its source request's
+        approval by the granter (one read of that request's audit). Not remembered:
+        `problem` keeps serve's answers, `audit verify` asks with the executors' keys."""
+        lines = await audit.lines(self.redis, held.grant.source)
+        return grant_problem(held.grant, lines, verify)
 
     async def get(self, gid: str) -> Held:
         h = cast(dict[str, str], await self.redis.hgetall(keys.grant_keys(gid)[0]))
