@@ -25,6 +25,7 @@ from bot.core.grants import Grant, bounds_of, reason_of
 from bot.core.machine import apply
 from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy, parse_policy
+from bot.core.proposal import propose
 from bot.core.seal import unsealed
 from bot.core.states import Event, State
 from bot.deadlines.sweeper import Sweeper
@@ -263,7 +264,7 @@ async def test_a_keyless_writer_on_each_route_never_reaches_executing(
 
 def test_every_event_that_approves_is_sealed_by_serve() -> None:
     """A new event the machine lets approve must be sealed at the store's one seam."""
-    req, _ = _pending()
+    req = _pending()
     for event in Event:
         d = Decision(event=event, actor="UAPPROVER", payload_hash=req.payload_hash)
         try:
@@ -274,11 +275,9 @@ def test_every_event_that_approves_is_sealed_by_serve() -> None:
             assert event in SEALED, f"{event} approves, but the store does not seal it"
 
 
-def _pending() -> tuple[ActionRequest, None]:
-    from bot.core.proposal import propose
-
+def _pending() -> ActionRequest:
     req, _ = propose(POLICY, request_id="q1", tool="note", args={}, requester="a", now=0)
-    return req, None
+    return req
 
 
 # Where the code may construct an approving decision, by route; and the scripts that may
