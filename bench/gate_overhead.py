@@ -43,9 +43,9 @@ from bot.agent.llm import ToolCall
 from bot.agent.tools import ToolRegistry, tool
 from bot.config import Settings
 from bot.core.policy import parse_policy
+from bot.db.connection import connect
 from bot.sdk import Gate, require_approval
 from bot.store import scripts
-from bot.store.connection import connect
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.run_audit import RunAudit
@@ -166,7 +166,7 @@ async def traffic(r: Redis, m: int, gated: Call) -> Traffic:
 
 
 async def bench(url: str, n: int, m: int) -> dict[str, Timing]:
-    # The store client a worker opens (bot.store.connection): its options (no socket
+    # The store client a worker opens (bot.db.connection): its options (no socket
     # timeout, so redis-py sends without a wait_for task) are part of what is measured.
     r, _ = await connect(Settings(redis_url=SecretStr(url)))
     await r.flushdb()

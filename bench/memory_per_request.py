@@ -2,7 +2,7 @@
 
 Fills a fresh Valkey with --n pending refund requests through the store's own
 CREATE script (the shared pipelined filler, bench/_common.py), with the embedded
-Valkey's encoding settings (bot/store/valkey/embedded.py MEMORY_SETTINGS), then does with
+Valkey's encoding settings (bot/db/valkey/embedded.py MEMORY_SETTINGS), then does with
 the events stream what a running `serve` does (the notifier's and the metrics
 collector's groups read and acknowledge every entry, the trim of
 bot/store/events_trim.py runs once), and prints:
@@ -34,12 +34,12 @@ from redis.asyncio import Redis
 from bot.clock import wall_ms
 from bot.core.chain import expand
 from bot.core.policy import DEFAULT_POLICY
+from bot.db.valkey.embedded import MEMORY_SETTINGS
 from bot.slack.replies import CARDS_TTL_S
 from bot.store import keys
 from bot.store.events import NOTIFIER_GROUP, EventBus, Notice
 from bot.store.events_trim import EventTrimmer
 from bot.store.metrics import MetricsCollector
-from bot.store.valkey.embedded import MEMORY_SETTINGS
 
 TARGET = 1200  # bytes per pending request (docs/performance.md)
 OWN = ("req", "audit", "wake", "posts")  # per-request key kinds: hitl:{sNN}:KIND:ID

@@ -192,7 +192,7 @@ CLI_RUN_STEERING = "steering: {n} from people, {queued} not read by the agent ye
 CLI_RUN_STEER = "{who} ({how}): {text}"
 CLI_RUN_REFUSED = "{who} may not {what}: refused"
 
-# bot/store/hub.py
+# bot/db/hub.py
 WAIT_CLOSED = "This process closed its Redis connection while a wait was held; wait again."
 UVLOOP_MISSING = (
     "HITL_UVLOOP is set but uvloop is not installed; fix: pip install 'hitl-bot[uvloop]', "

@@ -21,7 +21,7 @@ async def open_client(url: str, **kwargs: Any) -> Redis:
         kwargs.pop("single_connection_client", None)  # a cluster client has one pool per node
         kwargs.setdefault("socket_connect_timeout", 30)  # 200 clients at once meet 2 busy cores
         cluster = RedisCluster.from_url(url, **kwargs)
-        # Initialised before use, as bot.store.connection does: redis-py 8.1's first
+        # Initialised before use, as bot.db.connection does: redis-py 8.1's first
         # commands, sent at once on a fresh cluster client, race its initialisation.
         await cluster.initialize()
         return cast(Redis, cluster)

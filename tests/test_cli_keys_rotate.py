@@ -17,10 +17,10 @@ from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import ForgedDecision
+from bot.gate.claims import ClaimCheck, claim_checked
+from bot.gate.runtime import open_runtime
 from bot.signing import KEY_FILE, PREVIOUS_FILE, PUB_FILE, PublicKeys, Signer, load_signer
-from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.requests import RequestStore
-from bot.store.runtime import open_runtime
 from tests.keys import serve_signer
 from tests.test_cli import cli
 

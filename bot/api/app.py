@@ -37,9 +37,9 @@ from bot.api.limits import DEFAULT_LIMIT, BodyLimit
 from bot.api.ownership import Ownership
 from bot.api.schemas import Health
 from bot.api.waiting import DEFAULT_MAX_WAITING
+from bot.gate.runtime import Runtime
 from bot.health import Down
 from bot.store.runs import RunStore
-from bot.store.runtime import Runtime
 from bot.supervise import Supervisor
 
 RequestHandler = Callable[[Request], Awaitable[Response]]

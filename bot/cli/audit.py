@@ -23,11 +23,11 @@ from rich.console import Console
 from bot.config import Settings
 from bot.core.durations import parse_duration
 from bot.errors import HitlError
+from bot.gate.grant_audit import grant_findings
+from bot.gate.runtime import Runtime, open_runtime
 from bot.logs import setup as setup_logging
 from bot.signing import Signer, load_signer, require_public_keys
 from bot.store import audit, heads
-from bot.store.grant_audit import grant_findings
-from bot.store.runtime import Runtime, open_runtime
 
 audit_app = typer.Typer(
     no_args_is_help=True, help="Verify and export the audit trail.", rich_markup_mode=None

@@ -36,11 +36,11 @@ from bot.core.pagers import pager_lines
 from bot.core.policy import TIER_ORDER, Assignees, Policy, load_policy
 from bot.core.seal import unsealed
 from bot.errors import HitlError
+from bot.gate.runtime import Runtime
 from bot.logs import setup as setup_logging
 from bot.mcp.cli import mcp_app
 from bot.messages import when
 from bot.server import eventloop as loops
-from bot.store.runtime import Runtime
 
 # Plain click help: typer's rich help prints flags as "--help <bool>" (typer 0.29).
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, rich_markup_mode=None)

@@ -22,6 +22,7 @@ from bot.asgi import serve_asgi
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.deadlines.sweeper import Sweeper
+from bot.gate.runtime import open_runtime
 from bot.signing import load_signer
 from bot.slack.app import build_app
 from bot.slack.client import web_client
@@ -36,7 +37,6 @@ from bot.store.events import NOTIFIER_GROUP
 from bot.store.events_trim import INTERVAL_S
 from bot.store.group_reader import Retry
 from bot.store.metrics import GROUP as METRICS_GROUP
-from bot.store.runtime import open_runtime
 from bot.supervise import Backoff, Supervisor
 from bot.telemetry.outbound import outbound
 

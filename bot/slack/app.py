@@ -10,6 +10,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import ConfigError
+from bot.gate.runtime import Runtime
 from bot.slack import messages as smsg
 from bot.slack import prologue
 from bot.slack.approvals import Approvals
@@ -21,7 +22,6 @@ from bot.slack.replies import ReplyDecisions
 from bot.slack.threads import Threads
 from bot.slack.view_seal import ViewSeal
 from bot.store.runs import RunStore
-from bot.store.runtime import Runtime
 
 SEEN_TTL_S = 3600  # Slack retries within minutes; an hour is ample
 

@@ -22,6 +22,7 @@ from bot.core.payload import MAX_ARGS_DEPTH
 from bot.core.plainjson import text_too_deep
 from bot.core.schema import problems
 from bot.core.states import Event, State
+from bot.db.failures import STORE_DOWN
 from bot.errors import (
     AlreadyResolved,
     Expired,
@@ -32,6 +33,8 @@ from bot.errors import (
     StalePayload,
     StoreUnavailable,
 )
+from bot.gate.decide import decide
+from bot.gate.runtime import Runtime
 from bot.slack import escape as esc
 from bot.slack import lines, render, views
 from bot.slack import messages as smsg
@@ -40,9 +43,7 @@ from bot.slack.modal_errors import ForeignRefused, Names, fit, modal_refusal
 from bot.slack.permissions import actor_team, is_foreign, may_decide, may_see
 from bot.slack.view_seal import seal_for
 from bot.store.codec import from_hash
-from bot.store.failures import STORE_DOWN
 from bot.store.requests import Moved
-from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +110,7 @@ class Approvals:
             }
         )
         try:
-            moved = await self.rt.requests.transition(request_id, d, expect_version=expect_version)
+            moved = await decide(self.rt.requests, request_id, d, expect_version=expect_version)
         except STORE_DOWN as exc:  # a failover or a lost connection: say so, not nothing
             raise StoreUnavailable(msg.STORE_DOWN_DECISION) from exc
         except NotEligible as exc:

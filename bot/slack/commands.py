@@ -10,15 +10,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.models import RUN_FINAL, ActionRequest
 from bot.errors import HitlError
+from bot.gate.corrections import correct, stop_run
+from bot.gate.runtime import Runtime
 from bot.slack import messages as msg
 from bot.slack import render
 from bot.slack.fatigue_home import operators_panel
 from bot.slack.grants.handlers import grants_command, with_grants
 from bot.slack.home import RunLine, home_view
 from bot.slack.permissions import audit_refusal, is_operator, may_decide, may_direct, may_read
-from bot.store.corrections import correct, stop_run
 from bot.store.runs import RunStore
-from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -10,13 +10,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.fatigue import WEEK_MS
 from bot.errors import HitlError
+from bot.gate.runtime import Runtime
 from bot.slack import escape as esc
 from bot.slack import home_messages as hmsg
 from bot.slack.escape import Block
 from bot.slack.fatigue_panel import fatigue_blocks
 from bot.slack.permissions import is_operator
 from bot.store import fatigue
-from bot.store.runtime import Runtime
 
 # The newest requests of the week the panel reads each time an operator opens the tab
 # (`hitl-bot report` reads them all): the tab must answer within Slack's patience.

@@ -21,11 +21,11 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
+from bot.db.failures import STORE_DOWN
 from bot.errors import AlreadyResolved, HitlError, NotEligible, StalePayload
 from bot.slack import escape as esc
 from bot.slack import messages as smsg
 from bot.slack.invisible import visible
-from bot.store.failures import STORE_DOWN
 from bot.store.slack_cache import SlackCache
 
 log = logging.getLogger(__name__)

@@ -21,6 +21,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.models import RUN_FINAL, ActionRequest, Run
 from bot.core.policy import Policy
 from bot.core.states import State
+from bot.db.failures import StoreError, is_missing_group
+from bot.db.lease import Lease
 from bot.errors import NotFound, NotReplicated
 from bot.slack import lines, render, views
 from bot.slack.batch.upkeep import DigestKeeper
@@ -32,8 +34,6 @@ from bot.slack.once import OncePoster, Posted, Tag
 from bot.slack.refusals import REFUSAL_BACKOFF, Refusals
 from bot.slack.runlines import RunLines, card_elsewhere
 from bot.store.events import NOTIFIER_GROUP, Notice
-from bot.store.failures import StoreError, is_missing_group
-from bot.store.lease import Lease
 from bot.store.parked import why_of
 from bot.store.runs import RunStore
 from bot.store.stores import StoreSet

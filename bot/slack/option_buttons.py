@@ -15,12 +15,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.models import QuestionState
 from bot.errors import AlreadyResolved, HitlError, StoreUnavailable
+from bot.gate.runtime import Runtime
 from bot.slack import escape as esc
 from bot.slack import messages as smsg
 from bot.slack.approvals import tell
 from bot.slack.options import ACTION_PATTERN, issued
 from bot.slack.permissions import actor_team, is_foreign
-from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

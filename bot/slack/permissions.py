@@ -29,8 +29,8 @@ from bot.core.ids import is_question_id
 from bot.core.models import WORKER, ActionRequest, Run
 from bot.core.states import Event, State
 from bot.errors import HitlError
+from bot.gate.runtime import Runtime
 from bot.slack.groups import groups_of, needs_lookup
-from bot.store.runtime import Runtime
 
 
 def is_foreign(user_team: object, context: Mapping[str, Any]) -> bool:

@@ -27,10 +27,10 @@ from bot.core.models import ActionRequest, Decision
 from bot.core.replies import read_reply
 from bot.core.states import State
 from bot.errors import HitlError
+from bot.gate.runtime import Runtime
 from bot.slack import messages as smsg
 from bot.slack.approvals import Approvals, refusal_text, tell
 from bot.store.codec import from_hash
-from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -12,6 +12,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.choices import matching_option
 from bot.core.models import RUN_FINAL, QuestionState, Run
 from bot.errors import HitlError, NotFound, StoreUnavailable
+from bot.gate.corrections import correct, open_question
+from bot.gate.runtime import Runtime
 from bot.slack import messages as smsg
 from bot.slack import render, views
 from bot.slack.approvals import open_view, tell
@@ -20,9 +22,7 @@ from bot.slack.option_buttons import OptionButtons
 from bot.slack.options import options_line
 from bot.slack.permissions import actor_team, audit_refusal, is_foreign, may_direct
 from bot.slack.replies import ReplyDecisions
-from bot.store.corrections import correct, open_question
 from bot.store.runs import RunStore
-from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")

@@ -16,9 +16,9 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
+from bot.db.lease import Lease
 from bot.store import keys
 from bot.store.cards import POSTING, CardRef, Intent
-from bot.store.lease import Lease
 
 TTL_S = 30 * 86_400  # a group quiet for a month is forgotten
 VIEWS_KEPT = 64  # past this many drawings, the older ones are dropped (their clicks refused)

@@ -16,8 +16,8 @@ from typing import Any, cast
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
+from bot.db.cluster import fails_over, is_cluster, retry_startup
 from bot.store import keys
-from bot.store.cluster import fails_over, is_cluster, retry_startup
 
 MAXLEN = 100_000  # a backstop: serve trims what every group acknowledged (events_trim.py)
 

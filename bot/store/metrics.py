@@ -19,10 +19,10 @@ from typing import cast
 from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 
+from bot.db.hub import hub_for
+from bot.db.replicas import COUNTS as ACKS
 from bot.store import fatigue, keys, pages, parked, pending_count, refused, shadow
 from bot.store.events import EventBus, Notice
-from bot.store.hub import hub_for
-from bot.store.replicas import COUNTS as ACKS
 
 log = logging.getLogger(__name__)
 

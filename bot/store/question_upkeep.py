@@ -12,8 +12,8 @@ from typing import cast
 from redis.asyncio import Redis
 
 from bot.core.models import QuestionState
+from bot.db.scan import key_names
 from bot.store import keys
-from bot.store.scan import key_names
 from bot.store.scripts.common import QUESTION_TTL_S
 
 

@@ -13,12 +13,13 @@ from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.ids import new_question_id
 from bot.core.models import SYSTEM, Question, QuestionState
+from bot.db.replicas import acks_for
+from bot.db.scan import hashes
 from bot.errors import AlreadyResolved, Expired, NotAnOption, NotFound
 from bot.store import keys
 from bot.store.codec import reply
 from bot.store.events import MAXLEN, publish
-from bot.store.replicas import acks_for
-from bot.store.scan import hashes
+from bot.store.replies import Reply
 from bot.store.scripts import QUESTION
 from bot.store.scripts.common import QUESTION_TTL_S
 from bot.store.steering import add_waiting
@@ -148,10 +149,10 @@ class QuestionStore:
             args=[self.clock(), event, actor, answer, "" if fence is None else fence],
             strict=event != "timeout",
         )
-        if status == "not_found":
+        if status == Reply.NOT_FOUND:
             raise NotFound(msg.UNKNOWN_QUESTION.format(id=qid))
         q = _from_hash(reply(out))
-        if status == "ok":  # the sweeper's expiries too, as a request's timeouts are
+        if status == Reply.OK:  # the sweeper's expiries too, as a request's timeouts are
             who = actor or (SYSTEM if event == "timeout" else None)  # a cancel names nobody
             _log(q, event, QuestionState.OPEN.value, who)
         if q.run_id and q.state != QuestionState.OPEN:
@@ -166,7 +167,7 @@ class QuestionStore:
     async def answer(self, qid: str, *, actor: str, answer: str) -> Question:
         """Record the first answer; the same person resending it gets it back unchanged."""
         status, q = await self._fire(qid, "answer", actor, answer)
-        if status == "already_resolved":
+        if status == Reply.ALREADY_RESOLVED:
             by = q.answered_by or "system"
             at = q.answered_at or q.expires_at
             raise AlreadyResolved(
@@ -176,15 +177,15 @@ class QuestionStore:
                 at=at,
                 how=q.state.value,
             )
-        if status == "expired":
+        if status == Reply.EXPIRED:
             raise Expired(msg.QUESTION_CLOSED.format(state="expired"), state=q.state.value)
-        if status == "not_an_option":
+        if status == Reply.NOT_AN_OPTION:
             raise NotAnOption(msg.NOT_AN_OPTION.format(options=" | ".join(q.options)))
         return q
 
     async def timeout(self, qid: str, fence: int | None = None) -> bool:
         status, _ = await self._fire(qid, "timeout", fence=fence)
-        return status == "ok"
+        return status == Reply.OK
 
     async def cancel(self, qid: str) -> Question:
         return (await self._fire(qid, "cancel"))[1]

@@ -17,8 +17,8 @@ from typing import Any, cast
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
+from bot.db.cluster import fails_over, retry_startup
 from bot.store import keys
-from bot.store.cluster import fails_over, retry_startup
 
 GROUP = "workers"
 Row = tuple[str, dict[str, str] | None]  # (stream entry id, its fields; None: deleted)

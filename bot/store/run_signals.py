@@ -4,7 +4,7 @@ Before every free call the gate must know whether a person queued a correction o
 asked the run to stop. Asking the store costs a round trip the call waits on. Instead a
 process subscribes once to each run it serves (`keys.run_signal`), and whoever queues a
 correction or asks a stop publishes there after writing it (bot/store/steering.py,
-bot/store/corrections.py).
+bot/gate/corrections.py).
 
 A run reads `clear` only while all of these hold; otherwise the caller asks the store:
 - its channel's subscription was confirmed by the server, on the connection up now;
@@ -34,8 +34,8 @@ from redis.asyncio.client import PubSub
 from redis.asyncio.connection import Connection
 from redis.exceptions import RedisError
 
+from bot.db.cluster import is_cluster
 from bot.store import keys
-from bot.store.cluster import is_cluster
 
 __all__ = ["RunSignals", "close_signals", "followed", "signal", "signals_for"]
 

@@ -11,11 +11,11 @@ from redis.asyncio import Redis
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.ids import new_run_id
 from bot.core.models import WORKER, Run
+from bot.db.replicas import acks_for
+from bot.db.scan import hashes, key_names
 from bot.errors import NotFound
 from bot.store import keys
 from bot.store.events import publish
-from bot.store.replicas import acks_for
-from bot.store.scan import hashes, key_names
 
 RUN_TTL_S = 30 * 86_400
 

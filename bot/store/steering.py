@@ -10,9 +10,9 @@ from redis.asyncio import Redis
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.ids import new_steering_id
 from bot.core.models import Steering
+from bot.db.replicas import acks_for
 from bot.store import keys
 from bot.store.events import publish
-from bot.store.replicas import acks_for
 from bot.store.run_signals import followed
 from bot.store.scripts.common import WAITING_TTL_S
 

@@ -17,8 +17,12 @@ from redis.exceptions import ResponseError
 from bot.clock import Clock, wall_ms
 from bot.core.chain import Break
 from bot.core.models import ActionRequest, AuditEntry
+from bot.db import durability
+from bot.db.hub import hub_for
+from bot.db.lease import Lease
+from bot.db.replicas import acks_for
 from bot.signing import Signer
-from bot.store import audit, durability, heads, keys, metrics, parked, pending_count
+from bot.store import audit, heads, keys, metrics, parked, pending_count
 from bot.store.agents import AgentDirectory
 from bot.store.cards import Cards
 from bot.store.digests import Digests
@@ -26,13 +30,10 @@ from bot.store.events import EventBus, Notice, notifier_read_within
 from bot.store.events_trim import EventTrimmer
 from bot.store.grants import GrantStore
 from bot.store.group_reader import GroupReader, Handle, Retry
-from bot.store.hub import hub_for
-from bot.store.lease import Lease
 from bot.store.owners import RunOwners
 from bot.store.pages import PageMarks
 from bot.store.questions import QuestionStore
 from bot.store.refused import RefusalMarks
-from bot.store.replicas import acks_for
 from bot.store.requests import RequestStore
 from bot.store.run_audit import RunAudit
 from bot.store.run_queue import RunQueue
@@ -76,7 +77,7 @@ class StoreSet:
 
     async def unsafe_settings(self) -> tuple[dict[str, str], str | None]:
         """The server settings that may lose approvals, or why they could not be read
-        (bot/store/durability.py)."""
+        (bot/db/durability.py)."""
         return await durability.unsafe_settings(self._redis)
 
     async def fewest_replicas(self) -> int | None:

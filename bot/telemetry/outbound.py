@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 
+from bot.gate.runtime import Runtime
 from bot.store.group_reader import GroupReader, Retry
-from bot.store.runtime import Runtime
 from bot.telemetry import messages as msg
 from bot.telemetry.setup import provider_from_env
 from bot.telemetry.webhook_config import webhooks

@@ -23,8 +23,8 @@ from opentelemetry.trace import TraceFlags as Flags
 from bot.core.models import ActionRequest, AuditEntry
 from bot.core.states import FINAL, State
 from bot.core.tracecontext import parse_traceparent, request_span_id, request_trace_id
+from bot.gate.runtime import Runtime
 from bot.store.events import Notice
-from bot.store.runtime import Runtime
 from bot.telemetry import attributes as a
 
 GROUP = "traces"  # the emitter's consumer group on every shard's events stream

@@ -18,8 +18,8 @@ import httpx
 
 from bot.clock import wall_ms
 from bot.errors import NotFound
+from bot.gate.runtime import Runtime
 from bot.store.events import Notice
-from bot.store.runtime import Runtime
 from bot.telemetry import cloudevents as ce
 from bot.telemetry import messages as msg
 from bot.telemetry.webhook_config import Webhook

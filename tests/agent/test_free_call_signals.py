@@ -18,8 +18,8 @@ from bot.agent.loader import Agent
 from bot.agent.tools import Tool, ToolRegistry, tool
 from bot.core.models import Run, Steering
 from bot.core.states import State
+from bot.gate.corrections import stop_run
 from bot.store import keys
-from bot.store.corrections import stop_run
 from tests.agent.conftest import Stores
 from tests.agent.test_gate import workers_gate
 from tests.children import kill_9_when_written

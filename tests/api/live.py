@@ -23,8 +23,8 @@ from bot.api.waiting import DEFAULT_MAX_WAITING
 from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.policy import Policy
-from bot.store.connection import connect
-from bot.store.runtime import Runtime
+from bot.db.connection import connect
+from bot.gate.runtime import Runtime
 from tests.keys import serve_signer
 from tests.poll import eventually_sync
 

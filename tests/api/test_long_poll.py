@@ -20,7 +20,7 @@ from bot.api import create_app
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event
-from bot.store.hub import hub_for
+from bot.db.hub import hub_for
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from tests.api.conftest import AUTH

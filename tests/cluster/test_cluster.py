@@ -22,12 +22,12 @@ from bot.config import Settings
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.db.cluster import is_cluster
+from bot.db.connection import connect
 from bot.deadlines.sweeper import Sweeper
+from bot.gate.execution import wait_request
 from bot.store import keys
-from bot.store.cluster import is_cluster
-from bot.store.connection import connect
 from bot.store.events import EventBus, Notice
-from bot.store.execution import wait_request
 from bot.store.metrics import MetricsCollector, render
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore

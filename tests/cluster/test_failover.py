@@ -28,10 +28,10 @@ from bot.config import Settings
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.db.cluster import TRANSIENT
+from bot.db.connection import connect
 from bot.errors import NotFound
 from bot.store import audit
-from bot.store.cluster import TRANSIENT
-from bot.store.connection import connect
 from bot.store.events import EventBus
 from bot.store.requests import RequestStore
 from tests.api.live import TOKEN, make_runtime

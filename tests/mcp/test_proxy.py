@@ -184,7 +184,7 @@ async def test_an_operator_stop_is_a_tool_error_saying_so(
 ) -> None:
     call = asyncio.create_task(stdio_proxy.call_tool("demo__delete", {"path": "/c"}))
     rid = await pending_one(bot)
-    # What a stopped run does to the request it waits on (bot.store.corrections.stop_run).
+    # What a stopped run does to the request it waits on (bot.gate.corrections.stop_run).
     await bot.requests.transition(
         rid, Decision(event=Event.CANCEL, actor="UALICE", reason_code="run_stopped")
     )

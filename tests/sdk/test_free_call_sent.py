@@ -23,9 +23,9 @@ from bot.core.policy import Policy
 from bot.core.states import State
 from bot.deadlines.sweeper import Sweeper
 from bot.errors import NotFound
+from bot.gate.corrections import correct, stop_run
 from bot.sdk import Gate, RunStopped, Steered, require_approval
 from bot.store import audit
-from bot.store.corrections import correct, stop_run
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.run_signals import signals_for

@@ -10,7 +10,7 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 
 from bot.config import Settings
-from bot.store.connection import connect
+from bot.db.connection import connect
 from tests.localsentinel import LocalSentinel
 
 

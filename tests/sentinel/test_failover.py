@@ -25,9 +25,9 @@ from bot.api import create_app
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.db.failures import STORE_DOWN
 from bot.errors import NotFound
 from bot.store import audit
-from bot.store.failures import STORE_DOWN
 from bot.store.requests import RequestStore
 from tests.api.live import TOKEN, make_runtime
 from tests.cluster.test_failover import Load, T

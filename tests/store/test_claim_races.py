@@ -18,9 +18,9 @@ from bot.core.policy import Policy
 from bot.core.seal import FORGED
 from bot.core.states import Event, State
 from bot.errors import AlreadyResolved, ForgedDecision
+from bot.gate.claims import ClaimCheck, claim_checked
 from bot.signing import Signer
 from bot.store import audit
-from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.requests import RequestStore
 from tests.clients import open_client
 from tests.keys import serve_signer

@@ -30,10 +30,10 @@ from bot.core.seal import unsealed
 from bot.core.states import Event, State
 from bot.deadlines.sweeper import Sweeper
 from bot.errors import ConfigError, ForgedDecision, HitlError
+from bot.gate.claims import ClaimCheck, claim_checked
+from bot.gate.grant_audit import grant_findings
+from bot.gate.grant_pass import pass_if_granted
 from bot.store import audit
-from bot.store.claims import ClaimCheck, claim_checked
-from bot.store.grant_audit import grant_findings
-from bot.store.grant_pass import pass_if_granted
 from bot.store.grants import GrantStore
 from bot.store.questions import QuestionStore
 from bot.store.requests import SEALED, RequestStore
@@ -288,7 +288,7 @@ APPROVING_MODULES = {
     "bot/slack/batch/listeners.py": ("digest",),
     "bot/slack/grants/handlers.py": ("click",),
     "bot/slack/replies.py": ("thread_reply",),
-    "bot/store/grant_pass.py": ("grant",),
+    "bot/gate/grant_pass.py": ("grant",),
     "bot/store/transition_argv.py": ("policy_default",),
 }
 # create.lua writes the state its ARGV names: the policy exemption, sealed in

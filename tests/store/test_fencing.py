@@ -21,8 +21,9 @@ from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import AlreadyResolved, StaleFence
-from bot.store import audit, execution, keys
-from bot.store.claims import ClaimCheck, claim_checked
+from bot.gate import execution
+from bot.gate.claims import ClaimCheck, claim_checked
+from bot.store import audit, keys
 from bot.store.requests import RequestStore
 from tests.keys import serve_signer
 

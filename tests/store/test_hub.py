@@ -21,12 +21,13 @@ from bot.config import Settings
 from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.db import hub
+from bot.db.connection import connect
+from bot.db.hub import hub_for
+from bot.db.valkey.embedded import ensure_server
 from bot.errors import StoreUnavailable
-from bot.store import hub, keys
-from bot.store.connection import connect
-from bot.store.hub import hub_for
+from bot.store import keys
 from bot.store.requests import RequestStore
-from bot.store.valkey.embedded import ensure_server
 from tests.poll import eventually
 
 LONG = 3600.0

@@ -7,7 +7,7 @@ import asyncio
 
 from redis.asyncio import Redis
 
-from bot.store.lease import Lease
+from bot.db.lease import Lease
 from tests.poll import eventually
 
 

@@ -15,8 +15,8 @@ from bot.core.payload import payload_hash
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import ForgedDecision, InvalidTransition, PayloadError
+from bot.gate.claims import ClaimCheck, claim_checked
 from bot.store import audit
-from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.requests import RequestStore
 from tests.keys import serve_signer
 

@@ -15,8 +15,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from bot.config import Settings
+from bot.gate.runtime import open_runtime
 from bot.store.run_signals import close_signals, signals_for
-from bot.store.runtime import open_runtime
 from tests.poll import eventually
 
 pytestmark = pytest.mark.skipif(

@@ -18,9 +18,9 @@ from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event, State
 from bot.deadlines.sweeper import Sweeper
 from bot.errors import ConfigError, ForgedDecision
+from bot.gate.claims import ClaimCheck, claim_checked
 from bot.signing import KEY_FILE, PUB_FILE, load_signer, public_keys
 from bot.store import audit, keys
-from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from tests.keys import other_signer, serve_signer

@@ -11,8 +11,8 @@ from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import AlreadyResolved
+from bot.gate.claims import ClaimCheck, claim_checked
 from bot.store import audit
-from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.requests import RequestStore
 from tests.keys import serve_signer
 

@@ -20,7 +20,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.models import ActionRequest, Decision
 from bot.core.states import Event, State
+from bot.db.failures import STORE_DOWN
 from bot.errors import AlreadyResolved, Expired, HitlError, NotEligible, NotFound, StalePayload
+from bot.gate.runtime import Runtime
 from bot.slack import escape as esc
 from bot.slack import lines, views
 from bot.slack import messages as smsg
@@ -28,8 +30,6 @@ from bot.slack.approvals import MAX_REASON, Approvals, open_view, refusal_text, 
 from bot.slack.batch import card
 from bot.slack.batch import messages as bm
 from bot.slack.permissions import actor_team, is_foreign
-from bot.store.failures import STORE_DOWN
-from bot.store.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -20,6 +20,7 @@ from bot.core.grants import Grant, expiry, scopes
 from bot.core.models import Decision
 from bot.core.states import Event, State
 from bot.errors import HitlError, NotFound
+from bot.gate.runtime import Runtime
 from bot.slack import escape as esc
 from bot.slack import lines
 from bot.slack import messages as smsg
@@ -35,7 +36,7 @@ from bot.slack.modal_errors import fit, modal_refusal
 from bot.slack.permissions import actor_team, is_foreign, is_operator, may_decide
 from bot.slack.render import Rendered
 from bot.store.grants import Held
-from bot.store.runtime import Runtime
+from bot.store.replies import Reply
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +64,9 @@ async def revoke(rt: Runtime, client: AsyncWebClient, user: str, gid: str) -> st
         log.info("refused", extra={"what": "revoke_grant", "actor": user, "grant": gid})
         return gmsg.MAY_NOT_REVOKE.format(gid=shown)
     status, who = await rt.grants.revoke(gid, user)
-    if status == "already":
+    if status == Reply.ALREADY:
         return gmsg.REVOKED_ALREADY.format(gid=shown, who=esc.user(who))
-    if status != "ok":
+    if status != Reply.OK:
         return gmsg.REVOKE_GONE.format(gid=shown)
     log.info("grant revoked", extra={"grant": gid, "actor": user})
     await redraw(rt, client, rt.policy, held.grant.source)

@@ -14,7 +14,7 @@ if not t then return done end
 local h, state = t.h, t.state
 if (fence ~= '' and tonumber(fence) ~= t.version) or FINAL[state] or h.expires_at == ''
    or now < tonumber(h.expires_at) then
-  return {'noop', flat(h)}
+  return {R.noop, flat(h)}
 end
 local expires_in
 if state == S.pending_review then
@@ -28,7 +28,7 @@ if state == S.pending_review then
     local default = h.on_exhausted
     if default == S.auto_approved and h.risk ~= LOW_RISK then default = S.auto_rejected end
     if default == S.auto_approved and seal == '' and leave == '1' then
-      return {'unsigned', flat(h)}
+      return {R.unsigned, flat(h)}
     end
     t.actor = SYSTEM
     resolve(t, E.timeout, SR.no_response, '', '', seal)

@@ -1,5 +1,5 @@
 """The embedded Valkey's data dir: its file names, its lock, and probes that look at
-what runs there without changing anything (bot/store/valkey/embedded.py starts the server).
+what runs there without changing anything (bot/db/valkey/embedded.py starts the server).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def start_lock(data_dir: Path, deadline: float, timeout: float) -> Iterator[None
     its holder dies, so a killed starter never leaves it held. The
     descriptor is not inheritable (Python's default), so valkey-server does
     not keep the lock after we start it. The users of a server take the same
-    lock to join it and to stop it (bot/store/valkey/embedded_watch.py).
+    lock to join it and to stop it (bot/db/valkey/embedded_watch.py).
     """
     fd = open_lock(data_dir)
     try:

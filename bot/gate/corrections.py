@@ -18,7 +18,7 @@ from bot.core.ids import is_question_id
 from bot.core.models import RUN_FINAL, Decision, QuestionState, Run, RunState, Steering
 from bot.core.states import Event, State, SystemReason
 from bot.errors import HitlError
-from bot.store import execution
+from bot.gate import execution
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.run_signals import signal

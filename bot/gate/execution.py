@@ -1,7 +1,7 @@
 """The caller's side of a request, on the store: wait, claim, report, withdraw.
 
 Shared by the HTTP API (`bot.api`), the SDK's direct mode and the corrections a
-person sends (`bot.store.corrections`), so an outside agent gets the same moves
+person sends (`bot.gate.corrections`), so an outside agent gets the same moves
 whichever way it talks. It composes the request and question stores.
 
 Waits need no care for the client's socket timeout (redis-py 8 gives every
@@ -15,7 +15,7 @@ from bot.core.fence import fence_of, token_of
 from bot.core.models import ActionRequest, Decision, Question, clip
 from bot.core.states import Event, State
 from bot.errors import StaleFence
-from bot.store.claims import ClaimCheck, claim_checked
+from bot.gate.claims import ClaimCheck, claim_checked
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 
@@ -38,7 +38,7 @@ async def claim(
     requests: RequestStore, rid: str, *, actor: str, check: ClaimCheck, token: str | None = None
 ) -> ActionRequest:
     """approved -> executing, exactly once, and only for a decision serve signed: a second
-    claim raises AlreadyResolved, a forged approval ForgedDecision (bot/store/claims.py).
+    claim raises AlreadyResolved, a forged approval ForgedDecision (bot/gate/claims.py).
     The same `token` again: the same claim back (a retry after NotReplicated)."""
     return await claim_checked(requests, rid, actor=actor, check=check, token=token)
 
@@ -133,4 +133,39 @@ async def report_executed(
 async def withdraw(requests: RequestStore, rid: str, *, actor: str, reason: str) -> ActionRequest:
     """Cancel a request that has not started (pending, approved): nobody will run it."""
     decision = Decision(event=Event.CANCEL, actor=actor, reason_code=reason)
+    return (await requests.transition(rid, decision)).request
+
+
+async def fail_claimed(
+    requests: RequestStore, rid: str, *, detail: str, compensate: bool, fence: str | None
+) -> State:
+    """The claimed call failed: rollback_pending when a compensation will run, else
+    manual_intervention."""
+    fail = Decision(event=Event.FAIL, detail=detail, has_compensation=compensate, claim_fence=fence)
+    return await requests.advance(rid, fail)
+
+
+async def report_rollback(
+    requests: RequestStore, rid: str, *, ok: bool, detail: str, fence: str | None
+) -> State:
+    """How the compensation of a failed call went: rolled_back, or a person must look."""
+    event = Event.ROLLBACK_OK if ok else Event.ROLLBACK_FAILED
+    return await requests.advance(
+        rid, Decision(event=event, detail=clip(detail), claim_fence=fence)
+    )
+
+
+async def orphan(requests: RequestStore, rid: str, *, executing: bool, detail: str) -> State:
+    """A call whose worker died mid-tool (or mid-undo): never run again; a person
+    reconciles it (manual_intervention)."""
+    event = Event.FAIL if executing else Event.ROLLBACK_FAILED
+    return await requests.advance(rid, Decision(event=event, detail=detail))
+
+
+async def cancel(
+    requests: RequestStore, rid: str, *, reason: str, text: str | None = None
+) -> ActionRequest:
+    """Withdraw a call the system gave up on (a stop, a correction, a superseded call):
+    `reason` is the audited reason code, `text` what the person wrote, if anyone did."""
+    decision = Decision(event=Event.CANCEL, reason_code=reason, text=text)
     return (await requests.transition(rid, decision)).request

@@ -16,7 +16,7 @@ speaks TLS to the sentinels and the data nodes alike.
 
 During a failover commands fail with a ConnectionError (no primary known yet,
 connection refused, or the old primary answering READONLY, which redis-py turns
-into a ConnectionError and a new lookup): bot.store.failures.STORE_DOWN, so
+into a ConnectionError and a new lookup): bot.db.failures.STORE_DOWN, so
 callers are told to try again, and the pool recovers without a restart.
 """
 

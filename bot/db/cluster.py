@@ -1,6 +1,6 @@
 """What the bot does differently on Redis/Valkey Cluster, in one place.
 
-Every key carries one of `keys.SHARDS` hash tags, so each script, MULTI and
+Every key carries one of `slots.SHARDS` hash tags, so each script, MULTI and
 multi-key read touches one slot. What a cluster still refuses, and the bot
 therefore avoids there: a command over keys in several slots (an XREADGROUP
 over every shard's stream), and EVALSHA inside a pipeline.
@@ -34,7 +34,7 @@ from redis.exceptions import (
 )
 
 if TYPE_CHECKING:
-    from bot.store.replicas import ReplicaAcks
+    from bot.db.replicas import ReplicaAcks
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

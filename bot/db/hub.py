@@ -36,9 +36,9 @@ from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.connection import AbstractConnection, Connection
 
 from bot import messages as msg
+from bot.db import slots
+from bot.db.cluster import is_cluster
 from bot.errors import StoreUnavailable
-from bot.store import keys
-from bot.store.cluster import is_cluster
 
 __all__ = ["WaitHub", "close_hub", "hub_for"]
 
@@ -75,7 +75,7 @@ class WaitHub:
     def __init__(self, redis: Redis) -> None:
         self._redis = weakref.ref(redis)  # the hub must not keep its client alive
         # A cluster client has no single pool: each reader connects to the node that
-        # owns its shard's slot (bot/store/cluster.py), looked up at every (re)connect.
+        # owns its shard's slot (bot/db/cluster.py), looked up at every (re)connect.
         pool = None if is_cluster(redis) else redis.connection_pool
         self._connection_class = Connection if pool is None else pool.connection_class
         # Our own connections, never the pool's: decoded replies, and a read timeout
@@ -86,7 +86,7 @@ class WaitHub:
             "socket_timeout": READ_TIMEOUT_S,
         }
         hub_id = secrets.token_hex(6)
-        self._shards = [_Shard(s, keys.wait_control(s, hub_id)) for s in range(keys.SHARDS)]
+        self._shards = [_Shard(s, slots.wait_control(s, hub_id)) for s in range(slots.SHARDS)]
         self._closed = False
 
     @property
@@ -102,7 +102,7 @@ class WaitHub:
             return False
         if self._closed:
             raise RuntimeError("the wait hub is closed")
-        shard = self._shards[keys.shard_of_key(wake_key)]
+        shard = self._shards[slots.shard_of_key(wake_key)]
         me = _Waiter(after, asyncio.get_running_loop().create_future())
         shard.waiters.setdefault(wake_key, set()).add(me)
         try:

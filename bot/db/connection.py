@@ -3,11 +3,11 @@
 The pool is bounded (HITL_REDIS_MAX_CONNECTIONS) and a command past the bound
 waits up to POOL_WAIT_S for a free connection instead of failing at once with
 "Too many connections". Nothing holds a pooled connection for long: waiters
-block in the per-shard readers of bot/store/hub.py, which have their own.
+block in the per-shard readers of bot/db/hub.py, which have their own.
 
 REDIS_URL may name a Redis/Valkey Cluster node (found by asking it) or, as
 `redis+sentinel://` (or `rediss+sentinel://`), the sentinels of a primary and its
-replicas: bot/store/sentinel.py says how that URL reads and which passwords go where.
+replicas: bot/db/sentinel.py says how that URL reads and which passwords go where.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ import redis.asyncio
 from redis.exceptions import RedisClusterException, RedisError
 
 from bot.config import Settings
+from bot.db.cluster import is_cluster_node
+from bot.db.durability import report_replicas, warn_if_unsafe
+from bot.db.replicas import configure as configure_acks
+from bot.db.sentinel import BAD_SENTINEL_URL, is_sentinel_url, open_master
+from bot.db.valkey.embedded import LOG_NAME, EmbeddedServer, ensure_server
 from bot.errors import ConfigError, StoreUnavailable
-from bot.store.cluster import is_cluster_node
-from bot.store.durability import report_replicas, warn_if_unsafe
-from bot.store.replicas import configure as configure_acks
-from bot.store.sentinel import BAD_SENTINEL_URL, is_sentinel_url, open_master
-from bot.store.valkey.embedded import LOG_NAME, EmbeddedServer, ensure_server
 
 __all__ = ["connect", "redact_url"]
 
@@ -144,7 +144,7 @@ async def _open_client(url: str, max_connections: int) -> redis.asyncio.Redis:
         await cluster.aclose()
         raise
     # RedisCluster shares Redis's command methods but not its class: the bot keeps
-    # to single-slot commands (bot/store/cluster.py), so it stands in for one.
+    # to single-slot commands (bot/db/cluster.py), so it stands in for one.
     return cast(redis.asyncio.Redis, cluster)
 
 

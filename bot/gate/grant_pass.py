@@ -21,6 +21,7 @@ from bot.core.states import Event, State
 from bot.errors import AlreadyResolved, HitlError, NotReplicated, StoreUnavailable
 from bot.store import metrics
 from bot.store.grants import GrantStore
+from bot.store.replies import Reply
 from bot.store.requests import RequestStore
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,7 @@ async def pass_if_granted(
             metrics.count_forged_grant()
             continue
         status = await grants.use(g.id, req.id, g.granted_by)
-        if status not in ("ok", "again"):
+        if status not in (Reply.OK, Reply.AGAIN):
             continue
         approve = Decision(
             event=Event.APPROVE,

@@ -51,10 +51,9 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
-from bot.errors import StoreUnavailable
-from bot.store import messages as msg
-from bot.store.valkey.embedded import EmbeddedServer, ensure_server, reap_children
-from bot.store.valkey.embedded_dir import (
+from bot.db import messages as msg
+from bot.db.valkey.embedded import EmbeddedServer, ensure_server, reap_children
+from bot.db.valkey.embedded_dir import (
     LOG_NAME,
     PING_TIMEOUT,
     POLL,
@@ -68,6 +67,7 @@ from bot.store.valkey.embedded_dir import (
     socket_url,
     try_lock,
 )
+from bot.errors import StoreUnavailable
 
 __all__ = ["USER_PREFIX", "EmbeddedWatch", "Status", "StopResult", "status", "stop_unused"]
 

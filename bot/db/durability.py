@@ -21,7 +21,7 @@ from typing import cast
 import redis.asyncio
 from redis.exceptions import RedisError
 
-from bot.store.cluster import is_cluster
+from bot.db.cluster import is_cluster
 
 log = logging.getLogger(__name__)
 
