@@ -32,6 +32,10 @@ __all__ = ["connect", "redact_url"]
 
 # Bounds only the connect; reads stay unbounded because the notifier, workers and
 # metrics block in XREADGROUP on purpose (for a second at most each).
+# The client every store is built on: what `connect` returns, named for the layers above
+# (bot.gate's Runtime holds it) so only bot.db and bot.store import redis.
+Client = redis.asyncio.Redis
+
 CONNECT_TIMEOUT = 5.0
 POOL_WAIT_S = 20.0  # a command waits this long for a free connection, then fails (a burst
 # of a thousand new long-polls on a busy loop took more than 5 s to drain, see bench/waiters.py)
@@ -53,7 +57,7 @@ EMBEDDED_UNREACHABLE = (
 _QUERY_PASSWORD = re.compile(r"(?i)([?&](?:sentinel_)?password=)[^&#]*")
 
 
-async def connect(settings: Settings) -> tuple[redis.asyncio.Redis, EmbeddedServer | None]:
+async def connect(settings: Settings) -> tuple[Client, EmbeddedServer | None]:
     """Return a client that answered PING, and the embedded server if REDIS_URL is unset.
 
     The server is returned so the caller decides whether to stop it

@@ -5,13 +5,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
-from redis.asyncio import Redis
-
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.core.policy import Policy, load_policy
 from bot.db import messages as msg
-from bot.db.connection import connect
+from bot.db.connection import Client, connect
 from bot.db.hub import close_hub
 from bot.db.valkey.embedded import EmbeddedServer
 from bot.db.valkey.embedded_watch import EmbeddedWatch
@@ -29,7 +27,7 @@ class Runtime(StoreSet):
         self,
         *,
         settings: Settings,
-        redis: Redis,
+        redis: Client,
         server: EmbeddedServer | None,
         policy: Policy,
         clock: Clock = wall_ms,

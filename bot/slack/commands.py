@@ -12,8 +12,8 @@ from bot.core.models import RUN_FINAL, ActionRequest
 from bot.errors import HitlError
 from bot.gate.corrections import correct, stop_run
 from bot.gate.runtime import Runtime
+from bot.slack import lists, render
 from bot.slack import messages as msg
-from bot.slack import render
 from bot.slack.fatigue_home import operators_panel
 from bot.slack.grants.handlers import grants_command, with_grants
 from bot.slack.home import RunLine, home_view
@@ -61,9 +61,9 @@ class Commands:
         now = self.rt.clock()
         if verb == "pending":
             reqs = await self.mine(client, user)
-            return render.pending_list(reqs, now_ms=now)
+            return lists.pending_list(reqs, now_ms=now)
         if verb == "policy":
-            return render.policy_summary(self.rt.policy)
+            return lists.policy_summary(self.rt.policy)
         if verb == "grants":
             return await grants_command(self.rt, client, user, rest)
         if verb == "audit" and rest:
@@ -71,7 +71,7 @@ class Commands:
             if not await may_read(self.rt, client, user, req):
                 log.info("refused", extra={"what": "audit", "actor": user, "request_id": rest})
                 return render.Rendered(text=msg.MAY_NOT_READ.format(id=rest), blocks=[])
-            return render.audit_text(await self.rt.audit_entries(rest))
+            return lists.audit_text(await self.rt.audit_entries(rest))
         run_id, _, text = rest.partition(" ")
         if verb in ("steer", "stop") and run_id and (verb == "stop" or text.strip()):
             run = await self.runs.get(run_id)

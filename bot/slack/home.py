@@ -13,7 +13,7 @@ from bot.slack import escape as esc
 from bot.slack import home_messages as hmsg
 from bot.slack import messages as smsg
 from bot.slack.escape import Block, section
-from bot.slack.views import pending_blocks, policy_blocks
+from bot.slack.lists import pending_blocks, policy_blocks
 
 __all__ = ["RunLine", "home_view", "runs_blocks"]
 

@@ -17,7 +17,6 @@ from bot.core.candidates import chosen
 from bot.core.models import (
     RUN_FINAL,
     ActionRequest,
-    AuditEntry,
     Level,
     Question,
     QuestionState,
@@ -26,7 +25,6 @@ from bot.core.models import (
 )
 from bot.core.models import RiskTier as Risk
 from bot.core.pagers import pages
-from bot.core.policy import TIER_ORDER, Policy
 from bot.core.states import FINAL, Event, ReasonCode
 from bot.core.states import State as S
 from bot.slack import escape as esc
@@ -327,33 +325,3 @@ def run_header(run: Run) -> Rendered:
     if outcome and run.state in RUN_FINAL:
         text += f": {esc.fit(outcome, 1500)}"
     return Rendered(esc.truncate(text, esc.MESSAGE_TEXT), blocks)
-
-
-# -- slash commands: pending, policy, audit ----------------------------------------------
-
-
-# Lists: their blocks are built in `views` (the App Home shows them too), imported when
-# called because `views` builds on this module.
-
-
-def pending_list(reqs: list[ActionRequest], *, now_ms: int) -> Rendered:
-    from bot.slack.views import pending_blocks
-
-    text = smsg.PENDING_HEAD.format(n=len(reqs)) if reqs else smsg.PENDING_NONE
-    return Rendered(text, pending_blocks(reqs, now_ms=now_ms, max_blocks=esc.MESSAGE_BLOCKS))
-
-
-def policy_summary(policy: Policy) -> Rendered:
-    tiers = ", ".join(
-        f"{t.value} {esc.duration(policy.tiers[t].review_timeout)}" for t in TIER_ORDER
-    )
-    text = smsg.POLICY_FALLBACK.format(tiers=tiers, tools=len(policy.tools))
-    from bot.slack.views import policy_blocks
-
-    return Rendered(text, policy_blocks(policy, max_blocks=esc.MESSAGE_BLOCKS))
-
-
-def audit_text(entries: list[AuditEntry]) -> Rendered:
-    from bot.slack.views import audit_blocks
-
-    return Rendered(smsg.AUDIT_HEAD.format(n=len(entries)), audit_blocks(entries))
