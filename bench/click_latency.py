@@ -56,7 +56,7 @@ from bot.core.policy import parse_policy
 from bot.db import hub
 from bot.sandbox.slack import SlackEmulator
 from bot.server.serve import run_serve
-from bot.slack.render import ACTION_APPROVE, ButtonValue
+from bot.slack.blocks.render import ACTION_APPROVE, ButtonValue
 from bot.store import keys
 from bot.store.events import NOTIFIER_GROUP
 from bot.store.metrics import GROUP as METRICS_GROUP

@@ -35,7 +35,7 @@ from bot.clock import wall_ms
 from bot.core.chain import expand
 from bot.core.policy import DEFAULT_POLICY
 from bot.db.valkey.embedded import MEMORY_SETTINGS
-from bot.slack.replies import CARDS_TTL_S
+from bot.slack.listeners.replies import CARDS_TTL_S
 from bot.store import keys
 from bot.store.events import NOTIFIER_GROUP, EventBus, Notice
 from bot.store.events_trim import EventTrimmer
@@ -201,7 +201,7 @@ async def made(r: Redis, ids: list[str]) -> dict[str, float]:
 
 async def with_cards(r: Redis, n: int) -> float:
     """used_memory per request added by what the notifier writes once a card is posted:
-    `_save_card`'s fields and `remember_card`'s set (bot/slack/notifier.py, replies.py).
+    `_save_card`'s fields and `remember_card`'s set (bot/slack/delivery/notifier.py, replies.py).
     Not in the issue's figure, which is the store's; printed beside it."""
     before, ids = await used_memory(r), await sample_ids(r, n)
     for start in range(0, len(ids), 1000):
@@ -288,7 +288,7 @@ async def main() -> None:
             f"\n  with its Slack card posted, as the notifier records it: +{card:,.0f} B"
             f" = {per + card:,.0f} B per pending request in a running bot with Slack"
             " (the card's channel, ts and view hash in the hash; the thread's card set,"
-            " with its TTL, bot/slack/replies.py)"
+            " with its TTL, bot/slack/listeners/replies.py)"
         )
         ext = (await fill(r, url, a.n, defaults)).per
         await r.flushdb()

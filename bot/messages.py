@@ -44,7 +44,7 @@ WHY_REQUESTER = (
 )
 WHY_NOT_APPROVER = "not among its approvers ({approvers})"
 # The same refusals as a modal's field errors: plain text (Slack renders no mention or
-# date there), short (Slack cuts them; bot/slack/modal_errors.py fits the names).
+# date there), short (Slack cuts them; bot/slack/blocks/modal_errors.py fits the names).
 MODAL_NOT_APPROVER = "You are not among those who may decide this: {approvers}."
 MODAL_OWN = (
     "You asked for this (or it is for you): approver or not, it needs someone else of: {approvers}."

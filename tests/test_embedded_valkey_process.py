@@ -20,7 +20,7 @@ import pytest
 
 from bot.sandbox.model import ScriptedModel
 from bot.sandbox.slack import SlackEmulator
-from bot.slack import render
+from bot.slack.blocks import render
 
 # the demo's short /tmp data dir (a Valkey socket path must fit in 107 bytes), killed if left
 from tests.demo.test_demo_process import data_dir, valkeys  # noqa: F401

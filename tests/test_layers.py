@@ -79,7 +79,7 @@ def test_only_the_use_cases_move_a_request() -> None:
     ],
 )
 def test_the_seam_check_sees_a_face_that_moves_a_request(bypass: str) -> None:
-    face = (BOT / "slack" / "approvals.py").read_text()
+    face = (BOT / "slack" / "listeners" / "approvals.py").read_text()
     assert moves_in(face, "approvals.py") == []
     bypassed = face + f"\n\nasync def _bypass(self, requests, store):\n    {bypass}\n"
     assert len(moves_in(bypassed, "approvals.py")) == 1

@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 from bot.core.states import State
 from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.defaults import default_users
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store.keys import shard_of
 from tests.e2e.conftest import POLICY
 from tests.poll import eventually

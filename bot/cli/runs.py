@@ -16,7 +16,7 @@ from bot import messages as msg
 from bot.core.models import ActionRequest, Question, Run
 from bot.errors import NotFound
 from bot.gate.runtime import Runtime
-from bot.slack.runlines import thread_link
+from bot.slack.delivery.runlines import thread_link
 
 
 @dataclass

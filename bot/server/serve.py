@@ -24,15 +24,15 @@ from bot.config import Settings
 from bot.deadlines.sweeper import Sweeper
 from bot.gate.runtime import open_runtime
 from bot.signing import load_signer
+from bot.slack.access.principals import resolve_at_start
 from bot.slack.app import build_app
-from bot.slack.client import web_client
-from bot.slack.http import slack_endpoint
-from bot.slack.notifier import Notifier
-from bot.slack.preflight import preflight_at_start
-from bot.slack.principals import resolve_at_start
-from bot.slack.ratelimit import Limits
-from bot.slack.refusals import REFUSAL_BACKOFF
-from bot.slack.socket_mode import SocketModeLink
+from bot.slack.delivery.notifier import Notifier
+from bot.slack.delivery.refusals import REFUSAL_BACKOFF
+from bot.slack.transport.client import web_client
+from bot.slack.transport.http import slack_endpoint
+from bot.slack.transport.preflight import preflight_at_start
+from bot.slack.transport.ratelimit import Limits
+from bot.slack.transport.socket_mode import SocketModeLink
 from bot.store.events import NOTIFIER_GROUP
 from bot.store.events_trim import INTERVAL_S
 from bot.store.group_reader import Retry
@@ -58,7 +58,7 @@ class ServeOptions:
     slack_limits: Limits | None = None
     slack_gate: bool = True  # False: each call waits its own 429 (the bench's comparison)
     # Between tries of a message Slack refused until a person fixes something (the bot
-    # not in the channel, ...); None: 15 s doubling to 5 minutes (bot/slack/refusals.py).
+    # not in the channel, ...); None: 15 s doubling to 5 minutes (bot/slack/delivery/refusals.py).
     refusal_backoff: Backoff | None = None
     # An OpenTelemetry TracerProvider (bot/telemetry/spans.py `provider`); None: from the
     # OTEL_* variables, off unless they configure an exporter (docs/tracing.md).

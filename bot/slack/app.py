@@ -12,15 +12,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.errors import ConfigError
 from bot.gate.runtime import Runtime
 from bot.slack import messages as smsg
-from bot.slack import prologue
-from bot.slack.approvals import Approvals
 from bot.slack.batch.listeners import Batch
-from bot.slack.choose import Choose
-from bot.slack.commands import Commands
 from bot.slack.grants.handlers import GrantHandlers
-from bot.slack.replies import ReplyDecisions
-from bot.slack.threads import Threads
-from bot.slack.view_seal import ViewSeal
+from bot.slack.listeners import prologue
+from bot.slack.listeners.approvals import Approvals
+from bot.slack.listeners.choose import Choose
+from bot.slack.listeners.commands import Commands
+from bot.slack.listeners.replies import ReplyDecisions
+from bot.slack.listeners.threads import Threads
+from bot.slack.listeners.view_seal import ViewSeal
 from bot.store.runs import RunStore
 
 SEEN_TTL_S = 3600  # Slack retries within minutes; an hour is ample

@@ -7,7 +7,7 @@ message instead of posting it twice.
 
 An intent (`Intent`: a hash and a field) records when the first attempt to post a
 message started, until its ts is saved; an attempt that finds one looks for the
-message in Slack before posting again (bot/slack/once.py).
+message in Slack before posting again (bot/slack/delivery/once.py).
 """
 
 from __future__ import annotations

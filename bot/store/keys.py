@@ -38,7 +38,7 @@ def posts(rid: str) -> str:
     posted there (so every later notice can update it, and a retry never posts it
     twice); `LEVEL:done` once every post and page of that level went out;
     `SLOT:posting` -> when the first attempt to post that slot started, until its ts is
-    saved (a crash in between is found and adopted, bot/slack/once.py).
+    saved (a crash in between is found and adopted, bot/slack/delivery/once.py).
     """
     return f"{_t(rid)}posts:{rid}"
 

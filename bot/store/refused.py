@@ -2,7 +2,7 @@
 
 A card Slack refuses with `not_in_channel` (the bot not invited), `missing_scope`,
 `invalid_auth` after a token rotation, ... is posted once the fix is made, so its
-notice stays pending and is retried (bot/slack/refusals.py). Meanwhile the item says why
+notice stays pending and is retried (bot/slack/delivery/refusals.py). Meanwhile the item says why
 in the same field a parked notice uses (`card_error`: `hitl-bot pending`, `show ID` and
 `GET /v1/approvals/{id}` read it), `/metrics` counts each refusal by its error code,
 and a flag makes sure the requester's run thread is told once, not at every retry. A

@@ -1,6 +1,6 @@
 """The thread index: which approval cards sit in (or head) each Slack thread.
 
-A reply in a thread may decide a card there (bot/slack/replies.py); the index tells
+A reply in a thread may decide a card there (bot/slack/listeners/replies.py); the index tells
 which requests those are, and whether the bot posted in the thread at all. Which run
 a thread is the home of is the run's (`RunStore.by_thread`).
 """

@@ -15,7 +15,7 @@ import pytest
 
 from bot.claudecode import hook as cc_hook
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.claudecode.conftest import (
     API_TOKEN,
     HOOK,

@@ -21,7 +21,7 @@ from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.defaults import default_users
 from bot.sandbox.slack.workspace import User
 from bot.server.serve import ServeOptions, run_serve
-from bot.slack.view_seal import ViewSeal
+from bot.slack.listeners.view_seal import ViewSeal
 from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore
@@ -106,7 +106,7 @@ def button_values(blocks: list[dict[str, Any]] | None) -> dict[str, str]:
 
 def sealed(view: dict[str, Any], user: str = "UALICE") -> dict[str, Any]:
     """`view` with its metadata sealed as serve seals a modal it opens for `user`: what a
-    test that sends a submission itself must send (bot/slack/view_seal.py)."""
+    test that sends a submission itself must send (bot/slack/listeners/view_seal.py)."""
     signer = serve_signer()
     return ViewSeal(signer, signer.public()).seal(view, user)
 

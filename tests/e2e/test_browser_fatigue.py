@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.slack import home_messages as hmsg
+from bot.slack.blocks import home_messages as hmsg
 from tests import chromium
 from tests.e2e.conftest import Bot
 from tests.e2e.test_browser import CHROMIUM, browser_page

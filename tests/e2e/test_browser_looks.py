@@ -16,7 +16,7 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.demo import messages as demo_say
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import TOKEN, Bot
 from tests.e2e.test_browser import APPROVE, ARGS, CHROMIUM, browser_page, dom_id
 from tests.poll import eventually

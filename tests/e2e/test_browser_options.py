@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from bot.core.models import QuestionState
-from bot.slack.options import ACTION_OPTION
+from bot.slack.blocks.options import ACTION_OPTION
 from tests import chromium
 from tests.e2e.conftest import Bot, all_text
 from tests.e2e.test_browser import CHROMIUM, browser_page, dom_id

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from bot.core.states import State
-from bot.slack.proposals import ACTION_CHOOSE
+from bot.slack.blocks.proposals import ACTION_CHOOSE
 from tests import chromium
 from tests.e2e.conftest import Bot
 from tests.e2e.test_browser import CHROMIUM, browser_page, dom_id

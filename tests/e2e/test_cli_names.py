@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Bot
 from tests.poll import eventually
 from tests.test_cli import cli

@@ -84,7 +84,7 @@ async def test_a_number_filed_around_the_check_is_outside_every_grant_and_gets_i
 ) -> None:
     """Before, this number raised OverflowError in the grant check at every delivery and
     stalled every card behind it; now it is no number to a grant's range."""
-    caplog.set_level(logging.ERROR, logger="bot.slack.notifier")
+    caplog.set_level(logging.ERROR, logger="bot.slack.delivery.notifier")
     first = await bot.propose("refund", {"amount": 50, "to": "cust-1"})
     await grant(bot, first)
     with monkeypatch.context() as m:  # filed as before the check existed, straight to Redis

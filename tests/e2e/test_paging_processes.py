@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 
 from bot.sandbox.cards import cards
 from bot.sandbox.slack import SlackEmulator
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import POLICY
 from tests.fakepagers import FakePagers, serve_fake
 from tests.poll import eventually

@@ -7,7 +7,7 @@ import httpx
 
 from bot.core.models import Decision
 from bot.core.states import Event, State
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import audit
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import Bot

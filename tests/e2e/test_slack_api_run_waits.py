@@ -18,7 +18,7 @@ import pytest
 from bot.core.ids import is_question_id
 from bot.core.models import QuestionState
 from bot.sdk import Gate, RunStopped
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Bot, all_text, button_values
 from tests.poll import eventually
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from bot.core.models import RunState
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Agents, Bot, all_text, button_values
 from tests.poll import eventually
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import audit
 from tests.e2e.conftest import Bot
 from tests.poll import eventually

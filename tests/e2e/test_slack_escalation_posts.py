@@ -7,7 +7,7 @@ from typing import Any
 
 from bot.core.states import State
 from bot.slack import messages as m
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Bot, all_text, button_values
 from tests.poll import eventually
 

@@ -15,7 +15,7 @@ import pytest
 
 from bot.core.grants import reason_of
 from bot.core.states import State
-from bot.slack.escape import ButtonValue
+from bot.slack.blocks.escape import ButtonValue
 from bot.slack.grants.card import ACTION_GRANT, ACTION_REVOKE, VIEW_GRANT
 from bot.slack.grants.views import (
     MAX_ACTION,

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import audit, keys
 from tests.e2e.conftest import Bot
 from tests.poll import eventually

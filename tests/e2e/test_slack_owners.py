@@ -11,7 +11,7 @@ import pytest
 from bot.core.ids import is_question_id
 from bot.core.models import RunState
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Agents, Bot, all_text, button_values
 from tests.poll import eventually
 

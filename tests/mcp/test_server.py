@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 
 from bot.core.models import Decision
 from bot.core.states import Event, State
-from bot.slack import render, views
+from bot.slack.blocks import render, views
 from bot.store import keys
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import Bot

@@ -16,7 +16,7 @@ import pytest
 from bot.core.models import ActionRequest
 from bot.errors import HitlError
 from bot.gate.execution import withdraw
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Bot, bot, serve_env, serve_options, slack_mode
 from tests.poll import eventually
 

@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 from bot.core.states import State
 from bot.sandbox.cards import cards, cards_per_request, live_cards_per_request
 from bot.sandbox.slack import SlackEmulator
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import keys
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import POLICY

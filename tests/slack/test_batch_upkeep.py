@@ -17,7 +17,7 @@ from bot.core.states import Event
 from bot.sandbox.slack import SlackEmulator
 from bot.slack.batch import card
 from bot.slack.batch.upkeep import DigestKeeper
-from bot.slack.once import OncePoster
+from bot.slack.delivery.once import OncePoster
 from bot.store.digests import group_id
 from bot.store.stores import StoreSet
 from tests.clients import CLUSTER

@@ -9,8 +9,8 @@ import re
 from bot.core.models import Question, QuestionState
 from bot.core.states import Event
 from bot.demo.policy import demo_policy
-from bot.slack import lines, lists, render, views
-from bot.slack.call import free_item, free_line
+from bot.slack.blocks import lines, lists, render, views
+from bot.slack.blocks.call import free_item, free_line
 from tests.slack.test_render import NOW, decide, make, mrkdwn_texts, validate
 
 DEMO = demo_policy()

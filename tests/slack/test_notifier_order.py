@@ -9,7 +9,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.notifier import Notifier
+from bot.slack.delivery.notifier import Notifier
 from bot.store.events import Notice, publish
 from bot.store.runs import RunStore
 from bot.store.stores import StoreSet

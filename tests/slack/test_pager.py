@@ -13,7 +13,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.models import Level
 from bot.core.policy import Policy
-from bot.slack.notifier import Notifier
+from bot.slack.delivery.notifier import Notifier
 from bot.store.events import publish
 from bot.store.requests import RequestStore
 from bot.store.runs import RunStore

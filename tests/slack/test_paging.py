@@ -18,7 +18,7 @@ from bot.core.models import ActionRequest, Resolution
 from bot.core.policy import parse_policy
 from bot.core.states import Event, State
 from bot.errors import ConfigError
-from bot.slack.paging import Pager
+from bot.paging.pager import Pager
 from bot.store import metrics
 from bot.store.requests import RequestStore
 from bot.store.stores import StoreSet

@@ -12,8 +12,8 @@ import pytest
 from bot.core.models import AuditEntry, Question, QuestionState, RiskTier, Run, RunState
 from bot.core.policy import parse_policy
 from bot.core.states import Event
-from bot.slack import lines, lists, render
-from bot.slack.render import ButtonValue
+from bot.slack.blocks import lines, lists, render
+from bot.slack.blocks.render import ButtonValue
 from tests.conftest import QUORUM_POLICY
 from tests.slack.test_render import (
     NOW,

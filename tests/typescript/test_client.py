@@ -18,8 +18,8 @@ import pytest
 
 from bot.core.models import ActionRequest
 from bot.core.states import State
-from bot.slack import render
-from bot.slack.options import ACTION_OPTION
+from bot.slack.blocks import render
+from bot.slack.blocks.options import ACTION_OPTION
 from tests.e2e.conftest import Bot, all_text
 from tests.poll import eventually
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from bot.sandbox.slack.api_common import Args, arg_str
 from bot.sandbox.slack.errors import WebApiError
 from bot.sandbox.slack.workspace import Workspace
-from bot.slack.scopes import HEADER, WANTED
+from bot.slack.transport.scopes import HEADER, WANTED
 
 __all__ = ["HEADER", "TokenScopes", "needed"]
 

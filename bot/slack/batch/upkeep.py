@@ -20,9 +20,9 @@ from bot.core.models import ActionRequest
 from bot.core.states import State
 from bot.errors import NotFound
 from bot.slack.batch import card
-from bot.slack.escape import Block
-from bot.slack.once import OncePoster, Tag
-from bot.slack.render import blocks_hash
+from bot.slack.blocks.escape import Block
+from bot.slack.blocks.render import blocks_hash
+from bot.slack.delivery.once import OncePoster, Tag
 from bot.store.digests import group_id
 from bot.store.stores import StoreSet
 

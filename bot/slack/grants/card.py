@@ -8,10 +8,10 @@ from bot.core.grants import Bound, crosses_zero, scopes, standing_max
 from bot.core.models import ActionRequest
 from bot.core.policy import Policy
 from bot.core.states import State
-from bot.slack import escape as esc
-from bot.slack.escape import Block, ButtonValue
+from bot.slack.blocks import escape as esc
+from bot.slack.blocks.escape import Block, ButtonValue
+from bot.slack.blocks.render import Rendered
 from bot.slack.grants import messages as gmsg
-from bot.slack.render import Rendered
 from bot.store.grants import Held
 
 ACTION_GRANT = "hitl_grant"

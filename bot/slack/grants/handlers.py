@@ -21,20 +21,20 @@ from bot.core.models import Decision
 from bot.core.states import Event, State
 from bot.errors import HitlError, NotFound
 from bot.gate.runtime import Runtime
-from bot.slack import escape as esc
-from bot.slack import lines
 from bot.slack import messages as smsg
-from bot.slack.approvals import Approvals, open_view, tell
-from bot.slack.escape import VIEW_BLOCKS, ButtonValue
+from bot.slack.access.groups import groups_of, needs_lookup
+from bot.slack.access.permissions import actor_team, is_foreign, is_operator, may_decide
+from bot.slack.blocks import escape as esc
+from bot.slack.blocks import lines
+from bot.slack.blocks.escape import VIEW_BLOCKS, ButtonValue
+from bot.slack.blocks.modal_errors import fit, modal_refusal
+from bot.slack.blocks.render import Rendered
 from bot.slack.grants import messages as gmsg
 from bot.slack.grants.card import ACTION_GRANT, ACTION_REVOKE, VIEW_GRANT
 from bot.slack.grants.listing import grants_list, home_blocks
 from bot.slack.grants.notes import redraw
 from bot.slack.grants.views import SCOPE_BLOCK, grant_modal, read_submission
-from bot.slack.groups import groups_of, needs_lookup
-from bot.slack.modal_errors import fit, modal_refusal
-from bot.slack.permissions import actor_team, is_foreign, is_operator, may_decide
-from bot.slack.render import Rendered
+from bot.slack.listeners.approvals import Approvals, open_view, tell
 from bot.store.grants import Held
 from bot.store.replies import Reply
 

@@ -14,8 +14,8 @@ from bot.core.policy import Policy
 from bot.core.states import State
 from bot.errors import HitlError, NotFound
 from bot.gate.grant_pass import pass_if_granted
-from bot.slack import escape as esc
-from bot.slack import render
+from bot.slack.blocks import escape as esc
+from bot.slack.blocks import render
 from bot.slack.grants import messages as gmsg
 from bot.slack.grants.card import card_extra, decorate
 from bot.store.stores import StoreSet
