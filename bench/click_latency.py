@@ -58,9 +58,9 @@ from bot.sandbox.slack import SlackEmulator
 from bot.server.serve import run_serve
 from bot.slack.blocks.render import ACTION_APPROVE, ButtonValue
 from bot.store import keys
-from bot.store.events import NOTIFIER_GROUP
-from bot.store.metrics import GROUP as METRICS_GROUP
+from bot.store.figures.metrics import GROUP as METRICS_GROUP
 from bot.store.requests import RequestStore
+from bot.store.stream.events import NOTIFIER_GROUP
 
 SECRET, TOKEN, API_TOKEN = "bench-signing-secret", "xoxb-bench-token", "bench-api-token-0123"
 TIERS = ("low", "medium", "high", "critical")

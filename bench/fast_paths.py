@@ -49,7 +49,7 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 
 import bot.api.fastpath as fastpath
-import bot.core.schema as schema
+import bot.core.args.schema as schema
 from bot.api import create_app
 from bot.asgi import serve_asgi
 from bot.clock import wall_ms

@@ -46,11 +46,11 @@ from bot.core.policy import parse_policy
 from bot.db.connection import connect
 from bot.sdk import Gate, require_approval
 from bot.store import scripts
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from bot.store.run_audit import RunAudit
-from bot.store.runs import RunStore
-from bot.store.steering import SteeringStore
+from bot.store.run.questions import QuestionStore
+from bot.store.run.run_audit import RunAudit
+from bot.store.run.runs import RunStore
+from bot.store.run.steering import SteeringStore
 
 LEVEL = {"review_timeout": "4h", "reviewers": {"channels": ["#hitl-approvals"]}, "approvers": ["*"]}
 POLICY = parse_policy(

@@ -5,7 +5,7 @@ CREATE script (the shared pipelined filler, bench/_common.py), with the embedded
 Valkey's encoding settings (bot/db/valkey/embedded.py MEMORY_SETTINGS), then does with
 the events stream what a running `serve` does (the notifier's and the metrics
 collector's groups read and acknowledge every entry, the trim of
-bot/store/events_trim.py runs once), and prints:
+bot/store/stream/events_trim.py runs once), and prints:
 the used_memory delta per request; MEMORY USAGE of each of a request's own keys
 (the hash, field by field; the audit list; a wake stream if any) and each
 shard-wide key's share (the due and pending indexes, the events stream, the review
@@ -32,14 +32,14 @@ from _common import Filler, flush, print_load, server_url, used_memory, verdict
 from redis.asyncio import Redis
 
 from bot.clock import wall_ms
-from bot.core.chain import expand
 from bot.core.policy import DEFAULT_POLICY
+from bot.core.proof.chain import expand
 from bot.db.valkey.embedded import MEMORY_SETTINGS
 from bot.slack.listeners.replies import CARDS_TTL_S
 from bot.store import keys
-from bot.store.events import NOTIFIER_GROUP, EventBus, Notice
-from bot.store.events_trim import EventTrimmer
-from bot.store.metrics import MetricsCollector
+from bot.store.figures.metrics import MetricsCollector
+from bot.store.stream.events import NOTIFIER_GROUP, EventBus, Notice
+from bot.store.stream.events_trim import EventTrimmer
 
 TARGET = 1200  # bytes per pending request (docs/performance.md)
 OWN = ("req", "audit", "wake", "posts")  # per-request key kinds: hitl:{sNN}:KIND:ID
@@ -259,7 +259,8 @@ async def main() -> None:
         print(f"    {'used_memory delta / n':<40}{per:>7.0f} B")
         print(
             f"  events: read and acknowledged by the {NOTIFIER_GROUP} and metrics groups, then "
-            f"trimmed (bot/store/events_trim.py): the stream's share {filled.events_unread:.0f} "
+            "trimmed (bot/store/stream/events_trim.py): the stream's share "
+            f"{filled.events_unread:.0f} "
             f"B before, {shares['events']:.1f} B after; used_memory delta / n "
             f"{filled.unread:,.0f} B before, {per:,.0f} B after"
         )

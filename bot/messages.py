@@ -134,7 +134,7 @@ REQUESTER_FROM_TOKEN = (
     "on_behalf_of, or give this agent its own token in HITL_API_TOKENS."
 )
 
-# -- checking edited arguments (bot/core/schema.py) -------------------------------------
+# -- checking edited arguments (bot/core/args/schema.py) -------------------------------------
 # Shown in the Edit modal under the text box, so each stays short (Slack cuts at 150).
 ARGS_NOT_OBJECT = "The arguments must be a JSON object, like {example}."
 ARGS_SCHEMA_PROBLEM = "{where}: {problem}"

@@ -23,9 +23,9 @@ from bot.core.policy import Policy, parse_policy
 from bot.db import replicas
 from bot.db.hub import close_hub
 from bot.store import keys
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from bot.store.run_signals import close_signals
+from bot.store.run.questions import QuestionStore
+from bot.store.run.run_signals import close_signals
 from tests.clients import CLUSTER, open_client
 from tests.keys import SERVE_SEED, serve_signer
 from tests.localcluster import LocalCluster, free_ports

@@ -15,9 +15,9 @@ import pytest
 import yaml
 from redis.asyncio import Redis
 
-from bot.core.chain import GENESIS, line_hash
 from bot.core.models import Decision
 from bot.core.policy import Policy, parse_policy
+from bot.core.proof.chain import GENESIS, line_hash
 from bot.core.states import Event
 from bot.demo.policy import DEMO_POLICY
 from bot.store import keys

@@ -22,7 +22,7 @@ from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.defaults import default_channels
 from bot.sandbox.slack.workspace import Channel
 from bot.slack.transport.scopes import WANTED
-from bot.store.agents import AgentDirectory
+from bot.store.run.agents import AgentDirectory
 from tests.e2e.conftest import APP_TOKEN, POLICY, SECRET, TOKEN
 from tests.keys import SERVE_SEED
 

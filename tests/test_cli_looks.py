@@ -14,10 +14,10 @@ from bot.core.models import RunState
 from bot.core.policy import Policy
 from bot.demo.policy import DEMO_POLICY
 from bot.store import keys
-from bot.store.cards import LINK
-from bot.store.questions import QuestionStore
+from bot.store.posted.cards import LINK
 from bot.store.requests import RequestStore
-from bot.store.runs import RunStore
+from bot.store.run.questions import QuestionStore
+from bot.store.run.runs import RunStore
 from tests.test_cli import cli
 
 

@@ -1,6 +1,6 @@
 """Step 1½ of the tool boundary: filing a call as a request.
 
-A free call of a run known clear locally (bot/store/run_signals.py) is sent without
+A free call of a run known clear locally (bot/store/run/run_signals.py) is sent without
 waiting for the store's reply (bot/store/free_call.py); any other call is created
 through the store, which on one Redis also refuses while the run has a correction
 queued or a stop asked. A mixin of `bot.agent.gate.ToolGate`.
@@ -22,8 +22,8 @@ from bot.sdk.tracing import current_traceparent
 from bot.store.creating import Created
 from bot.store.free_call import SentCreate
 from bot.store.requests import RequestStore
-from bot.store.run_signals import RunSignals
-from bot.store.runs import RunStore
+from bot.store.run.run_signals import RunSignals
+from bot.store.run.runs import RunStore
 
 FILED_KEPT = 4096  # request ids a gate remembers filing (see `_first`)
 
@@ -105,7 +105,7 @@ class Filing:
         self, t: Tool, args: dict[str, Any], call: ToolCall, run_id: str
     ) -> SentCreate | None:
         """A free call of a run known locally to have no correction queued and no stop
-        asked (bot/store/run_signals.py): its create and claim are sent, not waited on
+        asked (bot/store/run/run_signals.py): its create and claim are sent, not waited on
         (bot/store/free_call.py). None: the usual path."""
         if self.signals is None or not self.signals.clear(run_id):
             return None

@@ -46,12 +46,12 @@ from bot.gate.decide import expire_overdue
 from bot.signing import PublicKeys
 from bot.store.creating import Created
 from bot.store.free_call import SentCreate
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from bot.store.run_audit import RunAudit
-from bot.store.run_signals import signals_for
-from bot.store.runs import RunStore
-from bot.store.steering import SteeringStore
+from bot.store.run.questions import QuestionStore
+from bot.store.run.run_audit import RunAudit
+from bot.store.run.run_signals import signals_for
+from bot.store.run.runs import RunStore
+from bot.store.run.steering import SteeringStore
 
 WAIT_SLACK_S = 0.25  # past a deadline, give the sweeper a moment before firing it ourselves
 

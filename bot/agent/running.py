@@ -1,7 +1,7 @@
 """Step 3 of the tool boundary: run an approved call exactly once and report it.
 
 Claimed exactly once, run with the request id as its idempotency key and the claim's
-fence (bot/core/fence.py), reported with that fence; a failure is compensated or handed
+fence (bot/core/proof/fence.py), reported with that fence; a failure is compensated or handed
 to a person; a hard stop cancels a running coroutine tool. A mixin of
 `bot.agent.gate.ToolGate`, which decides what reaches here.
 """
@@ -17,16 +17,16 @@ from bot.agent import messages as msg
 from bot.agent.errors import InvalidArguments, LostClaim
 from bot.agent.outcome import Outcome, explain, stopped
 from bot.agent.tools import Tool
-from bot.core.fence import claim_retried
 from bot.core.models import SYSTEM, ActionRequest, clip
+from bot.core.proof.fence import claim_retried
 from bot.core.states import Event, State, SystemReason
 from bot.errors import Expired, ForgedDecision, InvalidTransition
 from bot.gate.claims import ClaimCheck, claim_checked
 from bot.gate.execution import cancel, fail_claimed, orphan, report_executed, report_rollback
 from bot.store.free_call import SentCreate
 from bot.store.requests import RequestStore
-from bot.store.run_signals import RunSignals
-from bot.store.runs import RunStore
+from bot.store.run.run_signals import RunSignals
+from bot.store.run.runs import RunStore
 
 STOP_POLL_S = 0.5  # how soon a hard stop reaches a tool that is already running
 
@@ -115,7 +115,7 @@ class Running:
         try:
             # a free call sent unconfirmed: its report rides behind the create
             # its read of the run's queue and stop flag tells the local follower whether
-            # the next call may skip the store (bot/store/run_signals.py)
+            # the next call may skip the store (bot/store/run/run_signals.py)
             took = sent is not None and await sent.succeeded(
                 detail, run_id if self.runs is not None else None, signals=self.signals
             )

@@ -43,7 +43,7 @@ from bot.errors import ConfigError, HitlError, NotFound
 from bot.gate.runtime import open_runtime
 from bot.logs import setup as setup_logging
 from bot.messages import plural
-from bot.store.run_queue import GROUP, Row
+from bot.store.run.run_queue import GROUP, Row
 from bot.supervise import Supervisor
 from bot.telemetry.setup import provider_from_env
 
@@ -262,7 +262,7 @@ class Worker:
 
     async def _heartbeat(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            # The agents this worker offers, for a mention to start (bot/store/agents.py).
+            # The agents this worker offers, for a mention to start (bot/store/run/agents.py).
             await self.stores.store.agents.announce(self.agents.offered)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.config.beat_s)

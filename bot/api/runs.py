@@ -27,7 +27,7 @@ from bot.errors import HitlError, InvalidTransition, NotFound
 from bot.gate.corrections import correct, stop_run
 from bot.gate.guarded import consumed
 from bot.gate.runtime import Runtime
-from bot.store.runs import RunStore
+from bot.store.run.runs import RunStore
 
 
 def router(rt: Runtime, owners: Ownership, runs: RunStore) -> APIRouter:

@@ -17,8 +17,8 @@ from bot.clock import Clock
 from bot.gate.decide import expire_due
 from bot.store import keys
 from bot.store.due import DueTimers
-from bot.store.questions import QuestionStore
 from bot.store.requests import Moved, RequestStore
+from bot.store.run.questions import QuestionStore
 
 OnFired = Callable[[Moved], Awaitable[None]]
 

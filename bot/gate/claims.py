@@ -3,7 +3,7 @@
 Every executor claims through `claim_checked` (the worker, the SDK in both modes and so
 `hitl-bot mcp`, and `POST /v1/approvals/{id}/claim`). It reads the request with its
 audit (one read script: one moment's view of both), checks its decision's seals against the
-keys the executor trusts and that the history ends with that decision (bot/core/seal.py),
+keys the executor trusts and that the history ends with that decision (bot/core/proof/seal.py),
 and then, in one script each: claims it at the version it checked, or audits the refusal
 (`forged_decision`) and raises ForgedDecision. Either script does nothing if the request
 moved since the read (another executor's claim): it is read and checked again, and a
@@ -19,11 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.config import Settings
-from bot.core.fence import new_claim_token
 from bot.core.models import SYSTEM, ActionRequest, Decision
 from bot.core.policy import Policy
+from bot.core.proof.fence import new_claim_token
+from bot.core.proof.seal import FORGED, claim_problem, replay_problem
 from bot.core.proposal import exempt
-from bot.core.seal import FORGED, claim_problem, replay_problem
 from bot.core.states import Event, State
 from bot.errors import ForgedDecision, InvalidTransition
 from bot.signing import PublicKeys, public_keys, require_public_keys
@@ -80,7 +80,7 @@ async def claim_checked(
     with its `fence`, which the executor hands its tool and shows in its report. A second
     claim raises AlreadyResolved; a forged or foreign-signed one ForgedDecision.
 
-    `token`: the executor's claim token (bot/core/fence.py). The same executor retrying
+    `token`: the executor's claim token (bot/core/proof/fence.py). The same executor retrying
     with the same token (say after NotReplicated) gets the claim it holds back; None: one
     is made up, and such a claim cannot be retried."""
     token = token or new_claim_token()

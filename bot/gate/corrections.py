@@ -19,11 +19,11 @@ from bot.core.models import RUN_FINAL, Decision, QuestionState, Run, RunState, S
 from bot.core.states import Event, State, SystemReason
 from bot.errors import HitlError
 from bot.gate import execution
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from bot.store.run_signals import signal
-from bot.store.runs import RunStore
-from bot.store.steering import SteeringStore
+from bot.store.run.questions import QuestionStore
+from bot.store.run.run_signals import signal
+from bot.store.run.runs import RunStore
+from bot.store.run.steering import SteeringStore
 
 SUPERSEDED = SystemReason.SUPERSEDED.value  # the withdrawn call's reason code
 RUN_STOPPED = SystemReason.RUN_STOPPED.value

@@ -11,13 +11,13 @@ connections of their own with a read timeout past their block.
 
 from __future__ import annotations
 
-from bot.core.fence import fence_of, token_of
 from bot.core.models import ActionRequest, Decision, Question, clip
+from bot.core.proof.fence import fence_of, token_of
 from bot.core.states import Event, State
 from bot.errors import StaleFence
 from bot.gate.claims import ClaimCheck, claim_checked
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
+from bot.store.run.questions import QuestionStore
 
 
 async def wait_request(requests: RequestStore, rid: str, timeout_s: float) -> ActionRequest:

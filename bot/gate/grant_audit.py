@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import AsyncIterator
 
 from bot.core.grants import grant_of
-from bot.core.seal import Verify
+from bot.core.proof.seal import Verify
 from bot.errors import NotFound
 from bot.store import keys
 from bot.store.audit import Finding, lines

@@ -19,7 +19,7 @@ from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import AlreadyResolved, HitlError, NotReplicated, StoreUnavailable
-from bot.store import metrics
+from bot.store.figures import metrics
 from bot.store.grants import GrantStore
 from bot.store.replies import Reply
 from bot.store.requests import RequestStore

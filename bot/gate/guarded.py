@@ -19,8 +19,8 @@ from bot.core.policy import Policy
 from bot.core.states import State
 from bot.store.creating import Created
 from bot.store.requests import RequestStore
-from bot.store.run_audit import RunAudit
-from bot.store.steering import SteeringStore
+from bot.store.run.run_audit import RunAudit
+from bot.store.run.steering import SteeringStore
 
 RETRIES = 3  # guarded creates before looking first instead
 

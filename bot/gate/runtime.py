@@ -16,7 +16,7 @@ from bot.db.valkey.embedded_watch import EmbeddedWatch
 from bot.errors import ConfigError
 from bot.gate.claims import ClaimCheck
 from bot.signing import Signer, public_keys, trusted_keys
-from bot.store.run_signals import close_signals
+from bot.store.run.run_signals import close_signals
 from bot.store.stores import StoreSet
 
 

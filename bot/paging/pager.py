@@ -3,7 +3,7 @@ the page when the request leaves review.
 
 Pages go out from the notifier, so they ride the same outbox as Slack messages: a page
 the service did not take (a timeout, a 5xx, a 429) raises, the notice stays pending
-and is delivered again later. A page the service took is marked (bot/store/pages.py),
+and is delivered again later. A page the service took is marked (bot/store/posted/pages.py),
 so that retry, or a second `serve`, does not send it again; and each service also
 deduplicates on the request's key (`hitl-<id>`). Keys come from the environment only,
 named by the level; no key is ever logged or shown.
@@ -30,7 +30,7 @@ from bot.core.states import State
 from bot.paging import bodies as bodies
 from bot.paging import messages as pmsg
 from bot.paging.bodies import Outgoing
-from bot.store.pages import REFUSED, RESOLVED, TRIGGERED
+from bot.store.posted.pages import REFUSED, RESOLVED, TRIGGERED
 from bot.store.stores import StoreSet
 
 log = logging.getLogger(__name__)

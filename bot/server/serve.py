@@ -33,10 +33,10 @@ from bot.slack.transport.http import slack_endpoint
 from bot.slack.transport.preflight import preflight_at_start
 from bot.slack.transport.ratelimit import Limits
 from bot.slack.transport.socket_mode import SocketModeLink
-from bot.store.events import NOTIFIER_GROUP
-from bot.store.events_trim import INTERVAL_S
-from bot.store.group_reader import Retry
-from bot.store.metrics import GROUP as METRICS_GROUP
+from bot.store.figures.metrics import GROUP as METRICS_GROUP
+from bot.store.stream.events import NOTIFIER_GROUP
+from bot.store.stream.events_trim import INTERVAL_S
+from bot.store.stream.group_reader import Retry
 from bot.supervise import Backoff, Supervisor
 from bot.telemetry.outbound import outbound
 

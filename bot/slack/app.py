@@ -21,7 +21,7 @@ from bot.slack.listeners.commands import Commands
 from bot.slack.listeners.replies import ReplyDecisions
 from bot.slack.listeners.threads import Threads
 from bot.slack.listeners.view_seal import ViewSeal
-from bot.store.runs import RunStore
+from bot.store.run.runs import RunStore
 
 SEEN_TTL_S = 3600  # Slack retries within minutes; an hour is ample
 

@@ -39,7 +39,7 @@ from bot.store.creating import Prepared
 from bot.store.keys import REQUEST_KEYS
 from bot.store.replies import Reply
 from bot.store.requests import RequestStore
-from bot.store.run_signals import RunSignals
+from bot.store.run.run_signals import RunSignals
 from bot.store.terms import terms_checked
 from bot.store.transition_argv import Signed, argv_of, log_moved
 

@@ -23,7 +23,7 @@ from redis.asyncio import Redis
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.grants import Grant, encode_grant_seal, grant_bytes, grant_problem
-from bot.core.seal import Verify
+from bot.core.proof.seal import Verify
 from bot.db.replicas import acks_for
 from bot.errors import ConfigError, NotFound
 from bot.signing import Signer

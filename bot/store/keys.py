@@ -105,7 +105,8 @@ def terms(shard: int) -> str:
 
 
 def metrics(shard: int) -> str:
-    """Hash of Prometheus counters for events of the shard (bot/store/metrics.py sums them)."""
+    """Hash of Prometheus counters for events of the shard (bot/store/figures/metrics.py
+    sums them)."""
     return f"{tag(shard)}metrics"
 
 
@@ -155,7 +156,7 @@ def steering(run_id: str) -> str:
 
 def run_signal(run_id: str) -> str:
     """Pub/sub channel: a correction was queued or a stop asked for the run, so a worker
-    that keeps the run's state locally reads the store again (bot/store/run_signals.py)."""
+    that keeps the run's state locally reads the store again (bot/store/run/run_signals.py)."""
     return f"{PREFIX}{{run:{run_id}}}:signal"
 
 
@@ -262,7 +263,7 @@ WORKER_SCHEMAS = f"{PREFIX}schemas:worker"
 
 
 def digest(group: str) -> str:
-    """Hash of one batch digest card (bot/store/digests.py): where it is (`msg_channel`,
+    """Hash of one batch digest card (bot/store/posted/digests.py): where it is (`msg_channel`,
     `msg_ts`), its posting intent, and the group it lists (channel, requester, tool)."""
     return f"{PREFIX}{{dg:{group}}}"
 

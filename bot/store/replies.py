@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from bot.core.seal import FORGED
+from bot.core.proof.seal import FORGED
 
 
 class Reply(StrEnum):

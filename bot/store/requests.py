@@ -10,9 +10,9 @@ from redis.asyncio import Redis
 
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
+from bot.core.args.payload import payload_hash, stored_args
 from bot.core.machine import apply
 from bot.core.models import ActionRequest, Decision
-from bot.core.payload import payload_hash, stored_args
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.db.cluster import is_cluster, run_many
@@ -58,7 +58,7 @@ class Moved:
 
 class RequestStore(Creating):
     """`signer`: serve's key (only serve passes one). With it every person's decision, every
-    policy default and every policy exemption is sealed (bot/core/seal.py) in the same
+    policy default and every policy exemption is sealed (bot/core/proof/seal.py) in the same
     script that writes it; without it they are written unsealed, which no executor claims,
     and a timeout that would auto-approve is left for a store with the key (serve's
     sweeper) instead: an unsigned auto-approval would be refused by every executor."""
@@ -75,7 +75,7 @@ class RequestStore(Creating):
         self.redis = redis
         self.signer = signer
         # HITL_SHADOW_POLICY: every create is judged by it too, never enforced; its
-        # verdict is stored on the request (bot/store/shadow.py).
+        # verdict is stored on the request (bot/store/figures/shadow.py).
         self.shadow = shadow
         self.clock = clock
         self.ids = ids
@@ -114,7 +114,7 @@ class RequestStore(Creating):
         `claim_as`: an executor's name. A new request the policy exempts from review is
         then claimed by it in the same round trip (`Created.claimed`), audited as a claim
         would be; a request that needs review, or an existing one, is left as it is.
-        `claim_token`: its claim token (bot/core/fence.py; None: the store's).
+        `claim_token`: its claim token (bot/core/proof/fence.py; None: the store's).
 
         `unless_steered`: a run id (only where `guards_steering`). If the run has a
         correction queued or a stop asked, nothing is created (`Created.steered`), in the

@@ -1,5 +1,5 @@
 """A worker's free call that waits on one round trip (bot/store/free_call.py), with the
-run's corrections and stop known locally (bot/store/run_signals.py): what a person does
+run's corrections and stop known locally (bot/store/run/run_signals.py): what a person does
 still reaches the agent, a crash mid-call still reaches a person, and a lost
 subscription falls back to asking the store."""
 

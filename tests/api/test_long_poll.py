@@ -21,8 +21,8 @@ from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event
 from bot.db.hub import hub_for
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
+from bot.store.run.questions import QuestionStore
 from tests.api.conftest import AUTH
 from tests.api.live import LiveServer, make_runtime
 from tests.keys import serve_signer

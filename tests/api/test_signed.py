@@ -11,7 +11,7 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.core.models import Decision
-from bot.core.seal import FORGED
+from bot.core.proof.seal import FORGED
 from bot.core.states import Event
 from bot.store import audit
 from bot.store.requests import RequestStore

@@ -27,10 +27,10 @@ from bot.db.connection import connect
 from bot.deadlines.sweeper import Sweeper
 from bot.gate.execution import wait_request
 from bot.store import keys
-from bot.store.events import EventBus, Notice
-from bot.store.metrics import MetricsCollector, render
-from bot.store.questions import QuestionStore
+from bot.store.figures.metrics import MetricsCollector, render
 from bot.store.requests import RequestStore
+from bot.store.run.questions import QuestionStore
+from bot.store.stream.events import EventBus, Notice
 from tests.api.live import TOKEN, make_runtime
 from tests.cluster.conftest import one_id_per_shard
 from tests.localcluster import LocalCluster

@@ -32,8 +32,8 @@ from bot.db.cluster import TRANSIENT
 from bot.db.connection import connect
 from bot.errors import NotFound
 from bot.store import audit
-from bot.store.events import EventBus
 from bot.store.requests import RequestStore
+from bot.store.stream.events import EventBus
 from tests.api.live import TOKEN, make_runtime
 from tests.cluster.conftest import one_id_per_shard
 from tests.keys import serve_signer

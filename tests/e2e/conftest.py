@@ -22,10 +22,10 @@ from bot.sandbox.slack.defaults import default_users
 from bot.sandbox.slack.workspace import User
 from bot.server.serve import ServeOptions, run_serve
 from bot.slack.listeners.view_seal import ViewSeal
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from bot.store.runs import RunStore
-from bot.store.steering import SteeringStore
+from bot.store.run.questions import QuestionStore
+from bot.store.run.runs import RunStore
+from bot.store.run.steering import SteeringStore
 from bot.store.stores import StoreSet
 from bot.supervise import Backoff
 from tests.keys import serve_signer

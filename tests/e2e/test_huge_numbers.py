@@ -18,13 +18,13 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.core import payload
+from bot.core.args import payload
+from bot.core.args.plainjson import MAX_EXACT_INT
 from bot.core.models import Decision
-from bot.core.plainjson import MAX_EXACT_INT
 from bot.core.states import Event
 from bot.store import keys
-from bot.store.events import NOTIFIER_GROUP, EventBus
-from bot.store.metrics import GROUP as METRICS_GROUP
+from bot.store.figures.metrics import GROUP as METRICS_GROUP
+from bot.store.stream.events import NOTIFIER_GROUP, EventBus
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot
 from tests.e2e.test_slack_grants import grant

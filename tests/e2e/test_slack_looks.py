@@ -97,7 +97,7 @@ async def test_a_call_delivered_after_the_question_that_followed_it_joins_the_li
     from slack_sdk.web.async_client import AsyncWebClient
 
     from bot.slack.delivery.runlines import RunLines
-    from bot.store.cards import Cards
+    from bot.store.posted.cards import Cards
     from tests.e2e.conftest import TOKEN
 
     home = await bot.emu.post("UKID", "#general", "a run's home")

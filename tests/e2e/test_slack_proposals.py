@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
+from bot.core.args.payload import payload_hash
 from bot.core.candidates import candidate_hashes
-from bot.core.payload import payload_hash
 from bot.core.states import State
 from bot.sdk import Gate
 from bot.slack.blocks.proposals import ACTION_CHOOSE

@@ -10,7 +10,7 @@ from redis.asyncio import Redis
 from bot.core.models import QuestionState
 from bot.errors import NotAnOption, PayloadError
 from bot.sdk import Gate
-from bot.store.questions import QuestionStore
+from bot.store.run.questions import QuestionStore
 from tests.poll import eventually
 
 

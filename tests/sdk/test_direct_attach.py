@@ -20,7 +20,7 @@ from bot.db.valkey.embedded import ensure_server
 from bot.errors import StoreUnavailable
 from bot.sdk import Gate
 from bot.store import keys
-from bot.store.events import NOTIFIER_GROUP
+from bot.store.stream.events import NOTIFIER_GROUP
 
 
 @pytest.fixture

@@ -26,9 +26,9 @@ from bot.errors import NotFound
 from bot.gate.corrections import correct, stop_run
 from bot.sdk import Gate, RunStopped, Steered, require_approval
 from bot.store import audit
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from bot.store.run_signals import signals_for
+from bot.store.run.questions import QuestionStore
+from bot.store.run.run_signals import signals_for
 from bot.store.stores import StoreSet
 from tests.children import kill_9_when_written
 from tests.keys import serve_signer

@@ -16,9 +16,9 @@ from bot.core.states import State
 from bot.errors import ConfigError, HitlError, NotFound, PayloadError
 from bot.sdk import ApiUnavailable, Gate, Unanswered
 from bot.sdk.http import error_from
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from bot.store.steering import SteeringStore
+from bot.store.run.questions import QuestionStore
+from bot.store.run.steering import SteeringStore
 from tests.api.live import TOKEN, LiveServer
 from tests.keys import serve_signer
 from tests.poll import eventually

@@ -18,7 +18,7 @@ from bot.sandbox.slack import SlackEmulator
 from bot.slack.batch import card
 from bot.slack.batch.upkeep import DigestKeeper
 from bot.slack.delivery.once import OncePoster
-from bot.store.digests import group_id
+from bot.store.posted.digests import group_id
 from bot.store.stores import StoreSet
 from tests.clients import CLUSTER
 from tests.conftest import QUORUM_POLICY

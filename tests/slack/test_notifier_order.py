@@ -10,9 +10,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.delivery.notifier import Notifier
-from bot.store.events import Notice, publish
-from bot.store.runs import RunStore
+from bot.store.run.runs import RunStore
 from bot.store.stores import StoreSet
+from bot.store.stream.events import Notice, publish
 from tests.poll import eventually
 
 

@@ -19,7 +19,7 @@ from bot.core.policy import parse_policy
 from bot.core.states import Event, State
 from bot.errors import ConfigError
 from bot.paging.pager import Pager
-from bot.store import metrics
+from bot.store.figures import metrics
 from bot.store.requests import RequestStore
 from bot.store.stores import StoreSet
 from tests.conftest import QUORUM_POLICY

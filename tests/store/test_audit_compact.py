@@ -14,9 +14,9 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.clock import FakeClock
-from bot.core.chain import GENESIS, line_hash
 from bot.core.models import AuditEntry, Decision
 from bot.core.policy import Policy
+from bot.core.proof.chain import GENESIS, line_hash
 from bot.core.states import Event
 from bot.errors import HitlError
 from bot.store import audit, keys

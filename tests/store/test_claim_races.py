@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 from bot.clock import FakeClock
 from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
-from bot.core.seal import FORGED
+from bot.core.proof.seal import FORGED
 from bot.core.states import Event, State
 from bot.errors import AlreadyResolved, ForgedDecision
 from bot.gate.claims import ClaimCheck, claim_checked

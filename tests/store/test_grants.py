@@ -18,13 +18,14 @@ from bot.clock import FakeClock
 from bot.core.grants import Grant, bounds_of, reason_of
 from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy, parse_policy
-from bot.core.seal import unsealed
+from bot.core.proof.seal import unsealed
 from bot.core.states import Event, State
 from bot.errors import HitlError
 from bot.gate.claims import ClaimCheck, claim_checked
 from bot.gate.grant_audit import grant_findings
 from bot.gate.grant_pass import pass_if_granted
-from bot.store import audit, keys, metrics
+from bot.store import audit, keys
+from bot.store.figures import metrics
 from bot.store.grants import GrantStore
 from bot.store.requests import RequestStore
 from tests.conftest import QUORUM_POLICY

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from bot.core.args.payload import payload_hash
 from bot.core.candidates import candidate_hashes, proposal_hash
 from bot.core.models import ActionRequest, Decision
-from bot.core.payload import payload_hash
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import ForgedDecision, InvalidTransition, PayloadError

@@ -6,8 +6,8 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.clock import FakeClock
+from bot.core.args.payload import payload_hash
 from bot.core.models import Decision, RiskTier
-from bot.core.payload import payload_hash
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import (

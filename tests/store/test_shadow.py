@@ -14,7 +14,8 @@ from bot.core.models import RiskTier
 from bot.core.policy import parse_policy
 from bot.errors import ConfigError
 from bot.gate.runtime import open_runtime
-from bot.store import keys, shadow
+from bot.store import keys
+from bot.store.figures import shadow
 from bot.store.requests import RequestStore
 from tests.policy_pair import NEW, OLD, dump
 

@@ -21,8 +21,8 @@ from bot.errors import ConfigError, ForgedDecision
 from bot.gate.claims import ClaimCheck, claim_checked
 from bot.signing import KEY_FILE, PUB_FILE, load_signer, public_keys
 from bot.store import audit, keys
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
+from bot.store.run.questions import QuestionStore
 from tests.keys import other_signer, serve_signer
 
 

@@ -6,7 +6,7 @@ import asyncio
 
 from redis.asyncio import Redis
 
-from bot.store.steering import SteeringStore
+from bot.store.run.steering import SteeringStore
 from tests.clients import open_client
 
 

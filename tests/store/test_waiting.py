@@ -18,8 +18,8 @@ from bot.core.states import Event, State
 from bot.db import hub
 from bot.db.hub import hub_for
 from bot.errors import AlreadyResolved, StoreUnavailable
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
+from bot.store.run.questions import QuestionStore
 from tests.clients import CLUSTER, open_client
 from tests.poll import eventually
 

@@ -2,7 +2,7 @@
 
 An approver principal may be a user group (`S…`, via `usergroups.users.list`) or a
 channel (`C…`/`G…` or `#name`, via `conversations.members`): its members may decide.
-Memberships are cached briefly in the store (bot/store/slack_cache.py); a name is
+Memberships are cached briefly in the store (bot/store/posted/slack_cache.py); a name is
 resolved to an id with `conversations.list` once (bot.slack.access.principals pins the
 policy's names at start), and an archived channel has no members that count. A
 look-up that fails counts as "not a member": fail closed.
@@ -17,7 +17,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.store.slack_cache import SlackCache
+from bot.store.posted.slack_cache import SlackCache
 
 CACHE_S = 300  # membership changes rarely; a click must not wait on Slack every time
 PAGE = 1000

@@ -34,7 +34,7 @@ from bot.errors import ConfigError
 from bot.slack import messages as smsg
 from bot.slack.access.groups import is_channel, listed_channels, pin_channel
 from bot.slack.delivery import refusal_messages as rmsg
-from bot.store.slack_cache import SlackCache
+from bot.store.posted.slack_cache import SlackCache
 
 log = logging.getLogger(__name__)
 # What a Slack that cannot be reached raises through the Web API client.

@@ -23,7 +23,7 @@ from bot.slack.batch import card
 from bot.slack.blocks.escape import Block
 from bot.slack.blocks.render import blocks_hash
 from bot.slack.delivery.once import OncePoster, Tag
-from bot.store.digests import group_id
+from bot.store.posted.digests import group_id
 from bot.store.stores import StoreSet
 
 log = logging.getLogger(__name__)

@@ -26,14 +26,14 @@ from bot.db.failures import STORE_DOWN
 from bot.errors import AlreadyResolved, HitlError, NotEligible, StalePayload
 from bot.slack import messages as smsg
 from bot.slack.blocks import escape as esc
-from bot.store.slack_cache import SlackCache
+from bot.store.posted.slack_cache import SlackCache
 
 log = logging.getLogger(__name__)
 
 MODAL_ERROR_MAX = 150  # what Slack shows of a field error
 LOOKUP_BUDGET_S = 1.0  # of the 3 s Slack gives a submission's answer
 CACHE_S = 600.0  # a display name changes rarely, and a stale one misleads nobody
-STORED_S = 30 * 86_400  # as long as the records that name them (bot/store/runs.py)
+STORED_S = 30 * 86_400  # as long as the records that name them (bot/store/run/runs.py)
 
 
 class ForeignRefused(NotEligible):

@@ -1,8 +1,8 @@
 """Escalation posts: the DMs and channel posts that tell the next level about a request.
 
-Each post is recorded under its slot (bot/store/cards.py) as soon as Slack took it, posted once
-even across a crash (`once.py`), and brought up to the request's state by every later
-notice, so none keeps stale buttons or an old level.
+Each post is recorded under its slot (bot/store/posted/cards.py) as soon as Slack took
+it, posted once even across a crash (`once.py`), and brought up to the request's state
+by every later notice, so none keeps stale buttons or an old level.
 """
 
 from __future__ import annotations

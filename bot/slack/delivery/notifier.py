@@ -33,10 +33,10 @@ from bot.slack.delivery.refusals import REFUSAL_BACKOFF, Refusals
 from bot.slack.delivery.runlines import RunLines, card_elsewhere
 from bot.slack.grants.card import decorate
 from bot.slack.grants.notes import GrantNotes
-from bot.store.events import NOTIFIER_GROUP, Notice
-from bot.store.parked import why_of
-from bot.store.runs import RunStore
+from bot.store.posted.parked import why_of
+from bot.store.run.runs import RunStore
 from bot.store.stores import StoreSet
+from bot.store.stream.events import NOTIFIER_GROUP, Notice
 from bot.supervise import Backoff
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.clock import Clock, wall_ms
 from bot.slack.access.groups import channel_id
-from bot.store.cards import Intent
+from bot.store.posted.cards import Intent
 from bot.store.stores import StoreSet
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,7 @@ class OncePoster:
     ) -> Posted:
         """Post `message` tagged with `tag`, or adopt the copy an earlier attempt posted.
 
-        `intent` holds when the first attempt started (bot/store/cards.py); the caller
+        `intent` holds when the first attempt started (bot/store/posted/cards.py); the caller
         clears it once it saved the ts."""
         started = await self.cards.intent_started(intent)
         if started is not None:

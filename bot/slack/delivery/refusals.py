@@ -6,7 +6,7 @@ the channel created (`channel_not_found`) or unarchived (`is_archived`), a scope
 (`missing_scope`), a new token after a rotation (`invalid_auth`, `token_revoked`,
 `account_inactive`). Dropping the notice then lost the card for good (issue 42): it now
 stays in the outbox and is retried with a capped backoff, the item says why
-(bot/store/refused.py), an ERROR line names the channel and the fix, `/metrics` counts
+(bot/store/posted/refused.py), an ERROR line names the channel and the fix, `/metrics` counts
 the refusal by its code, and the requester's run thread is told once.
 
 Only refusals no retry can ever fix are given up (`GIVEN_UP`, each one listed in
@@ -26,9 +26,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.errors import NotFound
 from bot.slack.blocks import escape as esc
 from bot.slack.delivery import refusal_messages as rmsg
-from bot.store.events import Notice
-from bot.store.runs import RunStore
+from bot.store.run.runs import RunStore
 from bot.store.stores import StoreSet
+from bot.store.stream.events import Notice
 from bot.supervise import Backoff
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """What a run's thread shows besides the cards: its run card, kept current, and the
 calls that ran without review, folded into one line per burst.
 
-Both remember their message with the run (bot/store/cards.py), so any notifier
+Both remember their message with the run (bot/store/posted/cards.py), so any notifier
 process can update what another one posted, and a retried notice converges on the
 same text instead of posting it twice.
 """
@@ -18,7 +18,7 @@ from bot.slack import messages as msg
 from bot.slack.blocks import escape as esc
 from bot.slack.blocks import render
 from bot.slack.blocks.call import free_item, free_line
-from bot.store.cards import Cards
+from bot.store.posted.cards import Cards
 
 log = logging.getLogger(__name__)
 

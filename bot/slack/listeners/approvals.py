@@ -17,10 +17,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as msg
+from bot.core.args.payload import MAX_ARGS_DEPTH
+from bot.core.args.plainjson import text_too_deep
+from bot.core.args.schema import problems
 from bot.core.models import DETAIL_MAX, Decision
-from bot.core.payload import MAX_ARGS_DEPTH
-from bot.core.plainjson import text_too_deep
-from bot.core.schema import problems
 from bot.core.states import Event, State
 from bot.db.failures import STORE_DOWN
 from bot.errors import (

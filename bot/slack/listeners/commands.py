@@ -24,7 +24,7 @@ from bot.slack.blocks import lists, render
 from bot.slack.blocks.home import RunLine, home_view
 from bot.slack.grants.handlers import grants_command, with_grants
 from bot.slack.listeners.fatigue_home import operators_panel
-from bot.store.runs import RunStore
+from bot.store.run.runs import RunStore
 
 log = logging.getLogger(__name__)
 

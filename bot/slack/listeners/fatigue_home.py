@@ -16,7 +16,7 @@ from bot.slack.blocks import escape as esc
 from bot.slack.blocks import home_messages as hmsg
 from bot.slack.blocks.escape import Block
 from bot.slack.blocks.fatigue_panel import fatigue_blocks
-from bot.store import fatigue
+from bot.store.figures import fatigue
 
 # The newest requests of the week the panel reads each time an operator opens the tab
 # (`hitl-bot report` reads them all): the tab must answer within Slack's patience.

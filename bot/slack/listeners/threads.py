@@ -22,7 +22,7 @@ from bot.slack.blocks.options import options_line
 from bot.slack.listeners.approvals import open_view, tell
 from bot.slack.listeners.option_buttons import OptionButtons
 from bot.slack.listeners.replies import ReplyDecisions
-from bot.store.runs import RunStore
+from bot.store.run.runs import RunStore
 
 log = logging.getLogger(__name__)
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")

@@ -20,7 +20,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.config import Settings
 from bot.slack.transport.ratelimit import Limits, RateGate, limits_for, retry_after_s
-from bot.store.metrics import count_retry
+from bot.store.figures.metrics import count_retry
 
 
 class _RateLimited(AsyncRateLimitErrorRetryHandler):

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
-from bot.core.plainjson import lone_surrogate, text_too_deep, too_deep
+from bot.core.args.plainjson import lone_surrogate, text_too_deep, too_deep
 from bot.slack import messages as msg
 from bot.slack.blocks.escape import INPUT_MAX, PRIVATE_METADATA
 

@@ -34,7 +34,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.plainjson import text_too_deep
+from bot.core.args.plainjson import text_too_deep
 from bot.health import Down
 from bot.slack import messages as msg
 from bot.slack.transport import inbound

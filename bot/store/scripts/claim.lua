@@ -4,7 +4,7 @@ local now, actor = tonumber(ARGV[1]), ARGV[2]
 local expect, lean = ARGV[3], ARGV[4]  -- see `begin` and `commit`
 -- '' or why the executor refuses the decision: audited as a refused claim, reply FORGED
 local forged = ARGV[5]
-local token = ARGV[6]  -- the executor's claim token (bot/core/fence.py); never ''
+local token = ARGV[6]  -- the executor's claim token (bot/core/proof/fence.py); never ''
 
 local t, done = begin(K, now, E.claim, actor, expect, true)
 if not t then return done end

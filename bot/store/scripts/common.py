@@ -14,14 +14,14 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from importlib.resources import files
 
-from bot.core.chain import ALWAYS
 from bot.core.models import SYSTEM, QuestionState, RiskTier
-from bot.core.seal import FORGED
+from bot.core.proof.chain import ALWAYS
+from bot.core.proof.seal import FORGED
 from bot.core.states import FINAL, HUMAN_EVENTS, TRANSITIONS, Event, ReasonCode, State, SystemReason
 from bot.store import keys
 from bot.store.codec import GONE, OPTIONAL, REF_LEN, TERMS
-from bot.store.events import MAXLEN
 from bot.store.replies import Reply
+from bot.store.stream.events import MAXLEN
 from bot.store.waiting import WAKE_MAXLEN, WAKE_TTL_S
 
 WAITING_TTL_S = 30 * 86_400  # a run's set of waiting requests lives as long as its record

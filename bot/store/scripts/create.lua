@@ -11,7 +11,7 @@ local records = cjson.decode(ARGV[3])  -- [[event, from, to, reason, seal?], ...
 local h = fill(cjson.decode(ARGV[4]))
 local terms = ARGV[5]  -- the review terms' JSON, kept once per shard
 local claimer = ARGV[6] or ''  -- '' or the executor that claims an approved new request
-local token = ARGV[7] or ''  -- and its claim token (bot/core/fence.py)
+local token = ARGV[7] or ''  -- and its claim token (bot/core/proof/fence.py)
 
 -- A run's correction queue and record are in the run's hash slot (one Redis only): a
 -- call made while a correction waits or a stop is asked creates nothing, and the

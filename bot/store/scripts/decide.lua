@@ -7,7 +7,7 @@ local seen, view = ARGV[7], ARGV[8]  -- the payload hash and the card's hash the
 local reason, text = ARGV[9], ARGV[10]  -- a rejection's code and words
 local new_args, new_hash = ARGV[11], ARGV[12]  -- an edit's arguments and their hash
 local via = ARGV[13]  -- how they decided: '' a button, 'thread_reply:CHANNEL:TS' a reply
-local seal = ARGV[14]  -- serve's signature (bot/core/seal.py): kept with the decision
+local seal = ARGV[14]  -- serve's signature (bot/core/proof/seal.py): kept with the decision
 local foreign = ARGV[15]  -- '1': the actor is from another workspace: '*' never counts
 if not HUMAN[event] then return error('DECIDE takes a person\'s decision, not ' .. event) end
 

@@ -3,7 +3,7 @@ local K = request_keys()
 local now, actor = tonumber(ARGV[1]), ARGV[2]
 local expect, lean = ARGV[3], ARGV[4]  -- see `begin` and `commit`
 local fence = ARGV[5]  -- '' or the version the timer was set at: moved since, a no-op
-local seal = ARGV[6]  -- serve's signature of the default it applies (bot/core/seal.py)
+local seal = ARGV[6]  -- serve's signature of the default it applies (bot/core/proof/seal.py)
 -- '1': a timeout that would auto-approve is left undone (reply 'unsigned'): a store
 -- without the key leaves approving defaults to serve's sweeper, since no executor
 -- would claim an unsigned one.

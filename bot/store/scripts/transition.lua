@@ -67,7 +67,7 @@ local function resolve(t, e, why, text, view, seal)
 end
 -- approved -> executing: the CLAIM script's move, and CREATE's for a call it claims at
 -- once. The fence names the version the claim moves the request to and the executor's
--- `token` (bot/core/fence.py): a claim lost in a failover and the next one share the
+-- `token` (bot/core/proof/fence.py): a claim lost in a failover and the next one share the
 -- version, never the token. Returns how long the execution may take.
 local function claim(t, token)
   move(t, E.claim, S.executing)

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bot.core.chain import Break
+from bot.core.proof.chain import Break
 
 # What an entry records, not where it sits: two entries alike but for these are one
 # entry written twice.

@@ -18,7 +18,7 @@ from redis.asyncio import Redis
 
 from bot.db.lease import Lease
 from bot.store import keys
-from bot.store.cards import POSTING, CardRef, Intent
+from bot.store.posted.cards import POSTING, CardRef, Intent
 
 TTL_S = 30 * 86_400  # a group quiet for a month is forgotten
 VIEWS_KEPT = 64  # past this many drawings, the older ones are dropped (their clicks refused)

@@ -14,7 +14,7 @@ from typing import Any, cast
 from redis.asyncio import Redis
 
 from bot.store import keys
-from bot.store.runs import RUN_TTL_S
+from bot.store.run.runs import RUN_TTL_S
 
 RUN_AUDIT_TTL_S = RUN_TTL_S  # a run's audit lives as long as the run it tells of
 

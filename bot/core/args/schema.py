@@ -8,8 +8,8 @@ exactly the argument names of the call it edits, since a new name could switch o
 behaviour nobody reviewed and a dropped one silently falls back to a default.
 
 A schema comes from an agent, so it is untrusted code run on the event loop: it is
-bounded in size, depth and keywords when accepted (`bot.core.schemabounds`), and
-checked by `bot.core.safeschema`'s validators (patterns in RE2, a budget of steps).
+bounded in size, depth and keywords when accepted (`bot.core.args.schemabounds`), and
+checked by `bot.core.args.safeschema`'s validators (patterns in RE2, a budget of steps).
 
 Pure functions: no Redis, no Slack. The executor still validates the approved
 arguments itself (the worker's pydantic model, the SDK's signature): this check is
@@ -31,18 +31,18 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, validator_for
 
 from bot import messages as msg
-from bot.core import safeschema
-from bot.core.fastschema import Check, quick_check
-from bot.core.plainjson import lone_surrogate, too_deep
-from bot.core.saferegex import PatternError
-from bot.core.saferegex import compiled as re2_compiled
-from bot.core.schemabounds import bounds_problem
+from bot.core.args import safeschema
+from bot.core.args.fastschema import Check, quick_check
+from bot.core.args.plainjson import lone_surrogate, too_deep
+from bot.core.args.saferegex import PatternError
+from bot.core.args.saferegex import compiled as re2_compiled
+from bot.core.args.schemabounds import bounds_problem
 
 MAX_SCHEMA_BYTES = 16 * 1024  # a tool's argument schema; the whole call may be 64 KiB
 # A schema nests about twice as deep as the arguments it describes (properties, items);
 # jsonschema recurses on it, so the limit is checked before it does.
 MAX_SCHEMA_DEPTH = 64
-# The check of a schema against its draft's meta-schema, in steps (bot/core/safeschema.py):
+# The check of a schema against its draft's meta-schema, in steps (bot/core/args/safeschema.py):
 # a schema at the keyword limit takes about 23,000.
 META_STEPS = 50_000
 MAX_SHOWN = 4  # problems listed in the modal (its error line holds 150 characters)
@@ -129,7 +129,7 @@ def problems(
 @dataclass(frozen=True)
 class Compiled:
     """A schema made ready to check many calls: jsonschema's validator, and for a plain
-    schema a quick predicate that can only say "fits" (bot/core/fastschema.py)."""
+    schema a quick predicate that can only say "fits" (bot/core/args/fastschema.py)."""
 
     validator: Validator
     quick: Check | None

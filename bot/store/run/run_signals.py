@@ -3,7 +3,7 @@
 Before every free call the gate must know whether a person queued a correction or
 asked the run to stop. Asking the store costs a round trip the call waits on. Instead a
 process subscribes once to each run it serves (`keys.run_signal`), and whoever queues a
-correction or asks a stop publishes there after writing it (bot/store/steering.py,
+correction or asks a stop publishes there after writing it (bot/store/run/steering.py,
 bot/gate/corrections.py).
 
 A run reads `clear` only while all of these hold; otherwise the caller asks the store:

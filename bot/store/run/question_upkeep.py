@@ -2,7 +2,7 @@
 
 Questions asked before the run index and the question TTL existed have neither:
 `index_every_question` puts each in its run's index and gives it the TTL it would have
-been given (bot/store/questions.py), so `show RUN` finds it and it leaves on schedule.
+been given (bot/store/run/questions.py), so `show RUN` finds it and it leaves on schedule.
 """
 
 from __future__ import annotations

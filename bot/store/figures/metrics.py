@@ -21,8 +21,10 @@ from redis.exceptions import RedisError, ResponseError
 
 from bot.db.hub import hub_for
 from bot.db.replicas import COUNTS as ACKS
-from bot.store import fatigue, keys, pages, parked, pending_count, refused, shadow
-from bot.store.events import EventBus, Notice
+from bot.store import keys, pending_count
+from bot.store.figures import fatigue, shadow
+from bot.store.posted import pages, parked, refused
+from bot.store.stream.events import EventBus, Notice
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +96,7 @@ class MetricsCollector:
         incr: Counter[str] = Counter()
         if n.kind == "request":
             await self._request(n, incr)
-            # By tier, from the audit entry: bot/store/fatigue.py
+            # By tier, from the audit entry: bot/store/figures/fatigue.py
             await fatigue.count(self.redis, n.id, n.event, n.version, incr)
         pipe = self.redis.pipeline(transaction=True)
         counters = keys.metrics(keys.shard_of_key(n.stream))

@@ -18,11 +18,11 @@ from bot.db.scan import hashes
 from bot.errors import AlreadyResolved, Expired, NotAnOption, NotFound
 from bot.store import keys
 from bot.store.codec import reply
-from bot.store.events import MAXLEN, publish
 from bot.store.replies import Reply
+from bot.store.run.steering import add_waiting
 from bot.store.scripts import QUESTION
 from bot.store.scripts.common import QUESTION_TTL_S
-from bot.store.steering import add_waiting
+from bot.store.stream.events import MAXLEN, publish
 from bot.store.waiting import wait_until
 
 log = logging.getLogger(__name__)

@@ -19,8 +19,8 @@ from bot.core.policydiff import Outcome, Recorded
 from bot.core.states import Event, State, SystemReason
 from bot.core.verdicts import Call, ShadowVerdict
 from bot.store import keys
+from bot.store.figures.shadow import RISK_ASKED, SHADOW
 from bot.store.requests import RequestStore
-from bot.store.shadow import RISK_ASKED, SHADOW
 
 BATCH = 500  # requests read per round trip
 

@@ -16,8 +16,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from bot.core.args.payload import payload_hash
 from bot.core.models import SYSTEM, ActionRequest
-from bot.core.payload import payload_hash
 from bot.core.states import Event, State, SystemReason
 
 DOMAIN = "hitl-decision/2"  # changes whenever the signed bytes do

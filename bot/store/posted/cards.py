@@ -19,8 +19,8 @@ from typing import cast
 from redis.asyncio import Redis
 
 from bot.store import keys
-from bot.store.parked import FIELD as CARD_ERROR
-from bot.store.refused import TOLD as CARD_TOLD
+from bot.store.posted.parked import FIELD as CARD_ERROR
+from bot.store.posted.refused import TOLD as CARD_TOLD
 
 Intent = tuple[str, str]  # (hash key, field): when the first attempt to post started
 

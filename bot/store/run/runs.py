@@ -15,7 +15,7 @@ from bot.db.replicas import acks_for
 from bot.db.scan import hashes, key_names
 from bot.errors import NotFound
 from bot.store import keys
-from bot.store.events import publish
+from bot.store.stream.events import publish
 
 RUN_TTL_S = 30 * 86_400
 
@@ -69,7 +69,7 @@ class RunStore:
         pipe = self.redis.pipeline(transaction=True)
         pipe.hset(keys.run(run.id), mapping=_fields(run))  # type: ignore[arg-type]
         pipe.expire(keys.run(run.id), RUN_TTL_S)
-        # the id is new, so nobody used it before: it is the owner's (bot/store/owners.py)
+        # the id is new, so nobody used it before: it is the owner's (bot/store/run/owners.py)
         pipe.set(keys.run_owner(run.id), owner, ex=RUN_TTL_S)
         await pipe.execute()
         if channel and thread_ts:

@@ -12,7 +12,7 @@ from typing import cast
 from redis.asyncio import Redis
 
 from bot.store import keys
-from bot.store.runs import RUN_TTL_S
+from bot.store.run.runs import RUN_TTL_S
 
 CARDS_TTL_S = RUN_TTL_S  # a thread's cards are found as long as its run is kept
 

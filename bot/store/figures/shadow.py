@@ -5,7 +5,7 @@ verdicts.
 The fields ride in the request's hash, written by the same CREATE script (one round
 trip): a verdict never exists without its request, nor a request made under a shadow
 without its verdict. The metrics collector counts each once, from the create event,
-in the MULTI that acknowledges it (bot/store/metrics.py).
+in the MULTI that acknowledges it (bot/store/figures/metrics.py).
 """
 
 from __future__ import annotations

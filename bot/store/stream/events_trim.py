@@ -1,6 +1,6 @@
 """Trims each shard's events stream once every consumer group is done with its entries.
 
-The events stream (bot/store/events.py) is an outbox: the Slack notifier and the
+The events stream (bot/store/stream/events.py) is an outbox: the Slack notifier and the
 metrics collector each read it through a consumer group and acknowledge an entry
 once they have delivered or counted it. After that nobody reads the entry again,
 yet `XADD ... MAXLEN ~ 100000` alone would keep up to 100,000 of them per shard:

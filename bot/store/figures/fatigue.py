@@ -2,7 +2,7 @@
 request's tier, arguments and card time beside its audit trail; and counting one
 decision for /metrics as its transition's notice is read.
 
-`CARD_AT` (bot/store/cards.py) is written by the notifier as it saves a request's card,
+`CARD_AT` (bot/store/posted/cards.py) is written by the notifier as it saves a request's card,
 first write wins: the moment the card was first shown to anyone.
 """
 
@@ -17,7 +17,7 @@ from bot.core.fatigue import Decided, decisions_of, report
 from bot.core.fatigue import Report as Report
 from bot.core.models import AuditEntry
 from bot.store import keys
-from bot.store.cards import CARD_AT
+from bot.store.posted.cards import CARD_AT
 from bot.store.requests import RequestStore
 
 # A request created up to this long before the window and decided inside it still

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from bot import messages as msg
-from bot.core.plainjson import inexact_number, lone_surrogate, too_deep
+from bot.core.args.plainjson import inexact_number, lone_surrogate, too_deep
 from bot.errors import PayloadError
 
 # Arguments bigger than this are refused at the door: a person cannot review

@@ -12,9 +12,9 @@ from bot.core.ids import new_steering_id
 from bot.core.models import Steering
 from bot.db.replicas import acks_for
 from bot.store import keys
-from bot.store.events import publish
-from bot.store.run_signals import followed
+from bot.store.run.run_signals import followed
 from bot.store.scripts.common import WAITING_TTL_S
+from bot.store.stream.events import publish
 
 QUEUE_TTL_S = 7 * 86_400  # a run idle for a week has no one left to steer
 
@@ -48,7 +48,7 @@ class SteeringStore:
         pipe.rpush(key, s.model_dump_json())
         pipe.expire(key, QUEUE_TTL_S)
         # after the write, in the same step: a worker that keeps the run's state
-        # locally reads the store again (bot/store/run_signals.py)
+        # locally reads the store again (bot/store/run/run_signals.py)
         if followed(self.redis):
             pipe.publish(keys.run_signal(run_id), "1")
         await pipe.execute()

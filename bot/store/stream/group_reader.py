@@ -28,7 +28,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 
 from bot.store import keys
-from bot.store.events import EventBus, Notice, _notice
+from bot.store.stream.events import EventBus, Notice, _notice
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ import re
 from redis.asyncio import Redis
 
 from bot.store import keys
-from bot.store.events import Notice
-from bot.store.parked import FIELD, item_key
+from bot.store.posted.parked import FIELD, item_key
+from bot.store.stream.events import Notice
 
 COUNTER = "hitl_slack_refusals_total"
 HELP = {

@@ -6,7 +6,7 @@ made to take minutes or reach out to the network, so every draft's validator is
 extended here:
 
 - `pattern`, `patternProperties` and the `additionalProperties` that depends on
-  them match with RE2 (`bot.core.saferegex`), never Python's backtracking `re`;
+  them match with RE2 (`bot.core.args.saferegex`), never Python's backtracking `re`;
 - every keyword it applies spends from a budget of `MAX_STEPS` (a keyword comparing
   against a list, such as `enum`, spends one step per entry): past it the check
   stops with `TooCostly`, so a schema that fans out through `$ref`s or `anyOf`s over
@@ -18,7 +18,7 @@ extended here:
 
 Formats stay annotations (no format checker), as they always were here. The one
 keyword left that would match with `re` is `unevaluatedProperties` beside a
-`patternProperties`: `bot.core.schemabounds` refuses that pairing up front.
+`patternProperties`: `bot.core.args.schemabounds` refuses that pairing up front.
 """
 
 from __future__ import annotations
@@ -34,14 +34,14 @@ from jsonschema import validators as js_validators
 from jsonschema.protocols import Validator
 from referencing import Registry
 
-from bot.core.saferegex import search
+from bot.core.args.saferegex import search
 
 # One check's budget. A step is one keyword applied to one value (a `$ref`, which
 # resolves, counts `REF_STEPS`; a list keyword, one more per entry). The costliest steps
 # (an `anyOf` descending into each option) take about 6 us here, so a check costs the
 # loop about a tenth of a second at most; a call's whole arguments against a plain schema
 # take well under that (2,000 objects of two typed properties: 16,000 steps, and such
-# plain schemas mostly take the quick path, bot/core/fastschema.py, counted nowhere).
+# plain schemas mostly take the quick path, bot/core/args/fastschema.py, counted nowhere).
 MAX_STEPS = 20_000
 REF_STEPS = 5
 CHARS_PER_STEP = 8
@@ -234,7 +234,7 @@ def meta_validator(cls: type[Validator], format_checker: Any) -> Validator:
 
 class Unsafe(ValueError):
     """The schema pairs `unevaluatedProperties` with `patternProperties`, which jsonschema
-    would match with Python's `re` (`bot.core.schemabounds` refuses it when sent)."""
+    would match with Python's `re` (`bot.core.args.schemabounds` refuses it when sent)."""
 
 
 def validator(schema: Mapping[str, Any]) -> Validator:

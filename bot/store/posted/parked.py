@@ -16,7 +16,7 @@ from typing import cast
 from redis.asyncio import Redis
 
 from bot.store import keys
-from bot.store.events import Notice
+from bot.store.stream.events import Notice
 
 FIELD = "card_error"  # on the item's hash: "EVENT: what went wrong"
 COUNTER = "hitl_notices_parked_total"

@@ -17,7 +17,7 @@ from bot.clock import Clock, wall_ms
 from bot.core.models import RunState
 from bot.store import keys
 
-OWNER_TTL_S = 30 * 86_400  # as long as a run's record is kept (bot/store/runs.py)
+OWNER_TTL_S = 30 * 86_400  # as long as a run's record is kept (bot/store/run/runs.py)
 
 # KEYS: the run's record, its owner key.  ARGV: the identity using it, ttl seconds, the
 # run id, now, a title ('' for none). Reply: the run's owner ('' for a run whose record

@@ -1,11 +1,11 @@
 """What a caller's schema may hold before it is accepted: keywords, and patterns RE2 runs.
 
-The size and depth are checked in `bot.core.schema`; this walk adds the two bounds
+The size and depth are checked in `bot.core.args.schema`; this walk adds the two bounds
 that need to read the schema itself:
 
 - at most `MAX_KEYWORDS` keys in the whole document, so the work of compiling and
   checking it stays small (the check's own cost is bounded at run time too, by
-  `bot.core.safeschema`);
+  `bot.core.args.safeschema`);
 - every `pattern` and every `patternProperties` name compiles in RE2. A pattern RE2
   cannot run (a backreference, a lookaround) is refused here, with the place it
   sits, rather than discovered when a person's edit is checked.
@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from bot import messages as msg
-from bot.core.saferegex import MAX_MEMORY, pattern_problem
+from bot.core.args.saferegex import MAX_MEMORY, pattern_problem
 
 MAX_KEYWORDS = 500  # a tool of 40 typed arguments, as pydantic describes it: about 120
 # Distinct patterns (and patternProperties names): each new one is compiled, up to 10 ms.

@@ -5,7 +5,7 @@ A page is marked in the request's posts hash (`keys.posts`, field
 `serve` never sends it again, and the request's resolve knows what to close.
 Values: `triggered`, `resolved`, or `refused` (the service or the setup said no for
 good: nothing to resolve). The counters sit in the shard's metrics hash, which
-`/metrics` sums (bot/store/metrics.py).
+`/metrics` sums (bot/store/figures/metrics.py).
 """
 
 from __future__ import annotations
