@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Self
+from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import Field, SecretStr, ValidationError, field_validator
@@ -92,6 +93,10 @@ HOW_TO_SET: dict[str, str] = {
     ),
     "HITL_HOST": "the address `hitl-bot serve` listens on, default 127.0.0.1",
     "HITL_PORT": "the port `hitl-bot serve` listens on, default 3000",
+    "HITL_PUBLIC_URL": (
+        "the https address people reach `hitl-bot serve` at from their browser, e.g. "
+        "https://hitl.example.com; needed by a policy tier with step_up (passkey pages)"
+    ),
     "HITL_UVLOOP": "1 to run `hitl-bot serve` on uvloop (pip install 'hitl-bot[uvloop]')",
 }
 
@@ -161,6 +166,9 @@ class Settings(BaseSettings):
     hitl_default_agent: str | None = None
     hitl_host: str = "127.0.0.1"
     hitl_port: int = Field(default=3000, ge=0, le=65535)
+    # Where people's browsers reach serve (the passkey pages, bot/passkey); its host is
+    # the WebAuthn relying party id, so it must not change once passkeys are enrolled.
+    hitl_public_url: str | None = None
     hitl_uvloop: bool = False  # bot/server/eventloop.py: opt-in, and an error when not installed
 
     @field_validator("slack_api_url")
@@ -169,6 +177,25 @@ class Settings(BaseSettings):
         # slack_sdk joins method names onto base_url; without the slash
         # "http://host/api" + "chat.postMessage" loses the "api" segment.
         return value if value.endswith("/") else value + "/"
+
+    @field_validator("hitl_public_url")
+    @classmethod
+    def _origin(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        url = urlsplit(value.strip())
+        local = url.hostname in ("localhost", "127.0.0.1", "::1")
+        if (
+            url.scheme not in ("https", "http")
+            or not url.hostname
+            or (url.scheme == "http" and not local)
+        ):
+            raise ValueError("it must be an https:// address (http:// only for localhost)")
+        if url.path not in ("", "/") or url.query or url.fragment:
+            raise ValueError(
+                "it must be an origin only, without a path, e.g. https://hitl.example.com"
+            )
+        return f"{url.scheme}://{url.netloc}"
 
     @field_validator("hitl_data_dir", "hitl_policy", "hitl_shadow_policy", "hitl_signing_key_file")
     @classmethod

@@ -60,6 +60,15 @@ ALREADY_CLAIMED = (
 REASON_REQUIRED = "A rejection needs a reason code, one of: {codes}."
 POLICY_NOT_A_TIER = "{value} is not a risk tier; fix: use one of low, medium, high, critical"
 POLICY_GOT = "{problem} (the file says {value})"
+STEP_UP_NEEDS_PUBLIC_URL = (
+    "the policy's tiers {tiers} need a passkey step-up, and HITL_PUBLIC_URL is not set, "
+    "so no one could confirm an approval; fix: export HITL_PUBLIC_URL=https://... (the "
+    "address people's browsers reach hitl-bot serve at), or remove step_up from the policy"
+)
+STEP_UP_NO_CRITICAL = (
+    "warning: the critical tier has no step_up: a Slack click alone approves its calls; "
+    "fix: add 'step_up: passkey' to tiers.critical (docs/security.md)"
+)
 EDIT_NOT_ALLOWED = "The policy does not allow editing {tool} before approval."
 EDIT_NEEDS_ARGS = "Edit and approve needs the new arguments."
 NOT_ALLOWED = "Cannot {event} a request that is {state}."

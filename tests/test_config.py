@@ -217,3 +217,21 @@ async def test_serve_with_a_short_hitl_api_token_does_not_start(tmp_path: Path) 
     assert proc.returncode != 0
     assert "HITL_API_TOKEN is invalid" in err.decode(), err.decode()
     assert not any(tmp_path.iterdir())  # refused before anything started: no Valkey
+
+
+def test_the_public_url_is_kept_as_an_origin(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("HITL_PUBLIC_URL", "https://hitl.example.com/")
+    assert Settings.load().hitl_public_url == "https://hitl.example.com"
+    clean_env.setenv("HITL_PUBLIC_URL", "http://localhost:3000")
+    assert Settings.load().hitl_public_url == "http://localhost:3000"
+
+
+@pytest.mark.parametrize(
+    "value", ["http://hitl.example.com", "https://hitl.example.com/approve", "hitl.example.com"]
+)
+def test_a_public_url_browsers_cannot_trust_is_refused_naming_it(
+    clean_env: pytest.MonkeyPatch, value: str
+) -> None:
+    clean_env.setenv("HITL_PUBLIC_URL", value)
+    with pytest.raises(ConfigError, match=r"^HITL_PUBLIC_URL is invalid: .*https://"):
+        Settings.load()

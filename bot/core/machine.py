@@ -18,6 +18,7 @@ from bot.core.grants import GRANT_REASON
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTier
 from bot.core.proof.fence import fence_of, new_claim_token, token_of
 from bot.core.states import ALLOWED, FINAL, HUMAN_EVENTS, Event, ReasonCode, State, SystemReason
+from bot.core.stepup import VIA
 from bot.errors import (
     AlreadyResolved,
     Expired,
@@ -293,13 +294,15 @@ def _human(req: ActionRequest, d: Decision, now: int) -> Step:
     if len(approvals) < req.quorum:
         draft.move(d.event, S.PENDING_REVIEW)
         return draft.finish(req.expires_at - now if req.expires_at is not None else None)
-    # An approval under a standing grant names the grant as its reason (bot/core/grants.py).
-    grant = d.event == E.APPROVE and str(d.reason_code or "").startswith(GRANT_REASON)
+    # An approval under a standing grant names the grant as its reason (bot/core/grants.py),
+    # one confirmed with a passkey its credential (bot/core/stepup.py).
+    reason = str(d.reason_code or "")
+    kept = (d.event == E.APPROVE and reason.startswith(GRANT_REASON)) or reason.startswith(VIA)
     draft.updates["resolution"] = Resolution(
         actor=d.actor,
         at=now,
         event=d.event,
-        reason_code=d.reason_code if grant else None,
+        reason_code=d.reason_code if kept else None,
         text=d.text,
         view_hash=d.view_hash,
     )

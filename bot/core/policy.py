@@ -110,6 +110,9 @@ class TierPolicy(_Strict):
     self_approval: bool = False
     allow_edit: bool = True
     standing: Standing | None = None
+    # A person's approval of this tier counts only once confirmed with their passkey
+    # (docs/security.md "Step-up"): serve hosts the page, at HITL_PUBLIC_URL.
+    step_up: Literal["passkey"] | None = None
 
     _review_timeout = field_validator("review_timeout", mode="before")(parse_duration)
     _approvers = field_validator("approvers")(check_principals)
@@ -224,6 +227,10 @@ class Policy(_Strict):
         review = tp.review == "required" or tier != (tp.tier or self.default_tier)
         return Verdict(tool=tool, tier=tier, review=review)
 
+    def step_up_tiers(self) -> tuple[RiskTier, ...]:
+        """The tiers whose approvals need a step-up, in order."""
+        return tuple(t for t in TIER_ORDER if self.tiers[t].step_up is not None)
+
     def levels(self, tier: RiskTier, now_ms: int) -> tuple[Level, ...]:
         """The tier's chain with on-call rotations resolved for when each level starts."""
         tp = self.tiers[tier]
@@ -304,7 +311,14 @@ def standing_problems(tiers: dict[RiskTier, TierPolicy]) -> list[str]:
     for tier, tp in tiers.items():
         if tp.standing is None:
             continue
-        if tier == RiskTier.CRITICAL:
+        if tp.step_up is not None:
+            # A grant would pass later calls with no one's passkey at all.
+            problems.append(
+                f"tiers.{tier.value}.standing: every approval of a tier with step_up is "
+                "confirmed with a passkey, one call at a time; fix: remove 'standing' or "
+                "'step_up' from this tier"
+            )
+        elif tier == RiskTier.CRITICAL:
             problems.append(
                 "tiers.critical.standing: a critical call is decided one at a time; "
                 "fix: remove 'standing' from the critical tier"

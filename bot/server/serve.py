@@ -21,13 +21,17 @@ from bot.api.app import create_app
 from bot.asgi import serve_asgi
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
+from bot.core.policy import load_policy
 from bot.deadlines.sweeper import Sweeper
 from bot.gate.runtime import open_runtime
+from bot.gate.stepup import check_public_url
+from bot.server.passkeys import passkey_pages
 from bot.signing import load_signer
 from bot.slack.access.principals import resolve_at_start
 from bot.slack.app import build_app
 from bot.slack.delivery.notifier import Notifier
 from bot.slack.delivery.refusals import REFUSAL_BACKOFF
+from bot.slack.listeners.approvals import Approvals
 from bot.slack.transport.client import web_client
 from bot.slack.transport.http import slack_endpoint
 from bot.slack.transport.preflight import preflight_at_start
@@ -95,8 +99,11 @@ async def run_serve(
     options = options or ServeOptions()
     tasks = tasks or Supervisor()
     check_settings(settings)
+    policy = load_policy(settings.hitl_policy)
+    check_public_url(settings, policy)  # a step-up tier needs its page (fail closed)
     # The key only serve holds: its store seals every person's decision and every default.
-    async with open_runtime(settings, clock=clock, signer=load_signer(settings)) as rt:
+    signer = load_signer(settings)
+    async with open_runtime(settings, clock=clock, policy=policy, signer=signer) as rt:
         runs = rt.runs
         client = web_client(
             settings,
@@ -140,6 +147,8 @@ async def run_serve(
             tasks=tasks,
             max_waiting=settings.hitl_max_waiting_per_identity,
         )
+        if settings.hitl_public_url:
+            api.mount("/passkey", passkey_pages(rt, Approvals(rt), client))
         served = await serve_asgi(api, settings.hitl_host, settings.hitl_port)
         consumer = f"{socket.gethostname()}-{os.getpid()}"
         notifier = Notifier(

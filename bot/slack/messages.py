@@ -81,7 +81,7 @@ EDIT_BAD_JSON = "Not valid JSON: {error}"
 ANSWER_EMPTY = "Write an answer first."
 HITL_USAGE = (
     "Usage: /hitl pending | policy | run <agent> <prompt> | steer <run> <text> | "
-    "stop <run> | audit <request> | grants [revoke <grant>]"
+    "stop <run> | audit <request> | grants [revoke <grant>] | passkey [remove <id>]"
 )
 STEER_QUEUED = "Queued for {run_id}; the agent reads it at its next tool call."
 STOP_DONE = "Stopping {run_id}: pending requests and questions are withdrawn."
@@ -147,6 +147,10 @@ RESOLUTION = {
     "cancel": "🚫 Withdrawn by {who} · {at}",
 }
 RESOLUTION_OTHER = "{event} by {who} · {at}"
+RESOLUTION_PASSKEY = {  # an approval confirmed with the approver's passkey (step-up)
+    "approve": "✅ Approved by {who} (passkey) · {at}",
+    "edit_and_approve": "✏️ Edited and approved by {who} (passkey) · {at}",
+}
 # A proposal is approved by choosing one of its candidates: never "edited".
 RESOLUTION_CHOSEN = "✅ Approved: candidate {n} chosen by {who} · {at}"
 WITHDRAWN_LABEL = "🚫 Withdrawn"  # the state of a call withdrawn before anyone decided it

@@ -310,3 +310,22 @@ def grant_keys(gid: str) -> list[str]:
         f"{GRANTS_TAG}live",
         f"{GRANTS_TAG}sources",
     ]
+
+
+# Passkeys (bot/store/passkeys.py): few records, each read or written alone.
+PASSKEY = f"{PREFIX}passkey:"
+
+
+def passkey_user(user: str) -> str:
+    """Hash: a Slack user's enrolled credentials, credential id -> record (JSON)."""
+    return f"{PASSKEY}user:{user}"
+
+
+PASSKEY_USERS = f"{PASSKEY}users"  # set: who has enrolled one at least once
+PASSKEY_OWNERS = f"{PASSKEY}owners"  # hash: credential id -> Slack user id
+PASSKEY_REVOKED = f"{PASSKEY}revoked"  # hash: credential id -> who removed it, and when
+
+
+def passkey_link(kind: str, token: str) -> str:
+    """A one-time link's record ("enroll" or "step"), and its `used` mark."""
+    return f"{PASSKEY}{kind}:{token}"

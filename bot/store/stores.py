@@ -25,6 +25,7 @@ from bot.signing import Signer
 from bot.store import audit, heads, keys, pending_count
 from bot.store.figures import metrics
 from bot.store.grants import GrantStore
+from bot.store.passkeys import PasskeyStore
 from bot.store.posted import parked
 from bot.store.posted.cards import Cards
 from bot.store.posted.digests import Digests
@@ -72,6 +73,7 @@ class StoreSet:
         self.slack = SlackCache(redis)
         self.grants = GrantStore(redis, clock=clock, signer=signer)
         self.agents = AgentDirectory(redis, clock=clock)
+        self.passkeys = PasskeyStore(redis, clock=clock)  # step-up (bot/core/stepup.py)
 
     async def ping(self) -> None:
         """Raise unless the store answers."""

@@ -27,6 +27,7 @@ from bot.core.models import RiskTier as Risk
 from bot.core.pagers import pages
 from bot.core.states import FINAL, Event, ReasonCode
 from bot.core.states import State as S
+from bot.core.stepup import credential_of
 from bot.slack import messages as smsg
 from bot.slack.blocks import escape as esc
 from bot.slack.blocks.call import DECISION_KEYS as DECISION_KEYS  # part of this module's API
@@ -115,7 +116,8 @@ def outcome_text(req: ActionRequest) -> str | None:
     lines = [] if said else [f"*{smsg.F_OUTCOME}* {state_label(req)}"]
     if res is not None:
         lines.append((f"*{smsg.F_OUTCOME}* " if said else "") + resolution_line(res, req))
-        if res.reason_code or res.text:
+        stepped = credential_of(res.reason_code) is not None  # said by "(passkey)"
+        if (res.reason_code and not stepped) or res.text:
             lines.append(f"*{smsg.F_REASON}* {reason_words(res, 1500)}")
     if req.detail:
         lines.append(f"*{smsg.F_REPORT}* {esc.fit(req.detail, 1000)}")
@@ -128,6 +130,8 @@ def resolution_line(res: Resolution, req: ActionRequest | None = None) -> str:
     if pick is not None:
         return smsg.RESOLUTION_CHOSEN.format(n=pick + 1, who=who, at=at)
     how = smsg.RESOLUTION.get(res.event.value, smsg.RESOLUTION_OTHER)
+    if credential_of(res.reason_code) is not None:  # confirmed with a passkey (step-up)
+        how = smsg.RESOLUTION_PASSKEY.get(res.event.value, how)
     return how.format(who=who, at=at, event=res.event.value)
 
 

@@ -35,6 +35,7 @@ from bot.errors import (
 )
 from bot.gate.decide import decide
 from bot.gate.runtime import Runtime
+from bot.gate.stepup import StepUpNeeded
 from bot.slack import messages as smsg
 from bot.slack.access.groups import groups_of, needs_lookup
 from bot.slack.access.permissions import actor_team, is_foreign, may_decide, may_see
@@ -42,6 +43,8 @@ from bot.slack.blocks import escape as esc
 from bot.slack.blocks import lines, render, views
 from bot.slack.blocks.modal_errors import ForeignRefused, Names, fit, modal_refusal
 from bot.slack.listeners.view_seal import seal_for
+from bot.slack.stepup import guard as stepup_guard
+from bot.slack.stepup import plain as stepup_plain
 from bot.store.codec import from_hash
 from bot.store.requests import Moved
 
@@ -51,6 +54,8 @@ MAX_REASON = DETAIL_MAX  # `Decision.text`, and the reason input's max_length
 
 
 def refusal_text(exc: HitlError) -> str:
+    if isinstance(exc, StepUpNeeded):  # the approver's link: nothing was refused
+        return str(exc)
     if isinstance(exc, AlreadyResolved):
         return lines.refusal("already_resolved", by=exc.by, at=exc.at, how=exc.how)
     if isinstance(exc, Expired):
@@ -83,13 +88,16 @@ class Approvals:
         foreign: bool = False,
         view_hash: str | None = None,
         expect_version: int | None = None,
+        confirmed: bool = False,
     ) -> Moved:
         """Apply a person's decision, resolving their groups and what they saw first.
 
         A member of another workspace (`foreign`) is no member of any of ours: no group
         or channel is looked up for them, and the machine does not count "*" for them.
         `view_hash`: what they saw when it was not the card (a digest's); with
-        `expect_version`, a request moved since that version is left as it is (noop)."""
+        `expect_version`, a request moved since that version is left as it is (noop).
+        An approval on a tier with step-up raises StepUpNeeded instead (bot/slack/stepup.py)
+        unless `confirmed`: the passkey page verified it (bot/passkey)."""
         try:
             h = await self.rt.requests.fields(request_id)
         except STORE_DOWN as exc:
@@ -109,6 +117,8 @@ class Approvals:
                 "foreign": foreign,
             }
         )
+        if not confirmed:
+            d = await stepup_guard(self.rt, h, d, groups=groups, foreign=foreign)
         try:
             moved = await decide(self.rt.requests, request_id, d, expect_version=expect_version)
         except STORE_DOWN as exc:  # a failover or a lost connection: say so, not nothing
@@ -286,6 +296,9 @@ class Approvals:
                 Decision(event=Event.EDIT_AND_APPROVE, payload_hash=phash, new_args=new_args),
                 foreign=is_foreign(actor_team(body), context),
             )
+        except StepUpNeeded as exc:  # a modal's error is plain text: the link as it is
+            await _refuse(ack, stepup_plain(exc, rid))
+            return
         except HitlError as exc:
             await _refuse(ack, await modal_refusal(self.names, client, exc))
             return

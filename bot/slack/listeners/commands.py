@@ -24,6 +24,7 @@ from bot.slack.blocks import lists, render
 from bot.slack.blocks.home import RunLine, home_view
 from bot.slack.grants.handlers import grants_command, with_grants
 from bot.slack.listeners.fatigue_home import operators_panel
+from bot.slack.stepup import passkey_command
 from bot.store.run.runs import RunStore
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,8 @@ class Commands:
             return lists.pending_list(reqs, now_ms=now)
         if verb == "policy":
             return lists.policy_summary(self.rt.policy)
+        if verb == "passkey":
+            return render.Rendered(text=await passkey_command(self.rt, user, rest), blocks=[])
         if verb == "grants":
             return await grants_command(self.rt, client, user, rest)
         if verb == "audit" and rest:

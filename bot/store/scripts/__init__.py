@@ -26,6 +26,7 @@ __all__ = [
     "GRANT",
     "QUESTION",
     "REPORT",
+    "STEP_UP",
     "TERMS_ERROR",
     "TIMEOUT",
     "TRANSITION_SCRIPTS",
@@ -41,6 +42,7 @@ REPORT = TRANSITION_COMMON + read("report.lua")
 CANCEL = TRANSITION_COMMON + read("cancel.lua")
 QUESTION = COMMON + read("question.lua")
 GRANT = read("grant.lua")  # standing approvals (bot/store/grants.py): no request keys
+STEP_UP = COMMON + read("stepup.lua")  # a refused step-up, audited (passkeys.py)
 WITH_AUDIT = read("with_audit.lua")  # a request and its audit in one read (requests.py)
 
 # The transition scripts by name, and the name of each event's script.
@@ -65,6 +67,7 @@ ALL: dict[str, str] = {
     **TRANSITION_SCRIPTS,
     "question": QUESTION,
     "grant": GRANT,
+    "stepup": STEP_UP,
 }
 
 

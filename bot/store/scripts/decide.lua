@@ -84,9 +84,11 @@ else
     move(t, event, S.pending_review)
     expires_in = tonumber(h.expires_at) - now
   else
-    -- an approval under a standing grant names it (bot/core/grants.py GRANT_REASON)
-    local granted = event == E.approve and reason:sub(1, 6) == 'grant:'
-    resolve(t, event, (granted and reason) or '', text, view, seal)
+    -- an approval under a standing grant names it (bot/core/grants.py GRANT_REASON),
+    -- one confirmed with a passkey its credential (bot/core/stepup.py VIA)
+    local kept = (event == E.approve and reason:sub(1, 6) == 'grant:')
+                 or reason:sub(1, 8) == 'passkey:'
+    resolve(t, event, (kept and reason) or '', text, view, seal)
     move(t, event, S.approved)
     expires_in = tonumber(h.claim_ms)
   end
