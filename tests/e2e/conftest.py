@@ -163,16 +163,18 @@ async def bot(
     await emu.start()
     clock = FakeClock(int(time.time() * 1000))
     settings = Settings(
-        slack_bot_token=TOKEN,
-        # Socket Mode runs with no signing secret at all, as docs/slack-setup.md tells users to
-        slack_signing_secret=None if socket else SECRET,
-        slack_app_token=APP_TOKEN if socket else None,
-        slack_api_url=emu.api_url,
-        redis_url=redis_url,
-        hitl_policy=policy_file,
-        hitl_port=0,
-        hitl_api_token="api-token-0123456789",
-        **serve_env,
+        **{
+            "slack_bot_token": TOKEN,
+            # Socket Mode runs with no signing secret at all, as docs/slack-setup.md says
+            "slack_signing_secret": None if socket else SECRET,
+            "slack_app_token": APP_TOKEN if socket else None,
+            "slack_api_url": emu.api_url,
+            "redis_url": redis_url,
+            "hitl_policy": policy_file,
+            "hitl_port": 0,
+            "hitl_api_token": "api-token-0123456789",
+        }
+        | serve_env  # a module's own settings win, its policy file and port too
     )
     stop = asyncio.Event()
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
