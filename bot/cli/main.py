@@ -24,13 +24,14 @@ from bot.cli.channels import check_channels_in_slack
 from bot.cli.doctor import doctor
 from bot.cli.keys import keys_app
 from bot.cli.maintenance import maintenance_app
+from bot.cli.passkey import passkey_app
 from bot.cli.policy_replay import policy_diff, shadow_report
 from bot.cli.preflight import check_preflight_in_slack
 from bot.cli.report import report
 from bot.cli.valkey import valkey_app
 from bot.core.durations import format_duration
 from bot.core.ids import is_run_id
-from bot.core.models import ActionRequest
+from bot.core.models import ActionRequest, RiskTier
 from bot.core.pagers import pager_lines
 from bot.core.policy import TIER_ORDER, Assignees, Policy, load_policy
 from bot.core.proof.chain import expand
@@ -67,6 +68,7 @@ app.add_typer(
     name="maintenance",
     short_help="Operator upkeep that SCANs the whole store.",
 )
+app.add_typer(passkey_app, name="passkey", short_help="Passkeys enrolled for step-up approvals.")
 app.add_typer(mcp_app, name="mcp", short_help="The gate for MCP clients: a server and a gateway.")
 app.add_typer(
     claude_code_app,
@@ -243,7 +245,7 @@ def _level(a: Assignees) -> str:
 def policy_table(policy: Policy) -> Table:
     t = Table(
         "tier", "review", "reviewers", "escalation", "when nobody answers", "approvals",
-        "approvers", "standing",
+        "approvers", "standing", "step-up",
     )  # fmt: skip
     for tier in TIER_ORDER:
         tp = policy.tiers[tier]
@@ -262,6 +264,7 @@ def policy_table(policy: Policy) -> Table:
             (", ".join(tp.first_deciders()) or "-") + " + each level reached",
             # standing approvals (docs/grants.md): the longest grant, and its widest scope
             f"{format_duration(tp.standing.max)}, {tp.standing.scope}" if tp.standing else "-",
+            tp.step_up or "-",  # a passkey confirms each approval (docs/security.md)
         )
     return t
 
@@ -281,6 +284,18 @@ def policy_check(file: Path, as_json: JsonOpt = False) -> None:
     else:
         _print_table(policy_table(policy))
         out.print(f"Tools not listed are gated at [bold]{policy.default_tier.value}[/bold].")
+    for warning in step_up_warnings(policy):
+        err.print(warning, markup=False, highlight=False)
+
+
+def step_up_warnings(policy: Policy) -> list[str]:
+    """What `policy check` warns of: a critical tier a click alone approves, and step-up
+    tiers that serve would refuse to run here (HITL_PUBLIC_URL unset)."""
+    found = [] if policy.tiers[RiskTier.CRITICAL].step_up else [msg.STEP_UP_NO_CRITICAL]
+    tiers = ", ".join(t.value for t in policy.step_up_tiers())
+    if tiers and not os.environ.get("HITL_PUBLIC_URL"):
+        found.append("warning: " + msg.STEP_UP_NEEDS_PUBLIC_URL.format(tiers=tiers))
+    return found
 
 
 @policy_app.command("show", short_help="Print the policy in effect and who decides each tier.")

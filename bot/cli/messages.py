@@ -271,3 +271,8 @@ DOCTOR_NONE = "(none)"
 MAINT_QUESTIONS_INDEXED = (
     "Checked {n} questions: each is in its run's index and leaves the store on schedule."
 )
+
+# -- hitl-bot passkey (bot/cli/passkey.py) ---------------------------------------------------
+PASSKEY_NONE = "No passkey is enrolled."
+PASSKEY_REVOKED = "Revoked {user}'s passkey {id}: a confirmation with it is refused from now on."
+PASSKEY_NOTHING_REVOKED = "{user} has no such passkey; `hitl-bot passkey list {user}` shows theirs."

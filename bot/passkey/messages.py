@@ -23,7 +23,7 @@ APPROVED_PARTLY = (
 ALREADY = "You had approved this already; nothing changed."
 WORKING = "Waiting for your passkey…"
 NO_WEBAUTHN = "This browser cannot use passkeys; open the link on a device that can."
-BROWSER_REFUSED = "Your device did not confirm ({error}); nothing was approved. Try again."
+BROWSER_REFUSED = "Your device did not confirm; nothing was approved. Try again."
 UNKNOWN_LINK = (
     "This link is unknown or too old; nothing was done. Ask for a new one in Slack "
     "(approve again, or run /hitl passkey)."

@@ -58,7 +58,7 @@ document.getElementById('go').addEventListener('click', async () => {
   let body;
   try { body = await hitlAnswer(); }
   catch (e) {
-    show(says.refused.replace('{error}', e.name), false);
+    show(says.refused + ' (' + e.name + ')', false);
     button.disabled = false;
     return;
   }

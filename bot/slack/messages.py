@@ -147,10 +147,9 @@ RESOLUTION = {
     "cancel": "🚫 Withdrawn by {who} · {at}",
 }
 RESOLUTION_OTHER = "{event} by {who} · {at}"
-RESOLUTION_PASSKEY = {  # an approval confirmed with the approver's passkey (step-up)
-    "approve": "✅ Approved by {who} (passkey) · {at}",
-    "edit_and_approve": "✏️ Edited and approved by {who} (passkey) · {at}",
-}
+# An approval confirmed with the approver's passkey (step-up).
+APPROVED_PASSKEY = "✅ Approved by {who} (passkey) · {at}"
+EDITED_PASSKEY = "✏️ Edited and approved by {who} (passkey) · {at}"
 # A proposal is approved by choosing one of its candidates: never "edited".
 RESOLUTION_CHOSEN = "✅ Approved: candidate {n} chosen by {who} · {at}"
 WITHDRAWN_LABEL = "🚫 Withdrawn"  # the state of a call withdrawn before anyone decided it

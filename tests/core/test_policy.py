@@ -462,3 +462,26 @@ def test_any_shape_of_file_is_refused_in_words_never_with_a_traceback(
     naming its problems (serve and `policy check` print it), never another exception."""
     with contextlib.suppress(ConfigError):
         parse_policy({"tiers": tiers, **rest})
+
+
+# -- step-up ----------------------------------------------------------------------------------
+
+
+def test_a_tier_may_ask_for_a_passkey() -> None:
+    policy = policy_from(_edit(lambda d: d["tiers"]["critical"].update(step_up="passkey")))
+    assert policy.tiers[RiskTier.CRITICAL].step_up == "passkey"
+    assert policy.step_up_tiers() == (RiskTier.CRITICAL,)
+    assert DEFAULT_POLICY.step_up_tiers() == ()
+
+
+def test_a_step_up_other_than_passkey_is_refused_naming_the_field() -> None:
+    with pytest.raises(ConfigError, match=r"tiers\.high\.step_up"):
+        policy_from(_edit(lambda d: d["tiers"]["high"].update(step_up="sms")))
+
+
+def test_a_standing_grant_is_never_offered_on_a_step_up_tier() -> None:
+    def both(d: dict[str, Any]) -> None:
+        d["tiers"]["medium"].update(step_up="passkey", standing={"max": "1h"})
+
+    with pytest.raises(ConfigError, match=r"tiers\.medium\.standing: .*step_up"):
+        policy_from(_edit(both))

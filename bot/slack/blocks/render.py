@@ -129,9 +129,12 @@ def resolution_line(res: Resolution, req: ActionRequest | None = None) -> str:
     pick = chosen(req) if req is not None and res.event == Event.EDIT_AND_APPROVE else None
     if pick is not None:
         return smsg.RESOLUTION_CHOSEN.format(n=pick + 1, who=who, at=at)
-    how = smsg.RESOLUTION.get(res.event.value, smsg.RESOLUTION_OTHER)
     if credential_of(res.reason_code) is not None:  # confirmed with a passkey (step-up)
-        how = smsg.RESOLUTION_PASSKEY.get(res.event.value, how)
+        if res.event == Event.APPROVE:
+            return smsg.APPROVED_PASSKEY.format(who=who, at=at)
+        if res.event == Event.EDIT_AND_APPROVE:
+            return smsg.EDITED_PASSKEY.format(who=who, at=at)
+    how = smsg.RESOLUTION.get(res.event.value, smsg.RESOLUTION_OTHER)
     return how.format(who=who, at=at, event=res.event.value)
 
 
