@@ -46,11 +46,11 @@ async def guard(
     raise stepup.StepUpNeeded(text, url=url, expires_at=binding.expires_at)
 
 
-def plain(exc: stepup.StepUpNeeded, rid: str) -> str:
+def plain(exc: stepup.StepUpNeeded) -> str:
     """The step-up answer where Slack shows plain text only (a modal's error)."""
     if exc.url is None:
-        return msg.STEP_UP_NONE_PLAIN.format(id=rid)
-    return msg.STEP_UP_LINK_PLAIN.format(id=rid, url=exc.url)
+        return msg.STEP_UP_NONE_PLAIN
+    return msg.STEP_UP_LINK_PLAIN.format(url=exc.url)
 
 
 async def passkey_command(rt: Runtime, user: str, rest: str) -> str:

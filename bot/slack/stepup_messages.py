@@ -7,17 +7,14 @@ STEP_UP_LINK = (
     "<{url}|confirm it with your passkey> (the link is yours alone, works once, "
     "until {until})."
 )
-STEP_UP_LINK_PLAIN = (
-    "Approving {id} needs your passkey; nothing is approved yet. Confirm it at {url} "
-    "(yours alone, works once)."
-)
+# A modal shows 150 characters of a field error: the link must fit whole.
+STEP_UP_LINK_PLAIN = "Confirm with your passkey (nothing is approved yet): {url}"
 STEP_UP_NONE = (
     ":closed_lock_with_key: Approving `{id}` needs a passkey, and you have none enrolled. "
     "Nothing is approved. Run `/hitl passkey` to enroll one, then approve again."
 )
 STEP_UP_NONE_PLAIN = (
-    "Approving {id} needs a passkey, and you have none enrolled: run /hitl passkey to "
-    "enroll one, then approve again."
+    "This needs your passkey and you have none: run /hitl passkey, then approve again."
 )
 PASSKEY_ENROLL = (
     ":closed_lock_with_key: <{url}|Enroll a passkey> for approvals that need one (the "

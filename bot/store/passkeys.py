@@ -65,7 +65,7 @@ class PasskeyStore:
     # -- one-time links ------------------------------------------------------------
 
     async def _issue(self, kind: Kind, record: str, ttl_ms: int) -> str:
-        token = secrets.token_urlsafe(24)
+        token = secrets.token_urlsafe(16)  # 128 bits, short enough for a modal's error
         await self.redis.set(keys.passkey_link(kind, token), record, px=max(ttl_ms, 1))
         return token
 

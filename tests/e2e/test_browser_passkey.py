@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from bot.core.states import State
+from bot.slack.batch import card
 from bot.slack.blocks import render
 from bot.store import audit
 from bot.store.passkeys import PasskeyStore
@@ -282,3 +283,65 @@ async def test_a_quorum_of_two_takes_each_ones_passkey(bot: Bot, tmp_path: Path)
     entries = await audit.entries(bot.redis, rid)
     vias = [e.via or "" for e in entries if e.event == "approve" and e.kind == "transition"]
     assert [v.startswith("passkey:") for v in vias] == [True, True]
+
+
+async def test_an_edit_waits_for_the_passkey_and_runs_as_edited(bot: Bot, tmp_path: Path) -> None:
+    rid = await bot.propose("refund", {"amount": 4200, "to": "cust-9"}, requester="api")
+    ch, ts = await bot.message_of(rid)
+    async with browser(tmp_path) as b:
+        kid = await person(b, "UKID")
+        cred = await enroll(bot, kid)
+        await bot.emu.click("UKID", render.ACTION_EDIT, channel=ch, ts=ts)
+        view = await eventually(lambda: _open_view(bot, "UKID"))
+        edited = '{"amount": 4000, "to": "cust-9"}'
+        out = await bot.emu.submit(
+            "UKID", view.id, {render.ARGS_BLOCK: {render.ARGS_ACTION: edited}}
+        )
+        assert out.view_action == "errors"  # the modal stays, with the link in it
+        assert (await bot.requests.get(rid)).state == State.PENDING_REVIEW
+        url = _link(json.dumps(out.errors))
+        await kid.page.goto(url)
+        shown = await kid.page.inner_text("dl")
+        assert "as you edited them" in shown and '"amount": 4000' in shown
+        assert "Approved with your passkey" in await confirm(kid, url)
+
+    req = await bot.requests.get(rid)
+    assert req.state == State.APPROVED and req.args == {"amount": 4000, "to": "cust-9"}
+    assert req.resolution is not None and req.resolution.reason_code == f"passkey:{cred}"
+
+    def card_text() -> str:
+        return next(all_text(m.blocks) for m in bot.emu.messages(ch) if m.ts == ts)
+
+    await eventually(card_text, lambda t: "Edited and approved by" in t and "(passkey)" in t)
+
+
+async def test_approve_all_approves_none_of_a_step_up_tier(bot: Bot, tmp_path: Path) -> None:
+    rids = [
+        await bot.propose("refund", {"amount": 2000 + i, "to": f"c-{i}"}, requester="api")
+        for i in range(3)
+    ]
+    ch, _ = await bot.message_of(rids[0])
+
+    def digest() -> Any:
+        for m in bot.emu.messages(ch):
+            if f"Approve all {len(rids)}" in all_text(m.blocks):
+                return m
+        return None
+
+    found = await eventually(digest, what="the digest")
+    async with browser(tmp_path) as b:
+        await enroll(bot, await person(b, "UKID"))
+    await bot.emu.click("UKID", card.ACTION_APPROVE_ALL, channel=ch, ts=found.ts)
+
+    def told() -> str | None:
+        return next((e.text for e in bot.emu.ephemerals("UKID") if "Approved 0" in e.text), None)
+
+    said = await eventually(told, what="the batch's answer")
+    assert len(LINK.findall(said)) == 3  # each call's own link
+    assert [(await bot.requests.get(r)).state for r in rids] == [State.PENDING_REVIEW] * 3
+    for rid in rids:
+        assert await refusals(bot, rid) == [("UKID", "step_up_required")]
+
+
+def _open_view(bot: Bot, user: str) -> Any:
+    return bot.emu.open_view(user)

@@ -297,7 +297,7 @@ class Approvals:
                 foreign=is_foreign(actor_team(body), context),
             )
         except StepUpNeeded as exc:  # a modal's error is plain text: the link as it is
-            await _refuse(ack, stepup_plain(exc, rid))
+            await _refuse(ack, stepup_plain(exc))
             return
         except HitlError as exc:
             await _refuse(ack, await modal_refusal(self.names, client, exc))
