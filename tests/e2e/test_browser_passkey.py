@@ -259,6 +259,9 @@ async def test_each_refusal_is_explained_and_audited(bot: Bot, tmp_path: Path) -
     assert ("UKID", "step_up_other_person") in await refusals(bot, r1)
     assert ("UKID", "step_up_revoked") in await refusals(bot, r1)
     assert ("UBOB", "step_up_expired") in await refusals(bot, r2)
+    for rid in (r1, r2):  # each refusal joined the request's chain, in order
+        assert await audit.verify_request(bot.redis, rid) is None
+        assert await audit.disorder_request(bot.redis, rid) == []
 
 
 async def test_a_quorum_of_two_takes_each_ones_passkey(bot: Bot, tmp_path: Path) -> None:

@@ -135,6 +135,19 @@ EXAMPLES: dict[str, tuple[tuple[str, dict[str, Any]], list[dict[str, Any]], list
     ),
     "edit where the tier forbids it": (LOW, [st("edit_and_approve", edit={"t": 1})], ["invalid"]),
     "edit without arguments": (MEDIUM, [st("edit_and_approve")], ["invalid"]),
+    # An approval confirmed with a passkey keeps the credential as its reason (the card's
+    # "(passkey)"); one of a quorum's approvals keeps none until the last.
+    "approve with a passkey": (MEDIUM, [st("approve", reason="passkey:c1")], ["approved"]),
+    "edit with a passkey": (
+        MEDIUM,
+        [st("edit_and_approve", edit={"amount": 4}, reason="passkey:c1")],
+        ["approved"],
+    ),
+    "quorum with passkeys": (
+        CRITICAL,
+        [st("approve", reason="passkey:c1"), st("approve", "U3", reason="passkey:c2")],
+        ["pending_review", "approved"],
+    ),
     "edit and approve": (MEDIUM, [st("edit_and_approve", edit={"amount": 1})], ["approved"]),
     "already resolved": (
         MEDIUM,
