@@ -50,5 +50,6 @@ REVOKED = (
 )
 FAILED = "Your passkey's answer did not verify ({why}); nothing was approved."
 ENROLL_FAILED = "The passkey could not be enrolled ({why}); ask for a new link with /hitl passkey."
+KNOWN_CREDENTIAL = "that passkey is enrolled already"
 REFUSED = "Nothing was approved: {why}"
 BAD_BODY = "The page sent something that is not a passkey answer; nothing was done."

@@ -104,6 +104,8 @@ class Pages:
         except CeremonyFailed as exc:
             log.info("passkey enrollment refused", extra={"actor": e.user, "why": str(exc)})
             return _answer(False, msg.ENROLL_FAILED.format(why=exc), 400)
+        if await self.pk.owner(got.credential_id) is not None:  # ids are never reused
+            return _answer(False, msg.ENROLL_FAILED.format(why=msg.KNOWN_CREDENTIAL), 409)
         cred = Credential(
             id=got.credential_id,
             user=e.user,
@@ -124,6 +126,9 @@ class Pages:
             req = await self.rt.requests.get(b.request_id)
         except NotFound:
             return _html(msg.CONFIRM_TITLE, pages.message(msg.UNKNOWN_LINK), status=404)
+        if req.version != b.version:  # never show a call other than the one it approves
+            text = msg.OTHER_VERSION.format(was=b.version, now=req.version)
+            return _html(msg.CONFIRM_TITLE, pages.message(text), status=409)
         allowed = [c.id for c in await self.pk.of(b.approver)]
         options = ceremony.authentication_options(self.rp, challenge=b.challenge, allowed=allowed)
         body = (

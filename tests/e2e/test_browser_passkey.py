@@ -271,12 +271,17 @@ async def test_a_quorum_of_two_takes_each_ones_passkey(bot: Bot, tmp_path: Path)
         await enroll(bot, alice)
         await enroll(bot, bob)
         stale = await click_approve(bot, "UBOB", rid)
+        bobs_answer = await answer_for(bob, stale)  # his device answered; not sent yet
         said = await confirm(alice, await click_approve(bot, "UALICE", rid))
         assert "1 of 2" in said
-        # Bob's link was made before Alice's approval moved the request on.
-        said = await confirm(bob, stale)
-        assert "changed since" in said
+        # Bob's link was made before Alice's approval moved the request on: its page
+        # no longer shows the call, and his answer for it approves nothing.
+        await bob.page.goto(stale)
+        assert "changed since" in await bob.page.inner_text("body")
+        resp = await post(stale, bobs_answer)
+        assert resp.status_code == 409 and "changed since" in resp.json()["message"]
         assert ("UBOB", "step_up_other_version") in await refusals(bot, rid)
+        assert len((await bot.requests.get(rid)).approvals) == 1
         said = await confirm(bob, await click_approve(bot, "UBOB", rid))
         assert "Approved with your passkey" in said
 
