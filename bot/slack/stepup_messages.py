@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+# The link first: a digest's answer cuts each line at 200 characters.
 STEP_UP_LINK = (
-    ":closed_lock_with_key: Approving `{id}` needs your passkey. Nothing is approved yet: "
-    "<{url}|confirm it with your passkey> (the link is yours alone, works once, "
-    "until {until})."
+    ":closed_lock_with_key: <{url}|Confirm with your passkey> to approve `{id}`: nothing "
+    "is approved until you do (the link is yours alone, works once, until {until})."
 )
 # A modal shows 150 characters of a field error: the link must fit whole.
 STEP_UP_LINK_PLAIN = "Confirm with your passkey (nothing is approved yet): {url}"

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.timeout(90)
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
-LINK = re.compile(r"(http://localhost:\d+/passkey/(?:enroll|confirm)/[A-Za-z0-9_-]+)")
+# A whole link: a token of 22 characters (16 random bytes), not a cut one.
+LINK = re.compile(r"(http://localhost:\d+/passkey/(?:enroll|confirm)/[\w-]{22})(?![\w-])")
 # high (refund > 1000: SAPPROVERS and UKID decide) and critical (deploy: two of anyone)
 STEP_UP = copy.deepcopy(POLICY)
 for _tier in ("high", "critical"):
