@@ -16,6 +16,7 @@ F_TOOL, F_ARGS, F_HASH, F_REQUESTER, F_DEADLINE, F_REQUEST = (
     "Tool", "Arguments", "Payload hash", "Asked by", "Decide by", "Request",
 )  # fmt: skip
 F_EDITED = "Arguments (as you edited them)"
+F_CHOSEN = "Arguments (the candidate you chose)"
 APPROVED = "Approved with your passkey. The card in Slack says so."
 APPROVED_PARTLY = (
     "Your approval is recorded with your passkey ({n} of {total}); the call waits for the others."

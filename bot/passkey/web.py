@@ -259,7 +259,9 @@ def _rows(req: ActionRequest, b: Binding) -> list[tuple[str, str, bool]]:
     the link is for one, with their own payload hash."""
     args = b.new_args if b.new_args is not None else req.args
     digest = payload_hash(req.tool, args) if b.new_args is not None else req.payload_hash
-    label = msg.F_EDITED if b.new_args is not None else msg.F_ARGS
+    label = msg.F_ARGS
+    if b.new_args is not None:
+        label = msg.F_CHOSEN if req.candidates else msg.F_EDITED
     return [
         (msg.F_TOOL, req.tool, False),
         (label, json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True), True),

@@ -24,8 +24,9 @@ import yaml
 from bot.core.states import State
 from bot.slack.batch import card
 from bot.slack.blocks import render
+from bot.slack.blocks.proposals import ACTION_CHOOSE
 from bot.store import audit
-from bot.store.passkeys import PasskeyStore
+from bot.store.passkeys import Credential, PasskeyStore
 from tests import chromium
 from tests.e2e.conftest import POLICY, Bot, all_text
 from tests.e2e.test_browser import ARGS, CHROMIUM
@@ -354,3 +355,48 @@ async def test_approve_all_approves_none_of_a_step_up_tier(bot: Bot, tmp_path: P
 
 def _open_view(bot: Bot, user: str) -> Any:
     return bot.emu.open_view(user)
+
+
+async def test_a_chosen_candidate_waits_for_the_passkey(bot: Bot, tmp_path: Path) -> None:
+    cands = [{"amount": 1500, "to": "c-1"}, {"amount": 2500, "to": "c-2"}]
+    async with httpx.AsyncClient(base_url=bot.url, headers=AUTH) as api:
+        made = await api.post("/v1/approvals", json={"tool": "refund", "candidates": cands})
+    rid = made.json()["id"]
+    ch, ts = await bot.message_of(rid)
+    async with browser(tmp_path) as b:
+        kid = await person(b, "UKID")
+        await enroll(bot, kid)
+        seen = {id(e) for e in bot.emu.ephemerals("UKID")}
+        await bot.emu.click("UKID", f"{ACTION_CHOOSE}_1", channel=ch, ts=ts)
+
+        def told() -> str | None:
+            new = [e.text for e in bot.emu.ephemerals("UKID") if id(e) not in seen]
+            return next((t for t in new if rid in t), None)
+
+        url = _link(await eventually(told, what="the step-up link"))
+        assert (await bot.requests.get(rid)).state == State.PENDING_REVIEW
+        await kid.page.goto(url)
+        shown = await kid.page.inner_text("dl")
+        assert "the candidate you chose" in shown and '"amount": 2500' in shown
+        assert "Approved with your passkey" in await confirm(kid, url)
+
+    req = await bot.requests.get(rid)
+    assert req.state == State.APPROVED and req.args == cands[1]
+
+
+async def test_a_person_lists_and_removes_only_their_own_passkeys(bot: Bot) -> None:
+    store = PasskeyStore(bot.redis)
+    for user, cid in (("UKID", "kid-key"), ("UBOB", "bob-key")):
+        await store.add(Credential(id=cid, user=user, public_key="pk", created_at=1))
+    said = json.dumps((await bot.emu.command("UKID", "#general", "/hitl", "passkey")).body)
+    assert "kid-key" in said and "bob-key" not in said and "/passkey/enroll/" in said
+    said = json.dumps(
+        (await bot.emu.command("UKID", "#general", "/hitl", "passkey remove bob-key")).body
+    )
+    assert "no passkey" in said
+    assert [c.id for c in await store.of("UBOB")] == ["bob-key"]
+    said = json.dumps(
+        (await bot.emu.command("UKID", "#general", "/hitl", "passkey remove kid-key")).body
+    )
+    assert "Removed" in said
+    assert await store.of("UKID") == [] and await store.revoked("kid-key")
