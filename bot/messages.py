@@ -65,6 +65,8 @@ STEP_UP_NEEDS_PUBLIC_URL = (
     "so no one could confirm an approval; fix: export HITL_PUBLIC_URL=https://... (the "
     "address people's browsers reach hitl-bot serve at), or remove step_up from the policy"
 )
+STEP_UP_AUDIT_NONE = "an approval on the {tier} tier, which asks for a passkey, names none"
+STEP_UP_AUDIT_NOT_THEIRS = "the passkey {cred} that confirmed this approval was never {actor}'s"
 STEP_UP_NO_CRITICAL = (
     "warning: the critical tier has no step_up: a Slack click alone approves its calls; "
     "fix: add 'step_up: passkey' to tiers.critical (docs/security.md)"

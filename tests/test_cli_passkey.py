@@ -8,8 +8,13 @@ from pathlib import Path
 import yaml
 from redis.asyncio import Redis
 
+from bot.core.models import Decision
+from bot.core.policy import parse_policy
+from bot.core.states import Event
 from bot.demo.policy import DEMO_POLICY
 from bot.store.passkeys import Credential, PasskeyStore
+from bot.store.requests import RequestStore
+from tests.conftest import QUORUM_POLICY
 from tests.test_cli import cli
 
 NO_URL = {"HITL_PUBLIC_URL": "", "COLUMNS": "200"}
@@ -59,3 +64,37 @@ async def test_an_operator_lists_and_revokes_anyones_passkey(redis_url: str, red
     assert await store.of("UBOB") == [] and await store.revoked("cred-b")
     code, _, _ = await cli("passkey", "revoke", "UBOB", "cred-b", redis_url=redis_url)
     assert code == 1  # nothing left to revoke: said, not silent
+
+
+async def test_audit_verify_names_an_approval_of_a_step_up_tier_without_a_passkey(
+    tmp_path: Path, redis_url: str, redis: Redis, signed_store: RequestStore
+) -> None:
+    raw = copy.deepcopy(QUORUM_POLICY)
+    policy = parse_policy(raw)
+    raw["tiers"]["high"]["step_up"] = "passkey"
+    path = tmp_path / "policy.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    env = NO_URL | {"HITL_POLICY": str(path)}
+    made = []
+    for amount, via in ((5000, None), (6000, "passkey:cred-boss"), (7000, "passkey:cred-eve")):
+        req = (
+            await signed_store.create(
+                policy, tool="refund", args={"amount": amount}, requester="U1"
+            )
+        ).request
+        approve = Decision(
+            event=Event.APPROVE, actor="UBOSS", payload_hash=req.payload_hash, via=via
+        )
+        await signed_store.transition(req.id, approve)
+        made.append(req.id)
+    await PasskeyStore(redis).add(
+        Credential(id="cred-boss", user="UBOSS", public_key="pk", created_at=1)
+    )
+    await PasskeyStore(redis).add(
+        Credential(id="cred-eve", user="UEVE", public_key="pk", created_at=1)
+    )
+    code, _, err = await cli("audit", "verify", redis_url=redis_url, env=env)
+    assert code == 1
+    assert f"request {made[0]}: entry 2: an approval on the high tier" in err
+    assert made[1] not in err
+    assert f"request {made[2]}: entry 2: the passkey cred-eve" in err

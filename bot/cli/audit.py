@@ -25,6 +25,7 @@ from bot.core.durations import parse_duration
 from bot.errors import HitlError
 from bot.gate.grant_audit import grant_findings
 from bot.gate.runtime import Runtime, open_runtime
+from bot.gate.stepup_audit import stepup_findings
 from bot.logs import setup as setup_logging
 from bot.signing import Signer, load_signer, require_public_keys
 from bot.store import audit, heads
@@ -104,6 +105,10 @@ def audit_verify(
         found += [
             f"request {f.request_id}: entry {f.seq}: {f.why}"
             async for f in grant_findings(rt.requests, rt.grants, trusted.verify, since_ms(since))
+        ]
+        found += [
+            f"request {f.request_id}: entry {f.seq}: {f.why}"
+            async for f in stepup_findings(rt.requests, rt.passkeys, rt.policy, since_ms(since))
         ]
         found += await _disorder(rt, since_ms(since))
         if text is not None:

@@ -21,7 +21,9 @@ import httpx
 import pytest
 import yaml
 
+from bot.core.policy import parse_policy
 from bot.core.states import State
+from bot.gate.stepup_audit import stepup_findings
 from bot.slack.batch import card
 from bot.slack.blocks import render
 from bot.slack.blocks.proposals import ACTION_CHOOSE
@@ -196,6 +198,8 @@ async def test_enroll_then_approve_with_the_passkey(bot: Bot, tmp_path: Path) ->
         return next(all_text(m.blocks) for m in bot.emu.messages(ch) if m.ts == ts)
 
     await eventually(card_text, lambda t: "(passkey)" in t, what="the card says (passkey)")
+    found = stepup_findings(bot.requests, PasskeyStore(bot.redis), parse_policy(STEP_UP))
+    assert [f async for f in found] == []  # what `audit verify` checks of step-ups
     async with httpx.AsyncClient(base_url=bot.url, headers=AUTH) as c:
         claimed = await c.post(f"/v1/approvals/{rid}/claim")  # serve's seal, checked
     assert claimed.status_code == 200 and claimed.json()["state"] == "executing"
