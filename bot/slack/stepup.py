@@ -31,6 +31,8 @@ async def guard(
     tier = rt.policy.tiers.get(RiskTier(h.get("risk") or RiskTier.CRITICAL.value))
     if not needs_step_up(tier.step_up if tier else None, d):
         return d
+    if d.event == Event.EDIT_AND_APPROVE and d.new_args is None:
+        return d  # the Edit dialog's probe: refused last by the store, it never approves
     req, now = from_hash(h), rt.clock()
     verdict = who_may_decide(req, d.actor, groups, event=d.event, foreign=foreign)
     if not may_ask(req, d, now) or verdict != Verdict.MAY:
