@@ -45,7 +45,7 @@ EFFECT = (
     "{to_person} resolved without a person would have gone to one."
 )
 MOVED_WHO = "   The policy names tools, not requesters: it moves the calls of {who}."
-FRAGMENT = "   In your policy file, under tools:"
+FRAGMENT = "   As a policy fragment (nothing changes until you apply it):"
 
 NOT_TITLE = "Not suggested, {n}:"
 NOT_LINE = "  - {tool} by {requester} ({tier}), {decided} decided: {why}"

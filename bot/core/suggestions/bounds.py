@@ -22,6 +22,7 @@ from enum import StrEnum
 from typing import Any
 
 from bot.core.models import RiskTier
+from bot.core.rules import Rule
 
 MAX_VALUES = 20  # distinct values a list bound may name; more is free text
 EXACT = 2**53  # numbers past this are not exact in JSON: never inside a bound
@@ -81,7 +82,29 @@ class Unbounded:
 
 
 def _number(value: int | float) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
+    """As YAML 1.1 reads it back: its floats need a dot ("1.0e-05", never "1e-05")."""
+    text = repr(value) if isinstance(value, float) else str(value)
+    mantissa, e, exponent = text.partition("e")
+    if e and "." not in mantissa:
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+def _reads_back(bound: Bound) -> bool:
+    """Whether the rules say what the bound holds: each literal, read as a rule reads
+    it, is the value it was written from."""
+    want: list[object] = (
+        [bound.high, bound.low] if bound.is_range
+        else [bound.values[0]] if len(bound.values) == 1
+        else [list(bound.values)]
+    )  # fmt: skip
+    try:
+        got = [Rule.split(r["if"])[2] for r in bound.rules(RiskTier.MEDIUM)]
+    except ValueError:
+        return False
+    return len(got) == len(want) and all(
+        type(g) is type(w) and g == w for g, w in zip(got, want, strict=True)
+    )
 
 
 def _is_number(value: object) -> bool:
@@ -110,6 +133,13 @@ def _bound(name: str, seen: list[Any]) -> Bound | Unbounded:
     return Bound(name, values=tuple(values))
 
 
+def _checked(name: str, seen: list[Any]) -> Bound | Unbounded:
+    got = _bound(name, seen)
+    if isinstance(got, Bound) and not _reads_back(got):
+        return Unbounded(name, Loose.UNWRITABLE)
+    return got
+
+
 def bounds_of(calls: Sequence[dict[str, Any]]) -> tuple[list[Bound], list[Unbounded]]:
     """The bounds of every argument the approved calls carried, in name order, and the
     arguments left unbounded with why."""
@@ -121,7 +151,7 @@ def bounds_of(calls: Sequence[dict[str, Any]]) -> tuple[list[Bound], list[Unboun
         if len(seen) < len(calls):
             loose.append(Unbounded(name, Loose.NOT_ALWAYS))
             continue
-        got = _bound(name, seen)
+        got = _checked(name, seen)
         if isinstance(got, Bound):
             bounds.append(got)
         else:
