@@ -28,6 +28,7 @@ from bot.slack.access.principals import resolve_at_start
 from bot.slack.app import build_app
 from bot.slack.delivery.notifier import Notifier
 from bot.slack.delivery.refusals import REFUSAL_BACKOFF
+from bot.slack.nudges.teller import Teller, watch_of
 from bot.slack.transport.client import web_client
 from bot.slack.transport.http import slack_endpoint
 from bot.slack.transport.preflight import preflight_at_start
@@ -172,6 +173,9 @@ async def run_serve(
         ]
         for name, reader in out.readers.items():
             running.append(tasks.start(name, lambda r=reader: r.run(stop), stop))  # type: ignore[misc]
+        if every := settings.hitl_fatigue_check_s:
+            teller = Teller(rt, client, watch_of(rt))
+            running.append(tasks.start("fatigue_signals", lambda: teller.run(stop, every), stop))
         if link is not None:
             # a task of its own: a refused token or a hung connect never holds up a stop
             running.append(tasks.start("socket_mode", lambda: link.run(stop), stop))

@@ -209,6 +209,18 @@ def seen_event(event_id: str) -> str:
     return f"{PREFIX}slack:seen:{event_id}"
 
 
+def fatigue_told(signal: str, day: int) -> str:
+    """Set when the operators were told of a fatigue signal on `day` (days since the
+    epoch): once a day, however many serve processes check
+    (bot/store/figures/fatigue_told.py)."""
+    return f"{PREFIX}fatigue:told:{day}:{signal}"
+
+
+def fatigue_checked() -> str:
+    """When serve last checked the fatigue signals (epoch ms)."""
+    return f"{PREFIX}fatigue:checked"
+
+
 def notice_lease(entry_id: str, stream: str) -> str:
     """The lease one notifier holds while it delivers a stream entry (bot/db/lease.py)."""
     return f"{PREFIX}slack:lease:{entry_id}:{stream}"
