@@ -5,11 +5,11 @@ since each may name the approver concerned."""
 from __future__ import annotations
 
 HEAD = {
-    "too_fast": "👀 Approval fatigue: {approver} decided {count} of their last {total} "
+    "too_fast": "*Approval fatigue:* {approver} decided {count} of their last {total} "
     "requests faster than the card can be read (2 s, plus 0.3 s a line shown).",
-    "carries": "👀 Approval fatigue: {approver} took {count} of the {total} decisions people "
+    "carries": "*Approval fatigue:* {approver} took {count} of the {total} decisions people "
     "made on {tier} requests in the last 7 days.",
-    "auto_rise": "👀 Approval fatigue: {count} {tier} requests ended without a person in the "
+    "auto_rise": "*Approval fatigue:* {count} {tier} requests ended without a person in the "
     "last 7 days (nobody answered in time; the default applied), {total} the week before.",
 }
 WHAT_TO_DO = {
