@@ -21,7 +21,7 @@ from redis.asyncio import Redis
 from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.defaults import default_channels
 from bot.sandbox.slack.workspace import Channel
-from bot.slack.transport.scopes import WANTED
+from bot.slack.checks.scopes import WANTED
 from bot.store.run.agents import AgentDirectory
 from tests.e2e.conftest import APP_TOKEN, POLICY, SECRET, TOKEN
 from tests.keys import SERVE_SEED

@@ -26,7 +26,7 @@ from urllib.parse import urlencode
 import httpx
 
 from bot.sandbox.slack.ids import Clock
-from bot.sandbox.slack.socket_mode import NoConnection, SocketHub
+from bot.sandbox.slack.to_app.socket_mode import NoConnection, SocketHub
 
 ACK_TIMEOUT_SECONDS = 3.0
 # Slack retries nearly at once, then after 1 and 5 minutes; the emulator keeps the shape

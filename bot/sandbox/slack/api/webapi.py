@@ -16,12 +16,12 @@ from urllib.parse import parse_qsl
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from bot.sandbox.slack import api_messages, api_views
-from bot.sandbox.slack.api_common import ApiContext, Args, Handler
+from bot.sandbox.slack.api import api_messages, api_views
+from bot.sandbox.slack.api.api_common import ApiContext, Args, Handler
+from bot.sandbox.slack.api.faults import Call, CallLog, Fault, Faults
+from bot.sandbox.slack.api.ratelimits import RateLimits, retry_after_header
+from bot.sandbox.slack.api.scopes import TokenScopes
 from bot.sandbox.slack.errors import WebApiError
-from bot.sandbox.slack.faults import Call, CallLog, Fault, Faults
-from bot.sandbox.slack.ratelimits import RateLimits, retry_after_header
-from bot.sandbox.slack.scopes import TokenScopes
 
 METHODS: dict[str, Handler] = {**api_messages.METHODS, **api_views.METHODS}
 _LOGGED_ARGS = ("channel", "user", "users", "ts", "thread_ts", "text", "view_id", "name")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.sandbox.slack.acting import Outcome, person, place
-from bot.sandbox.slack.api_views import MAX_STACK, check_view, replace_definition
+from bot.sandbox.slack.api.api_views import MAX_STACK, check_view, replace_definition
 from bot.sandbox.slack.blockkit import (
     NOT_STATEFUL,
     Located,
@@ -22,11 +22,11 @@ from bot.sandbox.slack.blockkit import (
     is_empty,
     state_entry,
 )
-from bot.sandbox.slack.delivery import Answer, Deliverer
 from bot.sandbox.slack.errors import ControlError, WebApiError
 from bot.sandbox.slack.ids import Ids
-from bot.sandbox.slack.payloads import Payloads
-from bot.sandbox.slack.responses import Origin, Responses
+from bot.sandbox.slack.to_app.delivery import Answer, Deliverer
+from bot.sandbox.slack.to_app.payloads import Payloads
+from bot.sandbox.slack.to_app.responses import Origin, Responses
 from bot.sandbox.slack.triggers import Triggers
 from bot.sandbox.slack.workspace import JSON, User, View, Workspace
 

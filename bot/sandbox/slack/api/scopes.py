@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from bot.sandbox.slack.api_common import Args, arg_str
+from bot.sandbox.slack.api.api_common import Args, arg_str
 from bot.sandbox.slack.errors import WebApiError
 from bot.sandbox.slack.workspace import Workspace
-from bot.slack.transport.scopes import HEADER, WANTED
+from bot.slack.checks.scopes import HEADER, WANTED
 
 __all__ = ["HEADER", "TokenScopes", "needed"]
 

@@ -1,5 +1,5 @@
-"""What `serve` checks in Slack at start besides the channels (bot.slack.access.principals):
-the token's scopes (bot.slack.transport.scopes) and the policy's user groups.
+"""What `serve` checks in Slack at start besides the channels (bot.slack.checks.principals):
+the token's scopes (bot.slack.checks.scopes) and the policy's user groups.
 
 A user group the policy names is looked up with `usergroups.users.list`, the call a
 decision makes: a group Slack does not know (or will not list) is refused at start,
@@ -20,9 +20,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.policy import Policy
 from bot.errors import ConfigError
-from bot.slack.access.principals import START_CHECK_S, UNREACHABLE
-from bot.slack.transport import check_messages as cmsg
-from bot.slack.transport.scopes import (
+from bot.slack.checks import check_messages as cmsg
+from bot.slack.checks.principals import START_CHECK_S, UNREACHABLE
+from bot.slack.checks.scopes import (
     HEADER,
     ScopeCheck,
     compare,

@@ -8,10 +8,10 @@ time becomes Slackbot's `/cmd failed with the error "operation_timeout"`.
 from __future__ import annotations
 
 from bot.sandbox.slack.acting import Outcome, person, place
-from bot.sandbox.slack.delivery import Deliverer
 from bot.sandbox.slack.errors import ControlError
-from bot.sandbox.slack.payloads import Payloads
-from bot.sandbox.slack.responses import Origin, Responses
+from bot.sandbox.slack.to_app.delivery import Deliverer
+from bot.sandbox.slack.to_app.payloads import Payloads
+from bot.sandbox.slack.to_app.responses import Origin, Responses
 from bot.sandbox.slack.triggers import Triggers
 from bot.sandbox.slack.workspace import Workspace
 

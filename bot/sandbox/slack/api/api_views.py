@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.sandbox.slack.api_common import ApiContext, Args, Handler, arg_json, arg_str
+from bot.sandbox.slack.api.api_common import ApiContext, Args, Handler, arg_json, arg_str
 from bot.sandbox.slack.blockkit import MAX_VIEW_BLOCKS, validate_blocks, with_generated_ids
 from bot.sandbox.slack.errors import WebApiError
 from bot.sandbox.slack.ids import Ids

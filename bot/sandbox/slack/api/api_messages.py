@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.sandbox.slack.api_common import (
+from bot.sandbox.slack.api.api_common import (
     ApiContext,
     Args,
     Handler,
@@ -18,8 +18,8 @@ from bot.sandbox.slack.api_common import (
     arg_json,
     arg_str,
 )
+from bot.sandbox.slack.api.membership import check_may_post
 from bot.sandbox.slack.errors import WebApiError
-from bot.sandbox.slack.membership import check_may_post
 from bot.sandbox.slack.workspace import JSON, Channel, Ephemeral, Message
 
 MAX_TEXT = 40_000

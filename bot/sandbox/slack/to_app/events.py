@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.sandbox.slack.acting import person, place
-from bot.sandbox.slack.delivery import Answer, Deliverer
+from bot.sandbox.slack.api.membership import hears
 from bot.sandbox.slack.errors import ControlError
 from bot.sandbox.slack.ids import Ids
-from bot.sandbox.slack.membership import hears
-from bot.sandbox.slack.payloads import Payloads
+from bot.sandbox.slack.to_app.delivery import Answer, Deliverer
+from bot.sandbox.slack.to_app.payloads import Payloads
 from bot.sandbox.slack.workspace import JSON, Message, Workspace
 
 

@@ -33,7 +33,7 @@ from bot.core.policy import TIER_ORDER, Policy
 from bot.errors import ConfigError
 from bot.slack import messages as smsg
 from bot.slack.access.groups import is_channel, listed_channels, pin_channel
-from bot.slack.delivery import refusal_messages as rmsg
+from bot.slack.transport import refusal_messages as rmsg
 from bot.store.posted.slack_cache import SlackCache
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
-"""What the start checks of the token and the policy's user groups say (bot.slack.transport.scopes,
-bot.slack.transport.preflight): each names what is missing, what breaks, and the fix."""
+"""What the start checks of the token and the policy's user groups say (bot.slack.checks.scopes,
+bot.slack.checks.preflight): each names what is missing, what breaks, and the fix."""
 
 from __future__ import annotations
 

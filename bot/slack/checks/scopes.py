@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from bot.core.policy import Policy
 from bot.slack.access.groups import is_channel, is_group
-from bot.slack.access.principals import channel_uses
-from bot.slack.transport import check_messages as cmsg
+from bot.slack.checks import check_messages as cmsg
+from bot.slack.checks.principals import channel_uses
 
 HEADER = "x-oauth-scopes"
 
