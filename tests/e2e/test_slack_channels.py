@@ -34,7 +34,7 @@ from bot.server.serve import ServeOptions, run_serve
 from bot.slack.blocks import render
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import POLICY, SECRET, TOKEN
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 PRIVATE = Channel("CSECRETLEADS", "secret-leads", "group", ["UALICE", "UBOT"])
 ARCHIVED = Channel("COLDLEADS", "old-leads", is_archived=True)

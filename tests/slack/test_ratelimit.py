@@ -17,7 +17,7 @@ from bot.config import Settings
 from bot.sandbox.slack import SlackEmulator
 from bot.slack.transport.client import LimitedWebClient, web_client
 from bot.slack.transport.ratelimit import SLACK_LIMITS, UNPACED, limits_for
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 TOKEN = "xoxb-gate"
 

@@ -19,7 +19,7 @@ from bot.server.serve import ServeOptions, run_serve
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import POLICY as E2E_POLICY
 from tests.e2e.conftest import SECRET, TOKEN
-from tests.keys import SERVE_SEED
+from tests.support.keys import SERVE_SEED
 
 API_TOKEN = "api-token-0123456789"
 POLICY = parse_policy(E2E_POLICY)
@@ -60,6 +60,6 @@ async def serving(
 
 def store(redis: Any) -> RequestStore:
     from bot.clock import wall_ms
-    from tests.keys import serve_signer
+    from tests.support.keys import serve_signer
 
     return RequestStore(redis, clock=wall_ms, signer=serve_signer())  # decides as serve

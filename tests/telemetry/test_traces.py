@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -18,24 +19,17 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 from redis.asyncio import Redis
 
-from bot.core.models import ActionRequest, Decision
-from bot.core.states import Event
 from bot.sdk import Gate, Rejected, require_approval
 from bot.telemetry import spans
-from tests.poll import eventually
+from tests.support import decisions
+from tests.support.poll import eventually
 from tests.telemetry.conftest import API_TOKEN, serving, store
 
 pytestmark = pytest.mark.timeout(60)
 
 
-def approve(req: ActionRequest) -> Decision:
-    return Decision(event=Event.APPROVE, actor="UREV", payload_hash=req.payload_hash)
-
-
-def reject(req: ActionRequest) -> Decision:
-    return Decision(
-        event=Event.REJECT, actor="UREV", payload_hash=req.payload_hash, reason_code="too_risky"
-    )
+approve = partial(decisions.approve, actor="UREV")
+reject = partial(decisions.reject, actor="UREV")
 
 
 async def review(redis: Redis, decide: Any) -> None:

@@ -21,7 +21,7 @@ from bot.core.states import State
 from bot.slack.blocks import render
 from bot.slack.blocks.options import ACTION_OPTION
 from tests.e2e.conftest import Bot, all_text
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.timeout(300)  # the first test packs and installs the client
 

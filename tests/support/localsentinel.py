@@ -18,8 +18,8 @@ from typing import Any
 
 import redis
 
-from tests.localcluster import HOST, HeldPorts, free_ports
-from tests.poll import eventually_sync
+from tests.support.localcluster import HOST, HeldPorts, free_ports
+from tests.support.poll import eventually_sync
 
 SERVICE = "mymaster"
 PASSWORD = "data-n0des"  # the primary's and the replicas'

@@ -21,8 +21,8 @@ from bot.gate.claims import ClaimCheck, claim_checked
 from bot.gate.runtime import open_runtime
 from bot.signing import KEY_FILE, PREVIOUS_FILE, PUB_FILE, PublicKeys, Signer, load_signer
 from bot.store.requests import RequestStore
-from tests.keys import serve_signer
-from tests.test_cli import cli
+from tests.cli.test_cli import cli
+from tests.support.keys import serve_signer
 
 
 async def _approved(store: RequestStore, policy: Policy, amount: int) -> ActionRequest:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.cli.test_cli import cli
 from tests.conftest import QUORUM_POLICY
-from tests.test_cli import cli
 
 KEY = "pd-routing-key-that-is-secret-0042"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import redis
 
-from tests.localcluster import HOST, HeldPorts, Node, free_ports
-from tests.poll import eventually_sync
+from tests.support.localcluster import HOST, HeldPorts, Node, free_ports
+from tests.support.poll import eventually_sync
 
 
 @dataclass

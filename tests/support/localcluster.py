@@ -22,7 +22,7 @@ from pathlib import Path
 
 import redis
 
-from tests.poll import eventually_sync
+from tests.support.poll import eventually_sync
 
 SLOTS = 16384
 HOST = "127.0.0.1"

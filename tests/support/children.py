@@ -13,9 +13,9 @@ from types import ModuleType
 from bot.store.creating import Prepared
 from bot.store.free_call import SentCreate
 from bot.store.requests import RequestStore
-from tests.poll import eventually
+from tests.support.poll import eventually
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def kill_9_when_written(marker: Path, module: str, *args: str, timeout_s: float) -> None:
@@ -38,16 +38,16 @@ async def kill_9_when_written(marker: Path, module: str, *args: str, timeout_s: 
 
 def unawaited_creates(module: ModuleType) -> list[str]:
     """The ids of the requests whose create `module` (a gate's or a backend's, which
-    calls `send_claimed`) wrote without waiting, from now on, in order: a child marks
-    the call to be killed in only once it knows it took that path."""
+    calls bot.gate.filing's `file_claimed`) wrote without waiting, from now on, in
+    order: a child marks the call to be killed in only once it knows it took that path."""
     sent: list[str] = []
-    plain = module.send_claimed
+    plain = module.file_claimed
 
-    async def send_claimed(store: RequestStore, prep: Prepared) -> SentCreate | None:
+    async def file_claimed(store: RequestStore, prep: Prepared) -> SentCreate | None:
         got: SentCreate | None = await plain(store, prep)
         if got is not None:
             sent.append(got.request.id)
         return got
 
-    module.send_claimed = send_claimed
+    module.file_claimed = file_claimed
     return sent

@@ -24,7 +24,7 @@ from bot.sandbox.slack.workspace import Channel
 from bot.slack.checks.scopes import WANTED
 from bot.store.run.agents import AgentDirectory
 from tests.e2e.conftest import APP_TOKEN, POLICY, SECRET, TOKEN
-from tests.keys import SERVE_SEED
+from tests.support.keys import SERVE_SEED
 
 # A private channel the bot was never invited to.
 PRIVATE_OPS = Channel("CPRIVATEOPS", "private-ops", "group", ["UALICE"])

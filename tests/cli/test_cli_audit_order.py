@@ -18,7 +18,7 @@ from bot.core.states import Event
 from bot.errors import HitlError
 from bot.store import keys
 from bot.store.requests import RequestStore
-from tests.test_cli import _history, _relink, cli
+from tests.cli.test_cli import _history, _relink, cli
 
 
 @pytest.fixture

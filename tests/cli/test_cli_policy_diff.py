@@ -16,9 +16,9 @@ from bot.core.models import Decision, RiskTier
 from bot.core.policy import parse_policy
 from bot.core.states import Event
 from bot.store.requests import RequestStore
-from tests.keys import serve_signer
-from tests.policy_pair import NEW, OLD, dump
-from tests.test_cli import cli
+from tests.cli.test_cli import cli
+from tests.support.keys import serve_signer
+from tests.support.policy_pair import NEW, OLD, dump
 
 MIN = 60_000
 DAY = 86_400_000

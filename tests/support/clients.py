@@ -1,7 +1,7 @@
 """Clients of the test store, whichever kind it is.
 
 `HITL_TEST_CLUSTER=1` runs the tests on a local 3-primary + 3-replica Valkey
-Cluster (tests/localcluster.py) instead of one server; tests that open their
+Cluster (tests/support/localcluster.py) instead of one server; tests that open their
 own client go through `open_client` so they get a cluster client there.
 """
 

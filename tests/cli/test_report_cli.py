@@ -15,8 +15,8 @@ from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event
 from bot.store.requests import RequestStore
+from tests.cli.test_cli import cli
 from tests.store.test_fatigue import DAY, seed
-from tests.test_cli import cli
 
 EVIL = "<img src=x onerror=alert(1)>&"
 
@@ -90,9 +90,9 @@ async def test_shot_the_html_report_opened_in_chromium(
     (and the screenshot the docs show: fatigue-report.png)."""
     from playwright.async_api import async_playwright
 
-    from tests import chromium
     from tests.e2e.test_browser import ARGS, CHROMIUM
-    from tests.shots import keep
+    from tests.support import chromium
+    from tests.support.shots import keep
 
     chromium.require(str(CHROMIUM))
     await _seeded(store, policy, clock, redis)

@@ -18,7 +18,7 @@ from bot.store.posted.cards import LINK
 from bot.store.requests import RequestStore
 from bot.store.run.questions import QuestionStore
 from bot.store.run.runs import RunStore
-from tests.test_cli import cli
+from tests.cli.test_cli import cli
 
 
 async def test_help_names_flags_without_a_type() -> None:
