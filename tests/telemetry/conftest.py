@@ -27,11 +27,16 @@ POLICY = parse_policy(E2E_POLICY)
 
 @contextlib.asynccontextmanager
 async def serving(
-    redis_url: str, tmp_path: Path, *, settings: dict[str, Any] | None = None, **options: Any
+    redis_url: str,
+    tmp_path: Path,
+    *,
+    settings: dict[str, Any] | None = None,
+    policy: dict[str, Any] | None = None,
+    **options: Any,
 ) -> AsyncIterator[str]:
-    """The URL of a `serve` until the block ends."""
+    """The URL of a `serve` until the block ends (`policy`: the e2e tests' by default)."""
     policy_file = tmp_path / "policy.yaml"
-    policy_file.write_text(yaml.safe_dump(E2E_POLICY))
+    policy_file.write_text(yaml.safe_dump(policy or E2E_POLICY))
     async with SlackEmulator(signing_secret=SECRET, bot_token=TOKEN) as emu:
         s = Settings(
             slack_bot_token=SecretStr(TOKEN),
