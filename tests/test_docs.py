@@ -14,7 +14,9 @@ from bot.core.policy import parse_policy
 from tests.support.docpages import README, ROOT, page, pages
 
 README_MAX_LINES = 260
-DEMO_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/hitl-bot demo"
+DEMO_COMMAND = (
+    "python3 -m venv .venv && .venv/bin/pip install -q -e '.[server]' && .venv/bin/hitl-bot demo"
+)
 TEST_COMMAND = (
     "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/pytest -n 4"
 )
