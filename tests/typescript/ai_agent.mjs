@@ -44,7 +44,9 @@ const attempt = async (step, prompt, wait) => {
 };
 
 await attempt("approve", "Refund order A1");
-await attempt("reject", "Refund order A2");
-await attempt("timeout", "Refund order A3", { timeoutSeconds: 1 });
-await attempt("stop", "Refund order A4");
+await attempt("edit", "Refund order A2");
+await attempt("reject", "Refund order A3");
+await attempt("steer", "Refund order A4");
+await attempt("timeout", "Refund order A5", { timeoutSeconds: 1 });
+await attempt("stop", "Refund order A6");
 process.exit(0);

@@ -1,13 +1,15 @@
 """The adapters for the agent frameworks, each driving the real framework from the npm
 registry (pinned in tests/typescript/runtimes) with the scripted model as its LLM,
 while people act in the Slack emulator: a call approved runs and its result reaches
-the model; a rejection's reason is what the model reads; a deadline that passes denies
-the call (the safe default); a stop ends the agent.
+the model; an edit runs the arguments the person approved; a rejection's reason is what
+the model reads; a correction in the run's thread withdraws the call and the model reads
+it; a deadline that passes denies the call (the safe default); a stop ends the agent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -19,6 +21,7 @@ from bot.core.states import State
 from bot.sandbox.model import Expect, ScriptedModel, after_tool, call, say
 from bot.slack import render
 from tests.e2e.conftest import Bot
+from tests.poll import eventually
 from tests.typescript.steps import STEP_S, Agent, pending
 
 pytestmark = pytest.mark.timeout(300)  # the first test installs the frameworks
@@ -26,16 +29,21 @@ pytestmark = pytest.mark.timeout(300)  # the first test installs the frameworks
 HERE = Path(__file__).parent
 API_TOKEN = "api-token-0123456789"  # the e2e bot's HITL_API_TOKEN
 REASON = "wrong order, A1 was refunded"
+CORRECTION = "Refund order A9 instead"
 
 # The model asks for a refund, then answers from what the tool's result told it.
 SCRIPT = [
     call("refund", order="A1", amount=5, expect=Expect(role="user", contains="A1")),
     say("Refunded A1.", expect=after_tool("refunded A1")),
-    call("refund", order="A2", amount=7, expect=Expect(role="user", contains="A2")),
-    say("I did not refund A2.", expect=after_tool(REASON)),
-    call("refund", order="A3", amount=1, expect=Expect(role="user", contains="A3")),
-    say("Nobody approved A3 in time.", expect=after_tool("no decision within 1 s")),
-    call("refund", order="A4", amount=3, expect=Expect(role="user", contains="A4")),
+    call("refund", order="A2", amount=500, expect=Expect(role="user", contains="A2")),
+    say("Refunded A2.", expect=after_tool("refunded A2")),
+    call("refund", order="A3", amount=7, expect=Expect(role="user", contains="A3")),
+    say("I did not refund A3.", expect=after_tool(REASON)),
+    call("refund", order="A4", amount=2, expect=Expect(role="user", contains="A4")),
+    say("Refunding A9 instead.", expect=after_tool(CORRECTION)),
+    call("refund", order="A5", amount=1, expect=Expect(role="user", contains="A5")),
+    say("Nobody approved A5 in time.", expect=after_tool("no decision within 1 s")),
+    call("refund", order="A6", amount=3, expect=Expect(role="user", contains="A6")),
 ]
 
 
@@ -90,26 +98,78 @@ async def _converse(bot: Bot, agent: Agent, model: ScriptedModel, run_id: str) -
     assert (got["text"], got["ran"]) == ("Refunded A1.", [{"order": "A1", "amount": 5}])
     assert (await bot.requests.get(req.id)).state == State.COMPLETED  # claimed, reported
 
-    # 2. rejected with a reason: the tool does not run, and the model reads the reason
+    # 2. a person edits the amount and approves: what runs is what they approved
     req = await pending(bot, "refund", "A2")
+    await _edit(bot, req.id, {"order": "A2", "amount": 50})
+    got = await agent.step("edit")
+    assert got["text"] == "Refunded A2." and got["ran"][-1] == {"order": "A2", "amount": 50}
+    done = await bot.requests.get(req.id)
+    assert (done.state, done.args["amount"]) == (State.COMPLETED, 50)
+
+    # 3. rejected with a reason: the tool does not run, and the model reads the reason
+    req = await pending(bot, "refund", "A3")
     ch, ts = await bot.message_of(req.id)
     await bot.emu.post("UPARENT", ch, f"reject: {REASON}", thread_ts=ts)
     got = await agent.step("reject")
-    assert got["text"] == "I did not refund A2." and len(got["ran"]) == 1
+    assert got["text"] == "I did not refund A3." and len(got["ran"]) == 2
     assert REASON in _tool_results(model)[-1]
     assert (await bot.requests.get(req.id)).state == State.CANCELLED
 
-    # 3. nobody decides within the agent's deadline: withdrawn, denied, the model told
-    req = await pending(bot, "refund", "A3")
+    # 4. a correction in the run's thread withdraws the waiting call; the model reads it
+    req = await pending(bot, "refund", "A4")
+    run = await bot.runs.get(run_id)
+    assert run.channel and run.thread_ts
+    await bot.emu.post("UPARENT", run.channel, CORRECTION, thread_ts=run.thread_ts)
+    got = await agent.step("steer")
+    assert got["text"] == "Refunding A9 instead." and len(got["ran"]) == 2
+    assert (await bot.requests.get(req.id)).state == State.CANCELLED
+
+    # 5. nobody decides within the agent's deadline: withdrawn, denied, the model told
+    req = await pending(bot, "refund", "A5")
     got = await agent.step("timeout")
-    assert got["text"] == "Nobody approved A3 in time." and len(got["ran"]) == 1
+    assert got["text"] == "Nobody approved A5 in time." and len(got["ran"]) == 2
     assert "no decision within 1 s" in _tool_results(model)[-1]
     assert (await bot.requests.get(req.id)).state == State.CANCELLED
 
-    # 4. a person stops the run while its call waits: the agent ends, nothing ran
-    req = await pending(bot, "refund", "A4")
+    # 6. a person stops the run while its call waits: the agent ends, nothing ran
+    req = await pending(bot, "refund", "A6")
     out = await bot.emu.command("UPARENT", "#hitl-approvals", "/hitl", f"stop {run_id}")
     assert out.status == 200
     got = await agent.step("stop")
-    assert got["error"]["name"] == "RunStopped" and len(got["ran"]) == 1
+    assert got["error"]["name"] == "RunStopped" and len(got["ran"]) == 2
     assert (await bot.requests.get(req.id)).state == State.CANCELLED
+
+
+async def _edit(bot: Bot, rid: str, args: dict[str, Any]) -> None:
+    ch, ts = await bot.message_of(rid)
+    await bot.emu.click("UPARENT", render.ACTION_EDIT, channel=ch, ts=ts)
+
+    def opened() -> Any:
+        view = bot.emu.open_view("UPARENT")
+        return view if view and view.definition["callback_id"] == render.VIEW_EDIT else None
+
+    view = await eventually(opened, what="the edit modal")
+    fields = {render.ARGS_BLOCK: {render.ARGS_ACTION: json.dumps(args)}}
+    out = await bot.emu.submit("UPARENT", view.id, fields)
+    assert out.view_action != "errors", out
+
+
+def test_the_adapters_types_fit_the_frameworks_own(runtimes_project: Path) -> None:
+    good = (HERE / "typed_agents.ts").read_text()
+
+    def check(source: str) -> subprocess.CompletedProcess[str]:
+        (runtimes_project / "user.ts").write_text(source)
+        argv = ["node", "tsc", "--noEmit", "--strict", "--module", "nodenext", "--skipLibCheck"]
+        argv += ["--moduleResolution", "nodenext", "--target", "es2022", "--lib", "es2022,dom"]
+        return subprocess.run(
+            [*argv, "user.ts"], cwd=runtimes_project, capture_output=True, text=True, timeout=120
+        )
+
+    fits = check(good)
+    assert fits.returncode == 0, fits.stdout + fits.stderr
+    # the whole result where its content is meant, the state where the result is meant
+    bad = good.replace("ai.respond(result.content)", "ai.respond(result)")
+    bad = bad.replace("agents.decide(result)", "agents.decide(result.state)")
+    refused = check(bad)
+    assert refused.returncode != 0, refused.stdout
+    assert "user.ts(24," in refused.stdout and "user.ts(42," in refused.stdout, refused.stdout
