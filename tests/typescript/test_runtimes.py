@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from tests.typescript.steps import STEP_S, Agent, pending
 pytestmark = pytest.mark.timeout(300)  # the first test installs the frameworks
 
 HERE = Path(__file__).parent
+DOCS = HERE.parents[1] / "docs" / "runtimes"
 API_TOKEN = "api-token-0123456789"  # the e2e bot's HITL_API_TOKEN
 REASON = "wrong order, A1 was refunded"
 CORRECTION = "Refund order A9 instead"
@@ -112,7 +114,8 @@ async def _converse(bot: Bot, agent: Agent, model: ScriptedModel, run_id: str) -
     await bot.emu.post("UPARENT", ch, f"reject: {REASON}", thread_ts=ts)
     got = await agent.step("reject")
     assert got["text"] == "I did not refund A3." and len(got["ran"]) == 2
-    assert REASON in _tool_results(model)[-1]
+    told = _tool_results(model)[-1]
+    assert told.startswith("refund was rejected by UPARENT") and REASON in told, told
     assert (await bot.requests.get(req.id)).state == State.CANCELLED
 
     # 4. a correction in the run's thread withdraws the waiting call; the model reads it
@@ -154,16 +157,18 @@ async def _edit(bot: Bot, rid: str, args: dict[str, Any]) -> None:
     assert out.view_action != "errors", out
 
 
+def _tsc(project: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    argv = ["node", "tsc", "--noEmit", "--strict", "--module", "nodenext", "--skipLibCheck"]
+    argv += ["--moduleResolution", "nodenext", "--target", "es2022", "--lib", "es2022,dom"]
+    return subprocess.run([*argv, *files], cwd=project, capture_output=True, text=True, timeout=120)
+
+
 def test_the_adapters_types_fit_the_frameworks_own(runtimes_project: Path) -> None:
     good = (HERE / "typed_agents.ts").read_text()
 
     def check(source: str) -> subprocess.CompletedProcess[str]:
         (runtimes_project / "user.ts").write_text(source)
-        argv = ["node", "tsc", "--noEmit", "--strict", "--module", "nodenext", "--skipLibCheck"]
-        argv += ["--moduleResolution", "nodenext", "--target", "es2022", "--lib", "es2022,dom"]
-        return subprocess.run(
-            [*argv, "user.ts"], cwd=runtimes_project, capture_output=True, text=True, timeout=120
-        )
+        return _tsc(runtimes_project, "user.ts")
 
     fits = check(good)
     assert fits.returncode == 0, fits.stdout + fits.stderr
@@ -173,3 +178,24 @@ def test_the_adapters_types_fit_the_frameworks_own(runtimes_project: Path) -> No
     refused = check(bad)
     assert refused.returncode != 0, refused.stdout
     assert "user.ts(24," in refused.stdout and "user.ts(42," in refused.stdout, refused.stdout
+
+
+# What the pages' snippets leave to the reader: the payment call, the model, the prompt.
+PRELUDE = """declare const payments: { refund(order: string, amount: number): Promise<string> };
+declare const model: import("ai").LanguageModel;
+declare const prompt: string;
+declare function confirm(question: string): Promise<boolean>;
+"""
+SNIPPET = re.compile(r"```ts\n(.*?)```", re.S)
+
+
+def test_every_runtime_pages_code_type_checks(runtimes_project: Path) -> None:
+    files = []
+    for doc in sorted(DOCS.glob("*.md")):
+        for n, code in enumerate(SNIPPET.findall(doc.read_text())):
+            name = f"doc_{doc.stem.replace('-', '_')}_{n}.ts"
+            (runtimes_project / name).write_text(PRELUDE + code)
+            files.append(name)
+    assert len(files) >= 4, files  # each page: the framework's own example, then ours
+    checked = _tsc(runtimes_project, *files)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
