@@ -9,16 +9,19 @@ it; a deadline that passes denies the call (the safe default); a stop ends the a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import subprocess
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.core.states import State
+from bot.sandbox.anthropic import ScriptedClaude, text, use
 from bot.sandbox.model import Expect, ScriptedModel, after_tool, call, say
 from bot.slack import render
 from tests.e2e.conftest import Bot
@@ -58,50 +61,93 @@ def _tool_results(model: ScriptedModel) -> list[str]:
     ]
 
 
+# The same six conversations on the Claude Agent SDK: Claude Code calls the in-process
+# server's tool by its own name for it; what it was told is checked by the test.
+CLAUDE_TOOL = "mcp__shop__refund"
+CLAUDE_STEPS = [
+    use(CLAUDE_TOOL, order="A1", amount=5),
+    text("Refunded A1."),
+    use(CLAUDE_TOOL, order="A2", amount=500),
+    text("Refunded A2."),
+    use(CLAUDE_TOOL, order="A3", amount=7),
+    text("I did not refund A3."),
+    use(CLAUDE_TOOL, order="A4", amount=2),
+    text("Refunding A9 instead."),
+    use(CLAUDE_TOOL, order="A5", amount=1),
+    text("Nobody approved A5 in time."),
+    use(CLAUDE_TOOL, order="A6", amount=3),
+]
+
+
+@contextlib.asynccontextmanager
+async def _agent(
+    bot: Bot, project: Path, script: str, run_id: str, env: dict[str, str]
+) -> AsyncIterator[Agent]:
+    (project / script).write_text((HERE / script).read_text())
+    env = os.environ | env | {"HITL_API_URL": bot.url, "HITL_API_TOKEN": API_TOKEN}
+    proc = await asyncio.create_subprocess_exec(
+        "node",
+        script,
+        cwd=project,
+        env=env | {"RUN_ID": run_id},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        yield Agent(proc)
+        assert await asyncio.wait_for(proc.wait(), STEP_S) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
 @pytest.mark.parametrize("script", ["ai_agent.mjs", "agents_agent.mjs"])
 async def test_a_framework_agent_decided_by_people_in_slack(
     bot: Bot, runtimes_project: Path, script: str
 ) -> None:
     run_id = f"{script.split('_')[0]}:refunds"
-    (runtimes_project / script).write_text((HERE / script).read_text())
-    async with ScriptedModel(SCRIPT) as model:
-        env = os.environ | {
-            "HITL_API_URL": bot.url,
-            "HITL_API_TOKEN": API_TOKEN,
-            "RUN_ID": run_id,
-            "MODEL_URL": model.base_url,
+    async with (
+        ScriptedModel(SCRIPT) as model,
+        _agent(bot, runtimes_project, script, run_id, {"MODEL_URL": model.base_url}) as agent,
+    ):
+        await _converse(bot, agent, lambda: _tool_results(model)[-1], run_id, "refund")
+
+
+async def test_a_claude_agent_sdk_agent_decided_by_people_in_slack(
+    bot: Bot, runtimes_project: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    async with ScriptedClaude(CLAUDE_STEPS) as model:
+        env = {
+            "ANTHROPIC_BASE_URL": model.base_url,
+            "ANTHROPIC_API_KEY": "test-key",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "HOME": str(home),
         }
-        proc = await asyncio.create_subprocess_exec(
-            "node",
-            script,
-            cwd=runtimes_project,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        agent = Agent(proc)
-        try:
-            await _converse(bot, agent, model, run_id)
-            assert await asyncio.wait_for(proc.wait(), STEP_S) == 0
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+        run_id = "claude:refunds"
+        async with _agent(bot, runtimes_project, "claude_agent.mjs", run_id, env) as agent:
+            await _converse(bot, agent, lambda: model.tool_results()[-1], run_id, CLAUDE_TOOL)
+        assert model.played == 11  # interrupted by the stop: the model was not asked again
 
 
-async def _converse(bot: Bot, agent: Agent, model: ScriptedModel, run_id: str) -> None:
+async def _converse(
+    bot: Bot, agent: Agent, told: Callable[[], str], run_id: str, tool: str
+) -> None:
     # 1. the framework paused the call; it is filed exactly; a click lets it run once
-    req = await pending(bot, "refund", "A1")
+    req = await pending(bot, tool, "A1")
     assert (req.args, req.run_id) == ({"order": "A1", "amount": 5}, run_id)
     ch, ts = await bot.message_of(req.id)
     await bot.emu.click("UPARENT", render.ACTION_APPROVE, channel=ch, ts=ts)
     got: dict[str, Any] = await agent.step("approve")
     assert (got["text"], got["ran"]) == ("Refunded A1.", [{"order": "A1", "amount": 5}])
+    assert "refunded A1" in told()
     assert (await bot.requests.get(req.id)).state == State.COMPLETED  # claimed, reported
 
     # 2. a person edits the amount and approves: what runs is what they approved
-    req = await pending(bot, "refund", "A2")
+    req = await pending(bot, tool, "A2")
     await _edit(bot, req.id, {"order": "A2", "amount": 50})
     got = await agent.step("edit")
     assert got["text"] == "Refunded A2." and got["ran"][-1] == {"order": "A2", "amount": 50}
@@ -109,33 +155,34 @@ async def _converse(bot: Bot, agent: Agent, model: ScriptedModel, run_id: str) -
     assert (done.state, done.args["amount"]) == (State.COMPLETED, 50)
 
     # 3. rejected with a reason: the tool does not run, and the model reads the reason
-    req = await pending(bot, "refund", "A3")
+    req = await pending(bot, tool, "A3")
     ch, ts = await bot.message_of(req.id)
     await bot.emu.post("UPARENT", ch, f"reject: {REASON}", thread_ts=ts)
     got = await agent.step("reject")
     assert got["text"] == "I did not refund A3." and len(got["ran"]) == 2
-    told = _tool_results(model)[-1]
-    assert told.startswith("refund was rejected by UPARENT") and REASON in told, told
+    said = told()
+    assert said.startswith(f"{tool} was rejected by UPARENT") and REASON in said, said
     assert (await bot.requests.get(req.id)).state == State.CANCELLED
 
     # 4. a correction in the run's thread withdraws the waiting call; the model reads it
-    req = await pending(bot, "refund", "A4")
+    req = await pending(bot, tool, "A4")
     run = await bot.runs.get(run_id)
     assert run.channel and run.thread_ts
     await bot.emu.post("UPARENT", run.channel, CORRECTION, thread_ts=run.thread_ts)
     got = await agent.step("steer")
     assert got["text"] == "Refunding A9 instead." and len(got["ran"]) == 2
+    assert f"The person says: {CORRECTION}" in told()
     assert (await bot.requests.get(req.id)).state == State.CANCELLED
 
     # 5. nobody decides within the agent's deadline: withdrawn, denied, the model told
-    req = await pending(bot, "refund", "A5")
+    req = await pending(bot, tool, "A5")
     got = await agent.step("timeout")
     assert got["text"] == "Nobody approved A5 in time." and len(got["ran"]) == 2
-    assert "no decision within 1 s" in _tool_results(model)[-1]
+    assert "no decision within 1 s" in told()
     assert (await bot.requests.get(req.id)).state == State.CANCELLED
 
     # 6. a person stops the run while its call waits: the agent ends, nothing ran
-    req = await pending(bot, "refund", "A6")
+    req = await pending(bot, tool, "A6")
     out = await bot.emu.command("UPARENT", "#hitl-approvals", "/hitl", f"stop {run_id}")
     assert out.status == 200
     got = await agent.step("stop")

@@ -33,3 +33,5 @@ export const NEED_URL_AND_TOKEN =
 export const NOT_DECIDED = (callId: string): string =>
   `Tool call ${callId} was not approved through hitl-bot, so it did not run: ` +
   "decide the framework's approval requests with the adapter (respond / decide) first.";
+export const HANDED_TO_CLAUDE =
+  "Handed to Claude Code, which runs the call and does not report how it went.";
