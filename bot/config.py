@@ -124,11 +124,11 @@ class Settings(BaseSettings):
     slack_api_url: str = "https://slack.com/api/"
     # A secret because a Redis URL may carry a password.
     redis_url: SecretStr | None = None
-    # Commands past the cap queue for a free connection (bot/store/connection.py);
-    # long-polls and SDK waits take none of these (bot/store/hub.py).
+    # Commands past the cap queue for a free connection (bot/db/connection.py);
+    # long-polls and SDK waits take none of these (bot/db/hub.py).
     hitl_redis_max_connections: int = Field(default=50, ge=2, le=10_000)
     # A transition a person or an executor is told about is acknowledged only once this
-    # many replicas hold it (bot/store/replicas.py); 0: once the primary applied it.
+    # many replicas hold it (bot/db/replicas.py); 0: once the primary applied it.
     hitl_replica_acks: int = Field(default=0, ge=0, le=16)
     hitl_replica_ack_timeout_ms: int = Field(default=1000, ge=10, le=60_000)
     # How many calls one API identity may leave waiting for review; past it a filing is

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from bot.core.policy import parse_policy
-from tests.docpages import README, ROOT, page, pages
+from tests.support.docpages import README, ROOT, page, pages
 
 README_MAX_LINES = 260
 DEMO_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/hitl-bot demo"

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from bot.cli import messages as msg
 from bot.cli.audit import run_cli
-from bot.store.question_upkeep import index_every_question
+from bot.store.run.question_upkeep import index_every_question
 
 maintenance_app = typer.Typer(
     no_args_is_help=True,

@@ -24,10 +24,10 @@ import pytest
 from bot.core.states import State
 from bot.sandbox.anthropic import ScriptedClaude, text, use
 from bot.sdk import Gate
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
 from tests.recipes.conftest import API_TOKEN, Refunds, approve, pending, reject, running
+from tests.support.poll import eventually
 
 if importlib.util.find_spec("claude_agent_sdk") is None:  # the recipes extra installs it
     if os.environ.get("CI") == "true":

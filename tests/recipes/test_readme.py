@@ -9,7 +9,7 @@ from pathlib import Path
 
 import bot.sdk
 from bot.errors import HitlError
-from tests.docpages import page
+from tests.support.docpages import page
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK_PAGE = page("sdk.md")

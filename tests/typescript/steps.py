@@ -11,7 +11,7 @@ import pytest
 
 from bot.core.models import ActionRequest
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 STEP_S = 60.0
 

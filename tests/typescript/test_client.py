@@ -16,10 +16,10 @@ import httpx
 import pytest
 
 from bot.core.states import State
-from bot.slack import render
-from bot.slack.options import ACTION_OPTION
+from bot.slack.blocks import render
+from bot.slack.blocks.options import ACTION_OPTION
 from tests.e2e.conftest import Bot, all_text
-from tests.poll import eventually
+from tests.support.poll import eventually
 from tests.typescript.steps import STEP_S, Agent, pending
 
 pytestmark = pytest.mark.timeout(300)  # the first test packs and installs the client

@@ -23,9 +23,9 @@ import pytest
 from bot.core.states import State
 from bot.sandbox.anthropic import ScriptedClaude, text, use
 from bot.sandbox.model import Expect, ScriptedModel, after_tool, call, say
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 from tests.typescript.steps import STEP_S, Agent, pending
 
 pytestmark = pytest.mark.timeout(300)  # the first test installs the frameworks
