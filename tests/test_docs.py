@@ -100,7 +100,8 @@ def test_the_readme_links_every_docs_page() -> None:
     text = page("README.md")
     for path in pages():
         if path != README:
-            assert f"](docs/{path.name})" in text, f"the README does not link docs/{path.name}"
+            name = path.relative_to(ROOT).as_posix()
+            assert f"]({name})" in text, f"the README does not link {name}"
 
 
 def test_the_readme_stays_a_five_minute_read() -> None:

@@ -11,12 +11,13 @@ DOCS = ROOT / "docs"
 
 
 def page(name: str) -> str:
-    """One page's text: "README.md", or a page of docs/ by its file name ("sdk.md")."""
+    """One page's text: "README.md", or a page of docs/ by its path there ("sdk.md",
+    "runtimes/vercel-ai-sdk.md")."""
     path = README if name == README.name else DOCS / name
     return path.read_text(encoding="utf-8")
 
 
 def pages() -> dict[Path, str]:
-    """The README and every page of docs/, by path."""
-    found = [README, *sorted(DOCS.glob("*.md"))]
+    """The README and every page of docs/ (docs/runtimes/ too), by path."""
+    found = [README, *sorted(DOCS.rglob("*.md"))]
     return {path: path.read_text(encoding="utf-8") for path in found}
