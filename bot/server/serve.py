@@ -24,14 +24,15 @@ from bot.config import Settings
 from bot.deadlines.sweeper import Sweeper
 from bot.gate.runtime import open_runtime
 from bot.signing import load_signer
-from bot.slack.access.principals import resolve_at_start
 from bot.slack.app import build_app
+from bot.slack.checks.preflight import preflight_at_start
+from bot.slack.checks.principals import resolve_at_start
 from bot.slack.delivery.notifier import Notifier
 from bot.slack.delivery.refusals import REFUSAL_BACKOFF
+from bot.slack.features import FEATURES
 from bot.slack.nudges.teller import Teller, watch_of
 from bot.slack.transport.client import web_client
 from bot.slack.transport.http import slack_endpoint
-from bot.slack.transport.preflight import preflight_at_start
 from bot.slack.transport.ratelimit import Limits
 from bot.slack.transport.socket_mode import SocketModeLink
 from bot.store.figures.metrics import GROUP as METRICS_GROUP
@@ -152,6 +153,7 @@ async def run_serve(
             policy=rt.policy,
             block_ms=options.read_block_ms,
             refusal_backoff=options.refusal_backoff or REFUSAL_BACKOFF,
+            parts=[f.card_part for f in FEATURES if f.card_part is not None],
         )
         sweeper = Sweeper(rt.requests, rt.questions, clock=clock)
         collector = rt.metrics_collector(consumer=consumer, block_ms=options.read_block_ms)

@@ -53,7 +53,7 @@ MAY_NOT_SEE = (
     "Only the people who may decide {id} and the policy's operators may see its full arguments."
 )
 
-# -- channel principals (bot/slack/access/principals.py) ---------------------------------------
+# -- channel principals (bot/slack/checks/principals.py) ---------------------------------------
 CHANNEL_UNKNOWN = (
     "{where}: the channel {name} does not exist in this Slack workspace (or the bot "
     "cannot see it); anyone could create it and so become an approver. Fix: create it "

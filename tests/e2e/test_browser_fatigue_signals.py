@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests import chromium
 from tests.e2e.conftest import Bot
 from tests.e2e.test_browser import CHROMIUM, browser_page
 from tests.e2e.test_fatigue_signals import OPERATOR, three_signals, told
 from tests.e2e.test_fatigue_signals import operators as operators  # the policy names Carol
 from tests.e2e.test_fatigue_signals import serve_env as serve_env  # checks every 50 ms
-from tests.poll import eventually
-from tests.shots import keep
+from tests.support import chromium
+from tests.support.poll import eventually
+from tests.support.shots import keep
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -17,8 +17,8 @@ from bot.core.states import Event, State
 from bot.store.figures.fatigue_told import FatigueTold
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import POLICY, Bot
-from tests.keys import serve_signer
-from tests.poll import eventually
+from tests.support.keys import serve_signer
+from tests.support.poll import eventually
 
 OPERATOR = "UCAROL"
 MARK = "Approval fatigue"

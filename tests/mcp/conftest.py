@@ -22,7 +22,7 @@ import yaml
 from mcp import Client, StdioServerParameters
 
 from tests.e2e.conftest import POLICY, Bot, bot, serve_env, serve_options, slack_mode
-from tests.keys import serve_signer
+from tests.support.keys import serve_signer
 
 __all__ = ["Bot", "bot", "serve_env", "serve_options", "slack_mode"]
 

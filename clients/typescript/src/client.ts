@@ -274,7 +274,8 @@ export function newClaimToken(): string {
   return s;
 }
 
-function describe(result: unknown): string | undefined {
+/** A result as the outcome's detail: text, cut to the API's limit. */
+export function describe(result: unknown): string | undefined {
   if (result === undefined) return undefined;
   const s = typeof result === "string" ? result : JSON.stringify(result);
   return s === undefined ? undefined : s.slice(0, DETAIL_MAX);
