@@ -25,6 +25,7 @@ from tests.typescript.steps import STEP_S, Agent, pending
 pytestmark = pytest.mark.timeout(300)  # the first test packs and installs the client
 
 HERE = Path(__file__).parent
+TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 API_TOKEN = "api-token-0123456789"  # the e2e bot's HITL_API_TOKEN
 AUTH = {"Authorization": f"Bearer {API_TOKEN}"}
 RUN = "ts-agent:ticket-7"
@@ -34,7 +35,12 @@ async def test_an_agent_on_the_packed_client_through_people_in_slack(
     bot: Bot, ts_project: Path
 ) -> None:
     (ts_project / "agent.mjs").write_text((HERE / "agent.mjs").read_text())
-    env = os.environ | {"HITL_API_URL": bot.url, "HITL_API_TOKEN": API_TOKEN, "RUN_ID": RUN}
+    env = os.environ | {
+        "HITL_API_URL": bot.url,
+        "HITL_API_TOKEN": API_TOKEN,
+        "RUN_ID": RUN,
+        "TRACEPARENT": TRACEPARENT,  # a traced parent process hands its children its span
+    }
     proc = await asyncio.create_subprocess_exec(
         "node",
         "agent.mjs",
@@ -54,6 +60,8 @@ async def test_an_agent_on_the_packed_client_through_people_in_slack(
         assert (await agent.step("approve"))["result"] == "refunded A1"
         done = await bot.requests.get(req.id)
         assert done.state == State.COMPLETED
+        # the agent's span is the parent of the request's (docs/tracing.md)
+        assert (await bot.requests.fields(req.id))["trace"] == TRACEPARENT
 
         # 2. a rejection with the person's reason: a typed error carrying it
         req = await pending(bot, "refund", "A2")
