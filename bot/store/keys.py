@@ -187,6 +187,11 @@ def thread_cards(channel: str, thread_ts: str) -> str:
     return f"{PREFIX}thread:{channel}:{thread_ts}:cards"
 
 
+def thread_question(channel: str, thread_ts: str) -> str:
+    """The question whose card heads this Slack thread (one asked outside a run's thread)."""
+    return f"{PREFIX}thread:{channel}:{thread_ts}:question"
+
+
 def thread(channel: str, thread_ts: str) -> str:
     """Which run a Slack thread is the home of."""
     return f"{PREFIX}thread:{channel}:{thread_ts}"

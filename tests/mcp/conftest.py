@@ -36,6 +36,8 @@ MCP_POLICY: dict[str, Any] = {
         "demo__lookup": {"tier": "low", "review": "none"},
         "demo__crash": {"tier": "low", "review": "none"},
         "demo__delete": {"tier": "medium"},
+        "demo__book": {"tier": "low", "review": "none"},
+        "demo__wipe": {"tier": "low", "review": "none"},
         "Read": {"tier": "low", "review": "none"},
         "Bash": {"tier": "medium"},
     },

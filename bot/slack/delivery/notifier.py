@@ -371,6 +371,10 @@ class Notifier:
                 channel=post.channel, ts=post.ts, text=msg.text, blocks=msg.blocks
             )
         await self.rt.cards.save_question_card(q.id, post.channel, post.ts)
+        if thread is None:
+            # A card of its own, outside any run's thread: a reply in its thread answers it
+            # (bot/slack/listeners/threads.py), rather than falling where nobody reads.
+            await self.rt.threads.add_question(post.channel, post.ts, q.id)
 
     async def _run(self, n: Notice) -> None:
         run = await self.runs.get(n.id)
