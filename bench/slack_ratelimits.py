@@ -1,7 +1,7 @@
 """A burst of requests for one review channel against Slack's rate limits (issue 42, item 3).
 
 Runs the real bot in this process (`run_serve`, as tests/e2e do) against the Slack
-emulator with Slack's documented limits on (bot/sandbox/slack/ratelimits.py), files --n
+emulator with Slack's documented limits on (bot/sandbox/slack/api/ratelimits.py), files --n
 requests for one channel at once (one requester, one tool: one digest) and times until
 every request has its card in the channel. Twice: with the Web API gate (a 429 closes
 the whole method for Retry-After, posts paced per channel: bot/slack/transport/ratelimit.py) and

@@ -98,6 +98,21 @@ HOW_TO_SET: dict[str, str] = {
         "https://hitl.example.com; needed by a policy tier with step_up (passkey pages)"
     ),
     "HITL_UVLOOP": "1 to run `hitl-bot serve` on uvloop (pip install 'hitl-bot[uvloop]')",
+    "HITL_FATIGUE_CHECK_S": (
+        "how often serve checks for approval fatigue to tell the policy's operators of "
+        "(docs/fatigue.md), in seconds, default 3600; 0 turns the messages off"
+    ),
+    "HITL_FATIGUE_FAST_WINDOW": (
+        "how many of an approver's last decisions the too-fast signal looks at, default 20"
+    ),
+    "HITL_FATIGUE_FAST_SHARE": (
+        "the share of those decisions, taken faster than the card can be read, above which "
+        "the operators are told, 0 to 1, default 0.5"
+    ),
+    "HITL_FATIGUE_CARRY_SHARE": (
+        "the share of a tier's decisions in a week one person may take before the operators "
+        "are told, 0 to 1, default 0.75"
+    ),
 }
 
 MIN_TOKEN_CHARS = 16  # HITL_API_TOKEN and each token of HITL_API_TOKENS
@@ -170,6 +185,11 @@ class Settings(BaseSettings):
     # the WebAuthn relying party id, so it must not change once passkeys are enrolled.
     hitl_public_url: str | None = None
     hitl_uvloop: bool = False  # bot/server/eventloop.py: opt-in, and an error when not installed
+    # Approval-fatigue messages to the operators (bot/slack/nudges/teller.py); 0: none.
+    hitl_fatigue_check_s: float = Field(default=3600.0, ge=0, le=86_400)
+    hitl_fatigue_fast_window: int = Field(default=20, ge=1, le=1000)
+    hitl_fatigue_fast_share: float = Field(default=0.5, ge=0, le=1)
+    hitl_fatigue_carry_share: float = Field(default=0.75, ge=0, le=1)
 
     @field_validator("slack_api_url")
     @classmethod

@@ -215,3 +215,10 @@ CLI_POLICY_TIMEOUTS = (
 )
 # A person's decision while the store does not answer (a failover, a lost connection).
 STORE_DOWN_DECISION = "The store did not answer, so nothing was decided. Try again in a moment."
+
+# A client-only install (`pip install hitl-bot`) asked to run what needs the server extra.
+NEEDS_SERVER = (
+    "This needs hitl-bot's server packages ({module} is not installed): "
+    "pip install 'hitl-bot[server]'. An agent that talks to a running serve over HTTP "
+    "(api_url and api_token) needs only `pip install hitl-bot`."
+)

@@ -26,9 +26,9 @@ from bot.store import keys
 from bot.store.requests import RequestStore
 from bot.store.run.questions import QuestionStore
 from bot.store.run.run_signals import close_signals
-from tests.clients import CLUSTER, open_client
-from tests.keys import SERVE_SEED, serve_signer
-from tests.localcluster import LocalCluster, free_ports
+from tests.support.clients import CLUSTER, open_client
+from tests.support.keys import SERVE_SEED, serve_signer
+from tests.support.localcluster import LocalCluster, free_ports
 
 # serve's key for every process the tests start: executors derive the public key from it,
 # as they would from a deployment's HITL_SIGNING_KEY (tests of a missing key unset it).

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.docpages import ROOT
+from tests.support.docpages import ROOT
 
 # Run in a child: prints what `hitl-bot ARGS` printed and which of our heavy modules it
 # loaded, read at exit (typer ends with sys.exit).

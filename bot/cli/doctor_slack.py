@@ -23,9 +23,9 @@ from bot.config import Settings
 from bot.core.policy import Policy
 from bot.slack import messages as smsg
 from bot.slack.access.groups import is_channel, listed_channels
-from bot.slack.access.principals import UNREACHABLE, channel_uses
-from bot.slack.transport.preflight import check_groups
-from bot.slack.transport.scopes import WANTED, compare, granted, group_uses, policy_needs
+from bot.slack.checks.preflight import check_groups
+from bot.slack.checks.principals import UNREACHABLE, channel_uses
+from bot.slack.checks.scopes import WANTED, compare, granted, group_uses, policy_needs
 
 EVENTS_TIMEOUT_S = 10
 

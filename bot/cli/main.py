@@ -28,6 +28,7 @@ from bot.cli.passkey import passkey_app
 from bot.cli.policy_replay import policy_diff, shadow_report
 from bot.cli.preflight import check_preflight_in_slack
 from bot.cli.report import report
+from bot.cli.suggest.command import policy_suggest
 from bot.cli.valkey import valkey_app
 from bot.core.durations import format_duration
 from bot.core.ids import is_run_id
@@ -54,6 +55,9 @@ policy_app.command("diff", short_help="What a policy change would do to recorded
     policy_diff
 )
 policy_app.command("shadow-report", short_help="Where the shadow policy disagrees.")(shadow_report)
+policy_app.command("suggest", short_help="Policy changes the recorded requests support.")(
+    policy_suggest
+)
 # Each with a short_help of its own: click cuts one it derives to fit the terminal.
 app.add_typer(audit_app, name="audit", short_help="Verify and export the audit trail.")
 app.add_typer(keys_app, name="keys", short_help="The key decisions are signed with.")

@@ -27,14 +27,16 @@ from bot.gate.runtime import open_runtime
 from bot.gate.stepup import check_public_url
 from bot.server.passkeys import passkey_pages
 from bot.signing import load_signer
-from bot.slack.access.principals import resolve_at_start
 from bot.slack.app import build_app
+from bot.slack.checks.preflight import preflight_at_start
+from bot.slack.checks.principals import resolve_at_start
 from bot.slack.delivery.notifier import Notifier
 from bot.slack.delivery.refusals import REFUSAL_BACKOFF
+from bot.slack.features import FEATURES
 from bot.slack.listeners.approvals import Approvals
+from bot.slack.nudges.teller import Teller, watch_of
 from bot.slack.transport.client import web_client
 from bot.slack.transport.http import slack_endpoint
-from bot.slack.transport.preflight import preflight_at_start
 from bot.slack.transport.ratelimit import Limits
 from bot.slack.transport.socket_mode import SocketModeLink
 from bot.store.figures.metrics import GROUP as METRICS_GROUP
@@ -160,6 +162,7 @@ async def run_serve(
             policy=rt.policy,
             block_ms=options.read_block_ms,
             refusal_backoff=options.refusal_backoff or REFUSAL_BACKOFF,
+            parts=[f.card_part for f in FEATURES if f.card_part is not None],
         )
         sweeper = Sweeper(rt.requests, rt.questions, clock=clock)
         collector = rt.metrics_collector(consumer=consumer, block_ms=options.read_block_ms)
@@ -181,6 +184,9 @@ async def run_serve(
         ]
         for name, reader in out.readers.items():
             running.append(tasks.start(name, lambda r=reader: r.run(stop), stop))  # type: ignore[misc]
+        if every := settings.hitl_fatigue_check_s:
+            teller = Teller(rt, client, watch_of(rt))
+            running.append(tasks.start("fatigue_signals", lambda: teller.run(stop, every), stop))
         if link is not None:
             # a task of its own: a refused token or a hung connect never holds up a stop
             running.append(tasks.start("socket_mode", lambda: link.run(stop), stop))

@@ -12,8 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.errors import ConfigError
 from bot.gate.runtime import Runtime
 from bot.slack import messages as smsg
-from bot.slack.batch.listeners import Batch
-from bot.slack.grants.handlers import GrantHandlers
+from bot.slack.features import FEATURES
 from bot.slack.listeners import prologue
 from bot.slack.listeners.approvals import Approvals
 from bot.slack.listeners.choose import Choose
@@ -63,10 +62,11 @@ def build_app(
 
     approvals = Approvals(rt)
     approvals.register(app)
-    Batch(rt, approvals).register(app)
-    GrantHandlers(rt).register(app)
+    for feature in FEATURES:
+        if feature.listen is not None:
+            feature.listen(app, rt, approvals)
     Choose(approvals).register(app)
     replies = ReplyDecisions(rt, approvals)
     Threads(rt, runs, replies, default_agent=default_agent).register(app)
-    Commands(rt, runs).register(app)
+    Commands(rt, runs, FEATURES).register(app)
     return app

@@ -10,6 +10,10 @@ so sentences set it apart ("· {at}", "({at})") instead of writing "at {at}".
 from __future__ import annotations
 
 # -- thread replies (bot/slack/listeners/threads.py, bot/slack/listeners/replies.py) ---------------
+CARD_MAY_NOT_ANSWER = (
+    "You may not answer this question: its run's deciders and operators may, or, for a "
+    "question of no run, people of this workspace. Your reply was not sent to the agent."
+)
 MAY_NOT_ANSWER = (
     "Run {run_id} is waiting for an answer to its question, and only the person who "
     "started it, the people who may decide what it waits on, and the policy's operators "
@@ -53,7 +57,7 @@ MAY_NOT_SEE = (
     "Only the people who may decide {id} and the policy's operators may see its full arguments."
 )
 
-# -- channel principals (bot/slack/access/principals.py) ---------------------------------------
+# -- channel principals (bot/slack/checks/principals.py) ---------------------------------------
 CHANNEL_UNKNOWN = (
     "{where}: the channel {name} does not exist in this Slack workspace (or the bot "
     "cannot see it); anyone could create it and so become an approver. Fix: create it "

@@ -187,6 +187,11 @@ def thread_cards(channel: str, thread_ts: str) -> str:
     return f"{PREFIX}thread:{channel}:{thread_ts}:cards"
 
 
+def thread_question(channel: str, thread_ts: str) -> str:
+    """The question whose card heads this Slack thread (one asked outside a run's thread)."""
+    return f"{PREFIX}thread:{channel}:{thread_ts}:question"
+
+
 def thread(channel: str, thread_ts: str) -> str:
     """Which run a Slack thread is the home of."""
     return f"{PREFIX}thread:{channel}:{thread_ts}"
@@ -207,6 +212,18 @@ def run_id_of(key: str) -> str | None:
 def seen_event(event_id: str) -> str:
     """Set once per Slack event id: a retried event is acted on once."""
     return f"{PREFIX}slack:seen:{event_id}"
+
+
+def fatigue_told(signal: str, day: int) -> str:
+    """Set when the operators were told of a fatigue signal on `day` (days since the
+    epoch): once a day, however many serve processes check
+    (bot/store/figures/fatigue_told.py)."""
+    return f"{PREFIX}fatigue:told:{day}:{signal}"
+
+
+def fatigue_checked() -> str:
+    """When serve last checked the fatigue signals (epoch ms)."""
+    return f"{PREFIX}fatigue:checked"
 
 
 def notice_lease(entry_id: str, stream: str) -> str:

@@ -22,8 +22,8 @@ from bot.gate.corrections import stop_run
 from bot.store import keys
 from tests.agent.conftest import Stores
 from tests.agent.test_gate import workers_gate
-from tests.children import kill_9_when_written
-from tests.poll import eventually
+from tests.support.children import kill_9_when_written
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("HITL_TEST_CLUSTER")), reason="one Redis: a cluster asks the store"

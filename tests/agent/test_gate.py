@@ -25,7 +25,7 @@ from bot.gate.corrections import stop_run
 from bot.sandbox.model import ScriptedModel, after_tool, call, say
 from bot.store import audit, keys
 from tests.agent.conftest import AheadClock, ModelFactory, Stores
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 LLM = Callable[[ScriptedModel], ChatClient]
 

@@ -25,8 +25,8 @@ from bot.config import Settings
 from bot.core.policy import Policy
 from bot.db.connection import connect
 from bot.gate.runtime import Runtime
-from tests.keys import serve_signer
-from tests.poll import eventually_sync
+from tests.support.keys import serve_signer
+from tests.support.poll import eventually_sync
 
 TOKEN = "test-token-5b1f0c"
 AGENT_TOKEN = "agent-7-token-8d2e4a9c"  # a second token, for the named identity "agent-7"

@@ -25,8 +25,8 @@ from bot.store.requests import RequestStore
 from bot.store.run.questions import QuestionStore
 from tests.api.conftest import AUTH
 from tests.api.live import LiveServer, make_runtime
-from tests.keys import serve_signer
-from tests.poll import eventually
+from tests.support.keys import serve_signer
+from tests.support.poll import eventually
 
 
 @pytest.fixture

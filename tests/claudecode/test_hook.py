@@ -28,8 +28,8 @@ from tests.claudecode.conftest import (
     hook_env,
 )
 from tests.e2e.conftest import all_text, button_values
-from tests.poll import eventually
 from tests.recipes.conftest import closed_port_url
+from tests.support.poll import eventually
 
 # A tool each policy lets through unreviewed: the direct hook's names Claude Code's Read.
 FREE = {

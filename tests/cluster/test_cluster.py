@@ -32,9 +32,9 @@ from bot.store.requests import RequestStore
 from bot.store.run.questions import QuestionStore
 from bot.store.stream.events import EventBus, Notice
 from tests.api.live import TOKEN, make_runtime
+from tests.cli.test_cli import cli
 from tests.cluster.conftest import one_id_per_shard
-from tests.localcluster import LocalCluster
-from tests.test_cli import cli
+from tests.support.localcluster import LocalCluster
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -36,9 +36,9 @@ from bot.store.requests import RequestStore
 from bot.store.stream.events import EventBus
 from tests.api.live import TOKEN, make_runtime
 from tests.cluster.conftest import one_id_per_shard
-from tests.keys import serve_signer
-from tests.localcluster import LocalCluster
-from tests.poll import eventually
+from tests.support.keys import serve_signer
+from tests.support.localcluster import LocalCluster
+from tests.support.poll import eventually
 
 T = TypeVar("T")
 

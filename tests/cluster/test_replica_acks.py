@@ -28,8 +28,8 @@ from bot.gate.claims import claim_checked
 from bot.gate.runtime import Runtime
 from bot.store import keys
 from tests.api.live import make_runtime
-from tests.localcluster import LocalCluster, Node
-from tests.poll import eventually, eventually_sync
+from tests.support.localcluster import LocalCluster, Node
+from tests.support.poll import eventually, eventually_sync
 
 pytestmark = pytest.mark.timeout(240)
 FAILOVER_S = 60.0

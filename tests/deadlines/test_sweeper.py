@@ -17,7 +17,7 @@ from bot.errors import Expired
 from bot.store import audit, keys
 from bot.store.requests import Moved, RequestStore
 from bot.store.run.questions import QuestionStore
-from tests.clients import open_client
+from tests.support.clients import open_client
 
 
 def sweeper(store: RequestStore, clock: FakeClock, redis: Redis) -> Sweeper:

@@ -28,8 +28,8 @@ from bot.store.run.runs import RunStore
 from bot.store.run.steering import SteeringStore
 from bot.store.stores import StoreSet
 from bot.supervise import Backoff
-from tests.keys import serve_signer
-from tests.poll import DEFAULT_TIMEOUT_S, eventually
+from tests.support.keys import serve_signer
+from tests.support.poll import DEFAULT_TIMEOUT_S, eventually
 
 SECRET = "e2e-signing-secret"
 TOKEN = "xoxb-e2e-token"

@@ -2,7 +2,7 @@
 person in headless Chromium with a virtual authenticator (Chrome DevTools' WebAuthn
 domain: CTAP2, internal, with user verification and resident keys).
 
-Without /usr/bin/chromium they skip locally and fail under CI=true (tests/chromium.py).
+Without /usr/bin/chromium they skip locally and fail under CI=true (tests/support/chromium.py).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from bot.slack.blocks import render
 from bot.slack.blocks.proposals import ACTION_CHOOSE
 from bot.store import audit
 from bot.store.passkeys import Credential, PasskeyStore
-from tests import chromium
 from tests.e2e.conftest import POLICY, Bot, all_text
 from tests.e2e.test_browser import ARGS, CHROMIUM
-from tests.poll import eventually
+from tests.support import chromium
+from tests.support.poll import eventually
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page

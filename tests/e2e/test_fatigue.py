@@ -17,7 +17,7 @@ from bot.core.states import State
 from bot.slack.blocks import render
 from bot.store import keys
 from tests.e2e.conftest import POLICY, Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 DASHBOARD = Path(__file__).parents[2] / "deploy" / "grafana" / "hitl-bot.json"
 OPERATOR = "UCAROL"

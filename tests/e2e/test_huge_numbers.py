@@ -25,11 +25,11 @@ from bot.core.states import Event
 from bot.store import keys
 from bot.store.figures.metrics import GROUP as METRICS_GROUP
 from bot.store.stream.events import NOTIFIER_GROUP, EventBus
+from tests.cli.test_cli import cli
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot
 from tests.e2e.test_slack_grants import grant
-from tests.poll import eventually
-from tests.test_cli import cli
+from tests.support.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 HUGE = -(10**400)  # "-1" and 400 zeros, as the finding sent it

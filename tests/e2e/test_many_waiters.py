@@ -25,7 +25,7 @@ from bot.core.states import State
 from bot.sdk import Gate
 from bot.slack.blocks import render
 from tests.e2e.conftest import POLICY, Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 POOL = 10
 REQUESTS, POLLS_EACH, SDK_EACH = 20, 10, 5

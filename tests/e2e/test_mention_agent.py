@@ -10,7 +10,7 @@ import pytest
 
 from bot.store.run.agents import AgentDirectory
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from bot.core.models import QuestionState
 from bot.sdk import Gate, RunStopped
 from bot.slack.blocks import render
 from tests.e2e.conftest import Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 REVIEW = "#hitl-approvals"

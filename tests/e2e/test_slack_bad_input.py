@@ -27,7 +27,7 @@ from bot.slack.blocks import render
 from bot.slack.blocks.escape import ButtonValue
 from bot.store import audit
 from tests.e2e.conftest import SECRET, Bot, sealed
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 DEEP = "[" * 100_000 + "]" * 100_000
 JSON_TYPE = "application/json"

@@ -10,7 +10,7 @@ import pytest
 from bot.core.models import Decision
 from bot.core.states import Event
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 @pytest.fixture(params=["http", "socket"])

@@ -34,8 +34,8 @@ from bot.store.grants import GrantStore
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot, sealed
 from tests.e2e.test_slack_bad_input import FORM_TYPE, TEAM, form, sign, submit
-from tests.keys import other_signer
-from tests.poll import eventually
+from tests.support.keys import other_signer
+from tests.support.poll import eventually
 
 HOUR = 3_600_000
 CHANNEL = "CHITLAPPROVALS"

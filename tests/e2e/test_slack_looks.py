@@ -8,7 +8,7 @@ from typing import Any
 from bot.core.models import RunState
 from bot.slack.blocks import render
 from tests.e2e.conftest import Agents, Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 FREE = "ran without review"
 

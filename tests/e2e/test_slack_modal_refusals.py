@@ -22,7 +22,7 @@ from bot.slack.blocks.modal_errors import MODAL_ERROR_MAX
 from bot.store import audit, keys
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 MARKUP = re.compile(r"<[@!#]|\{date|\^")
 

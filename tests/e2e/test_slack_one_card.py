@@ -22,7 +22,7 @@ from bot.sandbox.slack import Message
 from bot.slack.blocks import render
 from bot.store import keys
 from tests.e2e.conftest import Bot, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 SLACK_TIMEOUT_S = 3
 LOST = SLACK_TIMEOUT_S + 2.0  # past the bot's Web API timeout

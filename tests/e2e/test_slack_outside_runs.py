@@ -24,7 +24,7 @@ from bot.sdk import Gate, RunStopped, Steered
 from bot.slack.blocks import render
 from bot.store.posted.cards import Cards
 from tests.e2e.conftest import POLICY, Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 RUN = "billing:ticket-88"
 

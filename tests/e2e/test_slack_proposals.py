@@ -17,7 +17,7 @@ from bot.sdk import Gate
 from bot.slack.blocks.proposals import ACTION_CHOOSE
 from bot.store import audit
 from tests.e2e.conftest import Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 TOKEN = "api-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

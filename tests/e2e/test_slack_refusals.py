@@ -20,9 +20,9 @@ import pytest
 
 from bot.core.states import State
 from bot.supervise import Backoff
+from tests.cli.test_cli import cli
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
-from tests.test_cli import cli
+from tests.support.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 REVIEW = "#hitl-approvals"

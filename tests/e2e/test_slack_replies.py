@@ -14,7 +14,7 @@ from bot.sandbox.slack.workspace import Message
 from bot.slack.blocks import render
 from bot.store import audit
 from tests.e2e.conftest import Agents, Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 @pytest.fixture(params=["http", "socket"])

@@ -24,7 +24,7 @@ from bot.slack.blocks import render, views
 from bot.store import audit, keys
 from bot.store.keys import run_audit
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 GUEST_TEAM = "TACMECORP"
 

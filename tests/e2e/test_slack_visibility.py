@@ -13,7 +13,7 @@ import pytest
 from bot.slack.blocks import render
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 OPERATOR = "UTEAM0"  # in no approver group, named only as an operator
 

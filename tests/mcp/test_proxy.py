@@ -29,7 +29,7 @@ from tests.mcp.conftest import (
     owned,
     stdio_params,
 )
-from tests.poll import eventually, eventually_sync
+from tests.support.poll import eventually, eventually_sync
 
 
 def text(result: Any) -> str:

@@ -24,7 +24,7 @@ from bot.store import keys
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import Bot
 from tests.mcp.conftest import ROOT, Setup, http_process, owned, stdio_params
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 SERVE = ("-m", "bot", "mcp", "serve")
 

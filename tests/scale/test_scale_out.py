@@ -24,7 +24,7 @@ from bot.sandbox.slack import SlackEmulator
 from bot.slack.blocks import render
 from bot.store import audit
 from bot.store.requests import RequestStore
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 RUNS = 200
 SECRET, TOKEN, API = "scale-secret", "xoxb-scale", "scale-api-token-0123"

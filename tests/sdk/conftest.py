@@ -19,8 +19,8 @@ from bot.sdk import Gate
 from bot.store.requests import Moved, RequestStore
 from tests.api.live import AGENT_TOKEN, LiveServer, live_server
 from tests.conftest import QUORUM_POLICY
-from tests.keys import serve_signer
-from tests.poll import eventually
+from tests.support.keys import serve_signer
+from tests.support.poll import eventually
 
 
 @pytest.fixture(scope="session")

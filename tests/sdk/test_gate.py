@@ -20,9 +20,9 @@ from bot.store.requests import RequestStore
 from bot.store.run.questions import QuestionStore
 from bot.store.run.steering import SteeringStore
 from tests.api.live import TOKEN, LiveServer
-from tests.keys import serve_signer
-from tests.poll import eventually
 from tests.sdk.conftest import caller_waits
+from tests.support.keys import serve_signer
+from tests.support.poll import eventually
 
 
 def test_from_env_picks_the_mode(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 
 from bot.config import Settings
 from bot.db.connection import connect
-from tests.localsentinel import LocalSentinel
+from tests.support.localsentinel import LocalSentinel
 
 
 @pytest.fixture(scope="module")

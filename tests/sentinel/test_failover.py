@@ -31,9 +31,9 @@ from bot.store import audit
 from bot.store.requests import RequestStore
 from tests.api.live import TOKEN, make_runtime
 from tests.cluster.test_failover import Load, T
-from tests.keys import serve_signer
-from tests.localsentinel import LocalSentinel
-from tests.poll import eventually
+from tests.support.keys import serve_signer
+from tests.support.localsentinel import LocalSentinel
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.timeout(300)
 CLIENTS = 8

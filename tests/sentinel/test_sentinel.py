@@ -18,8 +18,8 @@ from bot.db.hub import hub_for
 from bot.db.sentinel import SentinelUrl, parse
 from bot.errors import ConfigError, StoreUnavailable
 from bot.store.requests import RequestStore
-from tests.localsentinel import PASSWORD, SENTINEL_PASSWORD, LocalSentinel
-from tests.poll import eventually
+from tests.support.localsentinel import PASSWORD, SENTINEL_PASSWORD, LocalSentinel
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.timeout(180)  # the module's sentinels start with the first test
 

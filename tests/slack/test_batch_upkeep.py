@@ -20,8 +20,8 @@ from bot.slack.batch.upkeep import DigestKeeper
 from bot.slack.delivery.once import OncePoster
 from bot.store.posted.digests import group_id
 from bot.store.stores import StoreSet
-from tests.clients import CLUSTER
 from tests.conftest import QUORUM_POLICY
+from tests.support.clients import CLUSTER
 
 TOKEN = "xoxb-digest"
 POLICY = parse_policy(QUORUM_POLICY)

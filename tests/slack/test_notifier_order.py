@@ -13,7 +13,7 @@ from bot.slack.delivery.notifier import Notifier
 from bot.store.run.runs import RunStore
 from bot.store.stores import StoreSet
 from bot.store.stream.events import Notice, publish
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 class Recording(Notifier):

@@ -23,7 +23,7 @@ from bot.store.figures import metrics
 from bot.store.requests import RequestStore
 from bot.store.stores import StoreSet
 from tests.conftest import QUORUM_POLICY
-from tests.fakepagers import FakePagers, serve_fake
+from tests.support.fakepagers import FakePagers, serve_fake
 
 PD_KEY = "R0UT1NGKEYsecretvalue0123456789ab"
 OG_KEY = "0f1e2d3c-genie-secret-key-aaaabbbbcccc"

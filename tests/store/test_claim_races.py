@@ -22,8 +22,8 @@ from bot.gate.claims import ClaimCheck, claim_checked
 from bot.signing import Signer
 from bot.store import audit
 from bot.store.requests import RequestStore
-from tests.clients import open_client
-from tests.keys import serve_signer
+from tests.support.clients import open_client
+from tests.support.keys import serve_signer
 
 REQUESTS, EXECUTORS = 12, 8  # claims racing per request, all requests at once
 ROUNDS = 5

@@ -17,8 +17,8 @@ from bot.db.cluster import fails_over
 from bot.db.connection import connect, redact_url
 from bot.db.valkey.embedded import EmbeddedServer, ensure_server
 from bot.errors import ConfigError, StoreUnavailable
-from tests.clients import CLUSTER
-from tests.poll import eventually
+from tests.support.clients import CLUSTER
+from tests.support.poll import eventually
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,7 @@ from bot.core.states import Event, State
 from bot.db.valkey.embedded import ensure_server
 from bot.store import audit
 from bot.store.requests import RequestStore
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 STEPS = [Event.APPROVE, Event.CLAIM, Event.SUCCEED]
 

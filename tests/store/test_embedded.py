@@ -38,7 +38,7 @@ from bot.db.valkey.embedded import (
 )
 from bot.errors import StoreUnavailable
 from bot.store.codec import to_hash
-from tests.poll import eventually_sync
+from tests.support.poll import eventually_sync
 
 linux_only = pytest.mark.skipif(not Path("/proc/self").exists(), reason="reads /proc")
 REPO = Path(__file__).resolve().parents[2]

@@ -23,8 +23,8 @@ from typer.testing import CliRunner
 from bot.cli.main import app
 from bot.db.valkey.embedded import EmbeddedServer, ensure_server
 from bot.db.valkey.embedded_watch import EmbeddedWatch, status, stop_unused
-from tests.poll import eventually
 from tests.store.test_embedded import REPO, data_dir, linux_only, valkey_pids  # noqa: F401
+from tests.support.poll import eventually
 
 pytestmark = [linux_only, pytest.mark.timeout(60)]
 

@@ -38,8 +38,8 @@ from bot.store.grants import GrantStore
 from bot.store.requests import SEALED, RequestStore
 from bot.store.run.questions import QuestionStore
 from tests.conftest import QUORUM_POLICY
-from tests.keys import serve_signer
 from tests.store.test_grants import _forge
+from tests.support.keys import serve_signer
 
 ROOT = Path(__file__).resolve().parents[2]
 HOUR = 3_600_000

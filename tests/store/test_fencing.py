@@ -25,7 +25,7 @@ from bot.gate import execution
 from bot.gate.claims import ClaimCheck, claim_checked
 from bot.store import audit, keys
 from bot.store.requests import RequestStore
-from tests.keys import serve_signer
+from tests.support.keys import serve_signer
 
 A, B = "tokenA-1234567", "tokenB-7654321"  # two executors' claim tokens
 

@@ -29,7 +29,7 @@ from bot.store.figures import metrics
 from bot.store.grants import GrantStore
 from bot.store.requests import RequestStore
 from tests.conftest import QUORUM_POLICY
-from tests.keys import serve_signer
+from tests.support.keys import serve_signer
 
 HOUR = 3_600_000
 

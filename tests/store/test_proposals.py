@@ -18,7 +18,7 @@ from bot.errors import ForgedDecision, InvalidTransition, PayloadError
 from bot.gate.claims import ClaimCheck, claim_checked
 from bot.store import audit
 from bot.store.requests import RequestStore
-from tests.keys import serve_signer
+from tests.support.keys import serve_signer
 
 CANDS: list[dict[str, Any]] = [{"amount": 5, "to": "A-1"}, {"amount": 7, "to": "A-2"}]
 

@@ -23,7 +23,7 @@ from bot.errors import NotReplicated
 from bot.gate.corrections import correct, stop_run
 from bot.gate.runtime import Runtime
 from tests.api.live import TOKEN, make_runtime
-from tests.replicated import Replicated
+from tests.support.replicated import Replicated
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -17,7 +17,7 @@ from redis.backoff import NoBackoff
 from bot.config import Settings
 from bot.gate.runtime import open_runtime
 from bot.store.run.run_signals import close_signals, signals_for
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("HITL_TEST_CLUSTER")), reason="one Redis: nobody follows runs on a cluster"

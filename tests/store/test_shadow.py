@@ -17,7 +17,7 @@ from bot.gate.runtime import open_runtime
 from bot.store import keys
 from bot.store.figures import shadow
 from bot.store.requests import RequestStore
-from tests.policy_pair import NEW, OLD, dump
+from tests.support.policy_pair import NEW, OLD, dump
 
 old, new = parse_policy(OLD), parse_policy(NEW)
 

@@ -23,7 +23,8 @@ from bot.signing import KEY_FILE, PUB_FILE, load_signer, public_keys
 from bot.store import audit, keys
 from bot.store.requests import RequestStore
 from bot.store.run.questions import QuestionStore
-from tests.keys import other_signer, serve_signer
+from tests.support.decisions import approve
+from tests.support.keys import other_signer, serve_signer
 
 
 async def _refund(store: RequestStore, policy: Policy) -> ActionRequest:
@@ -32,7 +33,7 @@ async def _refund(store: RequestStore, policy: Policy) -> ActionRequest:
 
 
 def _approve(req: ActionRequest, actor: str = "U2") -> Decision:
-    return Decision(event=Event.APPROVE, actor=actor, payload_hash=req.payload_hash)
+    return approve(req, actor)
 
 
 def check(policy: Policy) -> ClaimCheck:

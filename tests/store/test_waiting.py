@@ -20,8 +20,8 @@ from bot.db.hub import hub_for
 from bot.errors import AlreadyResolved, StoreUnavailable
 from bot.store.requests import RequestStore
 from bot.store.run.questions import QuestionStore
-from tests.clients import CLUSTER, open_client
-from tests.poll import eventually
+from tests.support.clients import CLUSTER, open_client
+from tests.support.poll import eventually
 
 LONGER_THAN_ANY_TEST = 3600.0
 

@@ -1,5 +1,5 @@
 """What `serve` signs, and which signatures make a request claimable. Pure: the bytes are
-built here and the signature check is passed in (bot/signing.py holds the keys).
+built here and the signature check is passed in (bot/signing/keys.py holds the keys).
 
 A seal is kept with the decision it covers, as one string:
 `KEY_ID.VERSION.EVENT.SIGNATURE` (the signature unpadded urlsafe base64). The signed bytes

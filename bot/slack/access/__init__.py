@@ -1,2 +1,2 @@
-"""Who a Slack person is to the policy: their user groups and channels, the policy's
-channel principals, and who may steer, stop and read (who may decide is bot/core/deciders.py)."""
+"""Who a Slack person is to the policy: their user groups and channels, and who may steer,
+stop and read (who may decide is bot/core/deciders.py)."""

@@ -3,7 +3,7 @@
 An approver principal may be a user group (`S…`, via `usergroups.users.list`) or a
 channel (`C…`/`G…` or `#name`, via `conversations.members`): its members may decide.
 Memberships are cached briefly in the store (bot/store/posted/slack_cache.py); a name is
-resolved to an id with `conversations.list` once (bot.slack.access.principals pins the
+resolved to an id with `conversations.list` once (bot.slack.checks.principals pins the
 policy's names at start), and an archived channel has no members that count. A
 look-up that fails counts as "not a member": fail closed.
 """

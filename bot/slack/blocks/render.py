@@ -64,6 +64,17 @@ class Rendered:
     blocks: list[dict[str, Any]]
 
 
+def decorate(msg: Rendered, extra: list[Block]) -> Rendered:
+    """The card with `extra` (a feature's blocks, bot/slack/seams.py) above its foot line,
+    within Slack's block limit: past it the card stays as it was, buttons and all."""
+    if not extra:
+        return msg
+    blocks = [*msg.blocks[:-1], *extra, *msg.blocks[-1:]]
+    if len(blocks) > esc.MESSAGE_BLOCKS:
+        return msg
+    return Rendered(msg.text, blocks)
+
+
 def blocks_hash(blocks: list[dict[str, Any]]) -> str:
     """sha256 of the blocks as canonical JSON: what the audit records the approver saw."""
     text = json.dumps(blocks, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

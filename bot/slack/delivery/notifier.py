@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -25,14 +25,12 @@ from bot.db.failures import StoreError, is_missing_group
 from bot.db.lease import Lease
 from bot.errors import NotFound, NotReplicated
 from bot.slack.access.groups import channel_id
-from bot.slack.batch.upkeep import DigestKeeper
 from bot.slack.blocks import lines, render, views
 from bot.slack.delivery.escalations import EscalationPosts
 from bot.slack.delivery.once import OncePoster, Posted, Tag
 from bot.slack.delivery.refusals import REFUSAL_BACKOFF, Refusals
 from bot.slack.delivery.runlines import RunLines, card_elsewhere
-from bot.slack.grants.card import decorate
-from bot.slack.grants.notes import GrantNotes
+from bot.slack.seams import CardPart, Tools
 from bot.store.posted.parked import why_of
 from bot.store.run.runs import RunStore
 from bot.store.stores import StoreSet
@@ -61,7 +59,10 @@ class Notifier:
         policy: Policy | None = None,
         block_ms: int = 1_000,
         refusal_backoff: Backoff = REFUSAL_BACKOFF,
+        parts: Sequence[Callable[[Tools], CardPart]] = (),
     ) -> None:
+        """`parts`: the registered features' parts of the card flow
+        (bot/slack/features.py), called in this order at each point."""
         self.rt = rt
         self.block_ms = block_ms
         self.runs = runs
@@ -76,8 +77,8 @@ class Notifier:
         self.once = OncePoster(rt, client)
         self.escalations = EscalationPosts(rt, client, self.once, self.pager)
         self.lines = RunLines(rt.cards, client)
-        self.digests = DigestKeeper(rt, client, self.once, holder=consumer)
-        self.grants = GrantNotes(rt, client, policy)  # None: no standing approvals here
+        tools = Tools(rt, client, self.once, policy, consumer)
+        self.parts = [make(tools) for make in parts]
         self.refusals = Refusals(rt, runs, client, self._say, backoff=refusal_backoff)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -175,7 +176,8 @@ class Notifier:
         EVENT_AT.set(_when(n)[0])  # this lane's task only: lanes run side by side
         if n.kind == "request":
             await self._request(n)
-            await self.digests.touch(n.id)  # after its own card, which the digest links
+            for part in self.parts:  # after its own card, which a digest links
+                await part.after(n.id)
         elif n.kind == "question":
             await self._question(n)
         elif n.kind == "steer":
@@ -224,8 +226,9 @@ class Notifier:
     async def _passed(self, req: ActionRequest, run: Run | None, where: str) -> None:
         """A call that needed no card: its note, or its place in the run's line of calls
         without review."""
-        if await self.grants.note(req, run, where):
-            return
+        for part in self.parts:
+            if await part.passed(req, run, where):
+                return
         if run is not None:
             await self.lines.free_call(run, req, at=EVENT_AT.get())
 
@@ -249,12 +252,12 @@ class Notifier:
                 await self.rt.cards.drop_intent(self.rt.cards.request_intent(req.id))
         if not ts and (req.state == State.PENDING_REVIEW or n.event == "create"):
             if n.event == "create":  # inside a live grant: passed, no card
-                req = await self.grants.pass_new(req)
+                req = await self._on_new(req)
             if req.state != State.PENDING_REVIEW:  # approved by policy or grant: no buttons
                 await self._passed(req, run, where)
                 return
             msg = render.approval_message(req, now_ms=self.rt.clock(), run_title=title)
-            msg = decorate(msg, await self.grants.extra(req))
+            msg = await self._decorated(msg, req)
             card = await self.once.post(
                 Tag("request", req.id, "card"),
                 self.rt.cards.request_intent(req.id),
@@ -284,7 +287,7 @@ class Notifier:
             posted = await self.escalations.escalate(req, channel, run_thread or ts)
         if channel and ts:
             msg = render.approval_message(req, now_ms=self.rt.clock(), run_title=title)
-            msg = decorate(msg, await self.grants.extra(req))
+            msg = await self._decorated(msg, req)
             await self.client.chat_update(channel=channel, ts=ts, text=msg.text, blocks=msg.blocks)
             await self.rt.cards.set_request_view(req.id, render.blocks_hash(msg.blocks))
         # Every escalation DM and channel post shows the request too: none keeps stale
@@ -297,6 +300,18 @@ class Notifier:
             # The line says what this event did, not where the request is by now.
             then = req.model_copy(update={"state": State(n.state)}) if n.state else req
             await self._say(channel, run_thread or ts, lines.status_line(then, n.event))
+
+    async def _on_new(self, req: ActionRequest) -> ActionRequest:
+        """A new request as the features leave it: one may have passed it (a grant)."""
+        for part in self.parts:
+            req = await part.on_new(req)
+        return req
+
+    async def _decorated(self, msg: render.Rendered, req: ActionRequest) -> render.Rendered:
+        """The card with what each feature adds to it."""
+        for part in self.parts:
+            msg = render.decorate(msg, await part.extra(req))
+        return msg
 
     async def _close_modals(self, req: ActionRequest) -> None:
         """Turn the Edit, Reject and payload modals still open on the request into a
@@ -356,6 +371,10 @@ class Notifier:
                 channel=post.channel, ts=post.ts, text=msg.text, blocks=msg.blocks
             )
         await self.rt.cards.save_question_card(q.id, post.channel, post.ts)
+        if thread is None:
+            # A card of its own, outside any run's thread: a reply in its thread answers it
+            # (bot/slack/listeners/threads.py), rather than falling where nobody reads.
+            await self.rt.threads.add_question(post.channel, post.ts, q.id)
 
     async def _run(self, n: Notice) -> None:
         run = await self.runs.get(n.id)

@@ -25,7 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import NotFound
 from bot.slack.blocks import escape as esc
-from bot.slack.delivery import refusal_messages as rmsg
+from bot.slack.transport import refusal_messages as rmsg
 from bot.store.run.runs import RunStore
 from bot.store.stores import StoreSet
 from bot.store.stream.events import Notice

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -22,8 +23,8 @@ from bot.slack.access.permissions import (
 )
 from bot.slack.blocks import lists, render
 from bot.slack.blocks.home import RunLine, home_view
-from bot.slack.grants.handlers import grants_command, with_grants
 from bot.slack.listeners.fatigue_home import operators_panel
+from bot.slack.seams import Feature
 from bot.slack.stepup import passkey_command
 from bot.store.run.runs import RunStore
 
@@ -33,9 +34,13 @@ HOME_RUNS_LOOKED = 50
 
 
 class Commands:
-    def __init__(self, rt: Runtime, runs: RunStore) -> None:
+    def __init__(self, rt: Runtime, runs: RunStore, features: Sequence[Feature] = ()) -> None:
+        """`features`: what the registered features add (bot/slack/features.py): their
+        `/hitl` verbs and their parts of the App Home."""
         self.rt = rt
         self.runs = runs
+        self.features = tuple(features)
+        self.verbs = {v: f for feature in features for v, f in feature.verbs.items()}
 
     def register(self, app: AsyncApp) -> None:
         app.command("/hitl")(self.on_command)
@@ -73,8 +78,8 @@ class Commands:
             return lists.policy_summary(self.rt.policy)
         if verb == "passkey":
             return render.Rendered(text=await passkey_command(self.rt, user, rest), blocks=[])
-        if verb == "grants":
-            return await grants_command(self.rt, client, user, rest)
+        if (feature_verb := self.verbs.get(verb)) is not None:
+            return await feature_verb(self.rt, client, user, rest)
         if verb == "audit" and rest:
             req = await self.rt.requests.get(rest)  # a clear "no request" before a trail
             if not await may_read(self.rt, client, user, req):
@@ -126,5 +131,7 @@ class Commands:
         now = self.rt.clock()
         panel = await operators_panel(self.rt, client, user, now)
         view = home_view(reqs, self.rt.policy, now_ms=now, runs=runs, operators=panel)
-        view = await with_grants(self.rt, client, user, view)
+        for feature in self.features:
+            if feature.home is not None:
+                view = await feature.home(self.rt, client, user, view)
         await client.views_publish(user_id=user, view=view)

@@ -94,6 +94,8 @@ class Threads:
             client, event, bot_user=bot_user, waiting_on=waiting, foreign=foreign, run_owner=owner
         ):
             return
+        if run is None and text and await self._answer_card(client, event, text, foreign):
+            return
         if run is None or not live:
             await self._unheard(client, event, run)
             return
@@ -151,6 +153,39 @@ class Threads:
             return True
         except HitlError:
             return False  # answered a moment ago: the reply is a correction instead
+        await self.rt.cards.set_answer_source(qid, event["channel"], event["ts"])
+        return True
+
+    async def _answer_card(
+        self, client: AsyncWebClient, event: dict[str, Any], text: str, foreign: bool
+    ) -> bool:
+        """A reply in the thread of a question's own card (asked outside any run's thread):
+        its answer, if it is still open and this person may answer it."""
+        qid = await self.rt.threads.question(event["channel"], event["thread_ts"])
+        if qid is None:
+            return False
+        try:
+            q = await self.rt.questions.get(qid)
+        except HitlError:
+            return False
+        if q.state != QuestionState.OPEN:
+            return False
+        user = event.get("user", "")
+        if not await self._may_answer(client, user, qid, foreign=foreign):
+            await self._tell(event, client, smsg.CARD_MAY_NOT_ANSWER)
+            return True
+        answer = matching_option(q.options, text) if q.options else text
+        if answer is None:  # told why, never dropped
+            hint = smsg.OPTION_REPLY_NOT_ONE.format(options=options_line(q.options))
+            await self._tell(event, client, hint)
+            return True
+        try:
+            await self.rt.questions.answer(qid, actor=user, answer=answer)
+        except StoreUnavailable as exc:
+            await self._tell(event, client, str(exc))
+            return True
+        except HitlError:
+            return False  # answered a moment ago: the reply is told it went nowhere
         await self.rt.cards.set_answer_source(qid, event["channel"], event["ts"])
         return True
 

@@ -33,5 +33,12 @@ class ThreadIndex:
         key = keys.thread_cards(channel, thread_ts)
         return set(cast(set[str], await self.redis.smembers(key)))
 
+    async def add_question(self, channel: str, thread_ts: str, qid: str) -> None:
+        """The question whose card heads the thread: a reply there answers it."""
+        await self.redis.set(keys.thread_question(channel, thread_ts), qid, ex=CARDS_TTL_S)
+
+    async def question(self, channel: str, thread_ts: str) -> str | None:
+        return cast(str | None, await self.redis.get(keys.thread_question(channel, thread_ts)))
+
     async def has_cards(self, channel: str, thread_ts: str) -> bool:
         return bool(await self.redis.exists(keys.thread_cards(channel, thread_ts)))
