@@ -1,6 +1,7 @@
 """`hitl-bot policy diff OLD NEW` and `hitl-bot policy shadow-report`: what a policy
 change would do, shown on the requests the store recorded. The comparison is pure
-(bot/core/policydiff.py), the history is read by bot/store/figures/history.py; this prints."""
+(bot/core/hindsight/policydiff.py), the history is read by bot/store/figures/history.py;
+this prints."""
 
 from __future__ import annotations
 
@@ -17,15 +18,15 @@ from rich.text import Text
 from bot.cli import messages as msg
 from bot.cli.audit import run_cli, since_ms
 from bot.core.durations import format_duration
-from bot.core.models import RiskTier
-from bot.core.policy import TIER_ORDER, Policy, load_policy
-from bot.core.policydiff import (
+from bot.core.hindsight.policydiff import (
     BECOMES_NO_REVIEW,
     BECOMES_PERSON,
     Change,
     PolicyDiff,
     diff,
 )
+from bot.core.models import RiskTier
+from bot.core.policy import TIER_ORDER, Policy, load_policy
 from bot.errors import HitlError
 from bot.messages import when
 from bot.store.figures.history import Shadowed, history, shadowed

@@ -1,5 +1,5 @@
 """`hitl-bot report --since 7d [--html FILE]`: the approval-fatigue figures
-(bot/core/fatigue.py) as tables, as JSON, and as a self-contained HTML page."""
+(bot/core/hindsight/fatigue.py) as tables, as JSON, and as a self-contained HTML page."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from rich.table import Table
 from bot.cli import messages as m
 from bot.cli.audit import run_cli, since_ms
 from bot.cli.report_html import page
-from bot.core.fatigue import OUTCOMES, READ_BASE_S, READ_PER_LINE_S, WEEK_MS, Report
+from bot.core.hindsight.fatigue import OUTCOMES, READ_BASE_S, READ_PER_LINE_S, WEEK_MS, Report
 from bot.gate.runtime import Runtime
 from bot.store.figures import fatigue
 

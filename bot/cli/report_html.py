@@ -8,7 +8,7 @@ from collections import Counter
 from html import escape
 
 from bot.cli import messages as m
-from bot.core.fatigue import OUTCOMES, READ_BASE_S, READ_PER_LINE_S, Report
+from bot.core.hindsight.fatigue import OUTCOMES, READ_BASE_S, READ_PER_LINE_S, Report
 
 Rows = list[tuple[str, ...]]
 COLOURS = {

@@ -21,10 +21,10 @@ import yaml
 from redis.asyncio import Redis
 
 from bot.clock import FakeClock, wall_ms
+from bot.core.hindsight.verdicts import Call, judge
 from bot.core.models import Decision
 from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event
-from bot.core.verdicts import Call, judge
 from bot.store.requests import RequestStore
 from tests.cli.test_cli import cli
 from tests.support.keys import serve_signer

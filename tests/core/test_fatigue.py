@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from bot.core.fatigue import (
+from bot.core.hindsight.fatigue import (
     WEEK_MS,
     Decided,
     decisions_of,

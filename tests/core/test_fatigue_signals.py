@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from bot.core.fatigue import WEEK_MS, Decided
-from bot.core.fatigue_signals import AUTO_RISE, CARRIES, TOO_FAST, Signal, signals
+from bot.core.hindsight.fatigue import WEEK_MS, Decided
+from bot.core.hindsight.fatigue_signals import AUTO_RISE, CARRIES, TOO_FAST, Signal, signals
 
 NOW = 100 * WEEK_MS
 

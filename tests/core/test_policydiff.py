@@ -5,11 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from bot.core.models import RiskTier
-from bot.core.policy import parse_policy
-from bot.core.policydiff import Outcome, Recorded, diff
-from bot.core.proposal import propose
-from bot.core.verdicts import (
+from bot.core.hindsight.policydiff import Outcome, Recorded, diff
+from bot.core.hindsight.verdicts import (
     Call,
     ShadowVerdict,
     disagreements,
@@ -17,6 +14,9 @@ from bot.core.verdicts import (
     judge,
     shadow_verdict,
 )
+from bot.core.models import RiskTier
+from bot.core.policy import parse_policy
+from bot.core.proposal import propose
 from tests.support.policy_pair import NEW, OLD
 
 MIN = 60_000

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.core.fatigue import Decided, report
+from bot.core.hindsight.fatigue import Decided, report
 from bot.slack.blocks.fatigue_panel import fatigue_blocks
 from tests.slack.test_render import assert_literal, mrkdwn_texts, validate_blocks
 

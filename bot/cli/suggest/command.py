@@ -19,8 +19,8 @@ from rich.console import Console
 from bot.cli.audit import run_cli, since_ms
 from bot.cli.suggest import messages as msg
 from bot.core.durations import format_duration, parse_duration
+from bot.core.hindsight.policydiff import PolicyDiff
 from bot.core.policy import Policy, load_policy
-from bot.core.policydiff import PolicyDiff
 from bot.core.suggestions.bounds import Bound, Unbounded
 from bot.core.suggestions.mining import (
     NotSuggested,

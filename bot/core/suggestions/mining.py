@@ -16,7 +16,7 @@ where any recorded call of the tool that the change would move was rejected, edi
 or left to time out: the policy names tools, not requesters, so a suggestion covers
 every requester's calls inside its bounds, and all of them are its evidence. A pattern
 left without a suggestion says why (`NotSuggested`). Each suggestion carries its
-effect as `policy diff` computes it (bot/core/policydiff.py). Pure: nothing is read or
+effect as `policy diff` computes it (bot/core/hindsight/policydiff.py). Pure: nothing is read or
 changed here; the command prints and writes what this returns.
 """
 
@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from bot.core.fatigue import percentile
+from bot.core.hindsight.fatigue import percentile
+from bot.core.hindsight.policydiff import Outcome, PolicyDiff, Recorded, diff
+from bot.core.hindsight.verdicts import Judged, judge
 from bot.core.models import RiskTier
 from bot.core.policy import TIER_ORDER, Policy, ToolPolicy
-from bot.core.policydiff import Outcome, PolicyDiff, Recorded, diff
 from bot.core.suggestions.bounds import Bound, Unbounded, bounds_of
-from bot.core.verdicts import Judged, judge
 
 
 class Kind(StrEnum):

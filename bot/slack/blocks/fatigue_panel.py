@@ -1,10 +1,10 @@
 """The operators' panel on the App Home: the week's approval-fatigue figures by tier
-(bot/core/fatigue.py), with each tier's busiest approvers. A pure function of the
+(bot/core/hindsight/fatigue.py), with each tier's busiest approvers. A pure function of the
 figures; who sees it (the policy's `operators`) is decided by the caller."""
 
 from __future__ import annotations
 
-from bot.core.fatigue import READ_BASE_S, READ_PER_LINE_S, Figures, Report, TierFigures
+from bot.core.hindsight.fatigue import READ_BASE_S, READ_PER_LINE_S, Figures, Report, TierFigures
 from bot.slack import messages as smsg
 from bot.slack.blocks import escape as esc
 from bot.slack.blocks import home_messages as hmsg

@@ -336,7 +336,7 @@ class Notifier:
         # the thread a reply to this card lands in: the run's, or the card's own
         await self.rt.threads.add_card(card.channel, run_thread or card.ts, rid)
         # A card adopted after a crash was posted at a time unknown: fatigue figures then
-        # time its decision from the request's creation (bot/core/fatigue.py).
+        # time its decision from the request's creation (bot/core/hindsight/fatigue.py).
         at = None if card.adopted else self.rt.clock()
         await self.rt.cards.save_request_card(rid, card.channel, card.ts, view, at=at)
 

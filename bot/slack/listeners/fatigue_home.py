@@ -8,7 +8,7 @@ import logging
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.fatigue import WEEK_MS
+from bot.core.hindsight.fatigue import WEEK_MS
 from bot.errors import HitlError
 from bot.gate.runtime import Runtime
 from bot.slack.access.permissions import is_operator

@@ -1,6 +1,6 @@
 """Telling the operators of approval fatigue: every `HITL_FATIGUE_CHECK_S`, serve reads the
 last two weeks of decisions (bot/store/figures/fatigue.py), finds the signals that call
-for a person (bot/core/fatigue_signals.py), and sends each to every operator's direct
+for a person (bot/core/hindsight/fatigue_signals.py), and sends each to every operator's direct
 messages, once a (UTC) day per signal (bot/store/figures/fatigue_told.py).
 
 Only to the operators, and only in direct messages: a signal may name the approver
@@ -18,8 +18,8 @@ import logging
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.fatigue import WEEK_MS
-from bot.core.fatigue_signals import Signal, Watch, signals
+from bot.core.hindsight.fatigue import WEEK_MS
+from bot.core.hindsight.fatigue_signals import Signal, Watch, signals
 from bot.gate.runtime import Runtime
 from bot.slack.access.groups import channel_members, is_channel, is_group, members
 from bot.slack.blocks import escape as esc

@@ -1,4 +1,4 @@
-"""Reading the approval-fatigue history (bot/core/fatigue.py) from the store: each
+"""Reading the approval-fatigue history (bot/core/hindsight/fatigue.py) from the store: each
 request's tier, arguments and card time beside its audit trail; and counting one
 decision for /metrics as its transition's notice is read.
 
@@ -13,8 +13,8 @@ from collections import Counter
 
 from redis.asyncio import Redis
 
-from bot.core.fatigue import Decided, decisions_of, report
-from bot.core.fatigue import Report as Report
+from bot.core.hindsight.fatigue import Decided, decisions_of, report
+from bot.core.hindsight.fatigue import Report as Report
 from bot.core.models import AuditEntry
 from bot.store import keys
 from bot.store.posted.cards import CARD_AT

@@ -1,4 +1,4 @@
-"""Which fatigue signals the operators were told of today (bot/core/fatigue_signals.py).
+"""Which fatigue signals the operators were told of today (bot/core/hindsight/fatigue_signals.py).
 
 A signal is claimed for the day (UTC, by the clock serve runs on) before it is sent,
 with SET NX: of several `serve` processes checking at once, one tells it, and nobody

@@ -14,10 +14,10 @@ from typing import cast
 
 from redis.asyncio import Redis
 
+from bot.core.hindsight.policydiff import Outcome, Recorded
+from bot.core.hindsight.verdicts import Call, ShadowVerdict
 from bot.core.models import SYSTEM, RiskTier
-from bot.core.policydiff import Outcome, Recorded
 from bot.core.states import Event, State, SystemReason
-from bot.core.verdicts import Call, ShadowVerdict
 from bot.store import keys
 from bot.store.figures.shadow import RISK_ASKED, SHADOW
 from bot.store.requests import RequestStore

@@ -15,9 +15,9 @@ from typing import cast
 
 from redis.asyncio import Redis
 
+from bot.core.hindsight.verdicts import Call, ShadowVerdict, enforced, shadow_verdict
 from bot.core.models import ActionRequest, RiskTier
 from bot.core.policy import Policy
-from bot.core.verdicts import Call, ShadowVerdict, enforced, shadow_verdict
 from bot.store import keys
 
 RISK_ASKED = "risk_asked"  # the tier the caller asked for (it may only raise the policy's)

@@ -33,7 +33,7 @@ FREE_CALLS = "free_calls"  # that line's calls, as JSON [[request id, line], ...
 FREE_ENDED = "free_ended"
 OPEN_VIEW_TTL_S = 86_400  # a modal left open longer than a day is forgotten, not updated
 LINK = "link"  # the permalink of the run's thread, for `hitl-bot show RUN_ID`
-CARD_AT = "card_at"  # when a request's card was first posted (ms): bot/core/fatigue.py
+CARD_AT = "card_at"  # when a request's card was first posted (ms): bot/core/hindsight/fatigue.py
 
 
 @dataclass(frozen=True)

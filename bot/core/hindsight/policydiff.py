@@ -1,7 +1,7 @@
 """A policy change replayed over recorded requests: what the new policy would do to
 each call the old one handled (`hitl-bot policy diff`).
 
-Each recorded call is judged by both policies (bot/core/verdicts.py), and what was
+Each recorded call is judged by both policies (bot/core/hindsight/verdicts.py), and what was
 recorded (who decided, how long it waited) says where the change would have
 mattered: a call a person decided that the new policy would have let run, or whose
 decision came after the new chain would already have applied its default; and a call
@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bot.core.durations import format_duration
+from bot.core.hindsight.verdicts import KINDS, TIMEOUT, Call, Judged, disagreements, judge
 from bot.core.models import RiskTier
 from bot.core.pagers import pages
 from bot.core.policy import TIER_ORDER, Assignees, Policy, TierPolicy
 from bot.core.states import State
-from bot.core.verdicts import KINDS, TIMEOUT, Call, Judged, disagreements, judge
 
 
 class Outcome(StrEnum):

@@ -1,5 +1,5 @@
 """Approval-fatigue signals worth a person's attention, read from the decisions
-(bot/core/fatigue.py): the figures the report shows, turned into the few that call for
+(bot/core/hindsight/fatigue.py): the figures the report shows, turned into the few that call for
 an operator to act. Pure: decisions in, signals out; the time is passed in.
 
 - `too_fast`: more than `fast_share` of an approver's last `fast_window` decisions came
@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.core.fatigue import PERSON, WEEK_MS, Decided
+from bot.core.hindsight.fatigue import PERSON, WEEK_MS, Decided
 
 TIMED_OUT = ("auto_approved", "auto_rejected")  # the default applied: nobody answered
 TOO_FAST = "too_fast"
