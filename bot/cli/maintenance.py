@@ -12,6 +12,7 @@ from rich.console import Console
 from bot.cli import messages as msg
 from bot.cli.audit import run_cli
 from bot.store.question_upkeep import index_every_question
+from bot.store.run_upkeep import index_every_run
 
 maintenance_app = typer.Typer(
     no_args_is_help=True,
@@ -29,3 +30,15 @@ def index_questions() -> None:
     (questions asked before either existed). A SCAN over every question; safe to repeat."""
     n = run_cli(lambda rt: index_every_question(rt.questions.redis, now_ms=rt.clock()))
     out.print(msg.MAINT_QUESTIONS_INDEXED.format(n=n), markup=False, highlight=False)
+
+
+@maintenance_app.command(
+    "index-runs", short_help="Rebuild the run indexes that list runs (after an upgrade)."
+)
+def index_runs() -> None:
+    """Put every run in the run indexes (every run, the live ones, each starter's live
+    ones) and drop entries naming no run: runs started before the indexes existed, or
+    left out by a crash between a run's record and its index. A SCAN over every run;
+    safe to repeat."""
+    n = run_cli(lambda rt: index_every_run(rt.runs.redis))
+    out.print(msg.MAINT_RUNS_INDEXED.format(n=n), markup=False, highlight=False)

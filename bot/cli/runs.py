@@ -39,8 +39,8 @@ class RunView:
 
 
 async def list_runs(rt: Runtime, limit: int) -> list[Run]:
-    """The newest `limit` runs (`RunStore.list`: a SCAN, fine for an operator's look)."""
-    return (await rt.runs.list())[:limit]
+    """The newest `limit` runs, read through the run index."""
+    return await rt.runs.list(limit)
 
 
 async def run_view(rt: Runtime, run_id: str) -> RunView:
