@@ -12,7 +12,8 @@ from rich.console import Console
 from bot.cli import messages as msg
 from bot.cli.audit import run_cli
 from bot.store.question_upkeep import index_every_question
-from bot.store.run_upkeep import index_every_run
+from bot.store.run_upkeep import index_every_request, index_every_run
+from bot.store.runtime import Runtime
 
 maintenance_app = typer.Typer(
     no_args_is_help=True,
@@ -38,7 +39,15 @@ def index_questions() -> None:
 def index_runs() -> None:
     """Put every run in the run indexes (every run, the live ones, each starter's live
     ones) and drop entries naming no run: runs started before the indexes existed, or
-    left out by a crash between a run's record and its index. A SCAN over every run;
-    safe to repeat."""
-    n = run_cli(lambda rt: index_every_run(rt.runs.redis))
-    out.print(msg.MAINT_RUNS_INDEXED.format(n=n), markup=False, highlight=False)
+    left out by a crash between a run's record and its index; and put every request
+    filed under a run in its run's index. A SCAN over every run and every request; safe
+    to repeat."""
+
+    async def both(rt: Runtime) -> tuple[int, int]:
+        redis = rt.runs.redis
+        return await index_every_run(redis), await index_every_request(redis)
+
+    runs, requests = run_cli(both)
+    out.print(
+        msg.MAINT_RUNS_INDEXED.format(n=runs, requests=requests), markup=False, highlight=False
+    )

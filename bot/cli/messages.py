@@ -272,5 +272,6 @@ MAINT_QUESTIONS_INDEXED = (
     "Checked {n} questions: each is in its run's index and leaves the store on schedule."
 )
 MAINT_RUNS_INDEXED = (
-    "Checked {n} runs: each is in the run indexes, which name no run the store lost."
+    "Checked {n} runs: each is in the run indexes, which name no run the store lost;"
+    " and {requests} requests: each filed under a run is in its run's index."
 )

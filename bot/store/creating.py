@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 import orjson
+from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
 from bot import messages as msg
@@ -25,7 +26,7 @@ from bot.core.schema import fit_problems
 from bot.core.states import Event, State
 from bot.errors import IdempotencyConflict, PayloadError
 from bot.signing import Signer
-from bot.store import keys, tools
+from bot.store import keys, run_requests, tools
 from bot.store.codec import created, from_hash, reply, split_terms, to_hash
 from bot.store.replicas import ReplicaAcks
 from bot.store.shadow import create_fields
@@ -75,6 +76,7 @@ class CreateOptions(TypedDict, total=False):
 class Creating:
     """The create half of RequestStore (bot/store/requests.py), which sets these."""
 
+    redis: Redis
     clock: Clock
     ids: IdFactory
     signer: Signer | None
@@ -155,10 +157,20 @@ class Creating:
         token = claim_token or new_claim_token()
         if claim_as and not needs_review:
             argv += [claim_as, token]
-        script_keys = keys.request_keys(rid)
         if unless_steered is not None:
             if not self.guards_steering:
                 raise ValueError("unless_steered needs one Redis, not a cluster")
+            if unless_steered != run_id:
+                raise ValueError("unless_steered names the call's own run")
+        script_keys = keys.request_keys(rid)
+        if run_id and self.guards_steering:  # one Redis: the script indexes it by run
+            script_keys.append(keys.run_requests(run_id))
+        elif run_id:
+            # A cluster: the run's slot is not the request's, so the index is written in
+            # a step of its own, before the script. A crash in between leaves an entry
+            # readers skip, never a call its run's `show` cannot reach.
+            await run_requests.index(self.redis, run_id, rid, now)
+        if unless_steered is not None:
             script_keys += [
                 keys.steering(unless_steered),
                 keys.run(unless_steered),

@@ -51,6 +51,10 @@ def posts(rid: str) -> str:
     return f"{_t(rid)}posts:{rid}"
 
 
+# SCAN pattern over every request's hash: for operator maintenance only.
+REQUEST_RECORDS = f"{PREFIX}{{s??}}:req:*"
+
+
 def audit(rid: str) -> str:
     return f"{_t(rid)}audit:{rid}"
 
@@ -226,6 +230,12 @@ def runs_live_by(requester: str) -> str:
 
 
 RUNS_LIVE_BY = f"{_RUN_INDEX}:live:by:*"  # SCAN pattern over them, for maintenance only
+
+
+def run_requests(run_id: str) -> str:
+    """Sorted set of the requests filed under a run (id, scored by `created_at`): how
+    `show RUN` finds them (bot/store/run_requests.py)."""
+    return f"{PREFIX}{{run:{run_id}}}:requests"
 
 
 def thread_cards(channel: str, thread_ts: str) -> str:

@@ -23,7 +23,7 @@ from bot.errors import (
 )
 from bot.signing import Signer
 from bot.signing import messages as sign_msg
-from bot.store import keys, tools
+from bot.store import keys, run_requests, tools
 from bot.store.cluster import is_cluster, run_many
 from bot.store.codec import from_hash, reply
 from bot.store.creating import Created, CreateOptions, Creating
@@ -300,6 +300,20 @@ class RequestStore(Creating):
             if status == "ok":  # logged as any other transition: operators alert on these
                 log_moved(rid, Decision(event=Event.TIMEOUT), h, rest)
             out.append(Moved(from_hash(h), noop=status != "ok", left=status == "unsigned"))
+        return out
+
+    async def of_run(self, run_id: str) -> list[ActionRequest]:
+        """The requests filed under a run, oldest first, read through the run's index
+        (bot/store/run_requests.py), not every request since the run started: an entry
+        naming no request, or one of another run, is left out."""
+        out: list[ActionRequest] = []
+        for rid in await run_requests.ids(self.redis, run_id):
+            try:
+                req = await self.get(rid)
+            except NotFound:
+                continue
+            if req.run_id == run_id:
+                out.append(req)
         return out
 
     async def list_pending(self, limit: int = 100) -> list[ActionRequest]:

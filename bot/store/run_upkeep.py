@@ -3,7 +3,8 @@
 Runs started before the run indexes existed are in none of them, and a crash between a
 run's record and its index entry leaves it out too: `index_every_run` puts every run
 the store holds in the indexes it belongs to and prunes every entry that names no run
-(or, in a live index, a final one), so the lists agree with the records again.
+(or, in a live index, a final one), so the lists agree with the records again; and
+`index_every_request` puts every request filed under a run in its run's index.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from redis.asyncio import Redis
 from bot.core.models import RUN_FINAL
 from bot.store import keys
 from bot.store.run_index import BY_TTL_S
+from bot.store.run_requests import INDEX_TTL_S
 from bot.store.scan import key_names
 
 _FINAL = frozenset(s.value for s in RUN_FINAL)
@@ -70,3 +72,25 @@ async def _prune(redis: Redis, index: str, *, live: bool, batch: int) -> None:
         ]
         if stale:
             await redis.zrem(index, *stale)
+
+
+async def index_every_request(redis: Redis, *, batch: int = 500) -> int:
+    """Put every request filed under a run in its run's index (requests filed before the
+    index existed); how many requests were checked. Safe to repeat."""
+    checked = 0
+    names = await key_names(redis, keys.REQUEST_RECORDS, batch=batch)
+    for i in range(0, len(names), batch):
+        pipe = redis.pipeline(transaction=False)
+        for name in names[i : i + batch]:
+            pipe.hmget(name, ["id", "run_id", "created_at"])
+        fix = redis.pipeline(transaction=False)
+        for rid, run_id, created_at in cast(list[list[str | None]], await pipe.execute()):
+            if not rid:
+                continue
+            checked += 1
+            if run_id:
+                index = keys.run_requests(run_id)
+                fix.zadd(index, {rid: int(created_at or 0)}, nx=True)
+                fix.expire(index, INDEX_TTL_S, nx=True)
+        await fix.execute()
+    return checked
