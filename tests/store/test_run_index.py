@@ -5,6 +5,7 @@ records after starts, finishes, stops and expiry, on one Redis and on a cluster
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, cast
 
 from redis.asyncio import Redis, RedisCluster
@@ -14,6 +15,8 @@ from bot.core.models import RUN_FINAL, Run, RunState
 from bot.store import keys
 from bot.store.corrections import stop_run
 from bot.store.stores import StoreSet
+from tests.children import kill_9_when_written
+from tests.clients import CLUSTER
 from tests.store.test_run_questions import _scans
 from tests.test_cli import cli
 
@@ -169,3 +172,49 @@ async def test_hitl_bot_runs_reads_the_index_and_maintenance_rebuilds_it(
     assert code == 0, err
     assert await _scans(redis) == scans
     assert {r["id"] for r in json.loads(out)} == {first.id, second.id}
+
+
+CHILD = "tests.store.run_index_child"
+
+
+def _child_args(redis_url: str, mode: str, marker: Path) -> list[str]:
+    return [redis_url, mode, str(marker), *(["cluster"] if CLUSTER else [])]
+
+
+async def test_kill_9_between_a_runs_record_and_its_index(
+    redis: Redis, redis_url: str, tmp_path: Path
+) -> None:
+    """A process killed after a run's record and before its index step: the lists never
+    name a run the store lacks, and `maintenance index-runs` brings the run in."""
+    marker = tmp_path / "written"
+    args = _child_args(redis_url, "start", marker)
+    await kill_9_when_written(marker, CHILD, *args, timeout_s=20)
+    lost = marker.read_text()
+    store = StoreSet(redis)
+    assert (await store.runs.get(lost)).state == RunState.QUEUED  # its record is there
+    listed = [r.id for r in await store.runs.list(10)]
+    assert len(listed) == 2 and lost not in listed
+
+    code, _, err = await cli("maintenance", "index-runs", redis_url=redis_url)
+    assert code == 0, err
+    assert lost in [r.id for r in await store.runs.list(10, live=True)]
+    assert lost in [r.id for r in await store.runs.started_by("U1", 10)]
+    await _agree(store, redis)
+
+
+async def test_kill_9_between_a_runs_finish_and_its_index(
+    redis: Redis, redis_url: str, tmp_path: Path
+) -> None:
+    """Killed after a run's record says finished and before the live indexes are told:
+    the live lists leave the run out (and prune it), the list of every run keeps it."""
+    marker = tmp_path / "written"
+    args = _child_args(redis_url, "finish", marker)
+    await kill_9_when_written(marker, CHILD, *args, timeout_s=20)
+    done = marker.read_text()
+    store = StoreSet(redis)
+    assert (await store.runs.get(done)).state == RunState.FINISHED
+    assert done in await _index(redis, keys.RUNS_LIVE)  # what the crash left
+    assert done not in [r.id for r in await store.runs.list(10, live=True)]
+    assert done not in [r.id for r in await store.runs.started_by("U1", 10)]
+    assert done in [r.id for r in await store.runs.list(10)]
+    await _agree(store, redis)
