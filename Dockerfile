@@ -5,8 +5,9 @@ FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
 COPY bot ./bot
-# Build a wheel here so the runtime image carries no build tools or sources.
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+# Build the wheels here so the runtime image carries no build tools or sources. The server
+# extra: serve needs Slack, the web server and Redis (the bare package is an agent's client).
+RUN pip wheel --no-cache-dir --wheel-dir /wheels '.[server]'
 
 FROM python:3.11-slim AS runtime
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -17,7 +18,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN useradd --create-home --uid 10001 hitl \
  && mkdir -p /data && chown hitl /data
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+RUN pip install --no-cache-dir --no-index --find-links /wheels 'hitl-bot[server]' \
+ && rm -rf /wheels
 USER hitl
 VOLUME ["/data"]
 EXPOSE 3000

@@ -23,7 +23,7 @@ from _fleet import Fleet
 
 from bot.sandbox.cards import cards_per_request, live_cards_per_request
 from bot.sandbox.slack import SlackEmulator
-from bot.slack import render
+from bot.slack.blocks import render
 
 # How far along each state is, for "the store still holds what it acknowledged".
 ORDER = {"pending_review": 0, "escalated": 0, "approved": 1, "executing": 2, "completed": 3}

@@ -17,11 +17,11 @@ from bot.core.models import ActionRequest
 from bot.core.policy import DEFAULT_POLICY, Policy
 from bot.core.proposal import propose
 from bot.core.states import Event, State
+from bot.db.valkey.embedded import MEMORY_SETTINGS
 from bot.store import keys
 from bot.store.codec import split_terms, to_hash
 from bot.store.requests import RequestStore
 from bot.store.scripts import CREATE
-from bot.store.valkey.embedded import MEMORY_SETTINGS
 
 REASON = "Parcel arrived damaged; customer sent photos in ticket #48213 and asks for a full refund."
 REFUND: dict[str, Any] = {  # a typical payload: ids, money and ~100 characters of reason
@@ -177,7 +177,7 @@ class Filler:
 
 
 async def embedded_memory(r: Redis) -> None:
-    """The embedded Valkey's encoding settings (bot/store/valkey/embedded.py), on this server."""
+    """The embedded Valkey's encoding settings (bot/db/valkey/embedded.py), on this server."""
     for name, value in MEMORY_SETTINGS.items():
         await r.config_set(name, value)
 

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 # The local cluster and sentinels are test code (tests/): found from the checkout.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.localcluster import LocalCluster
+from tests.support.localcluster import LocalCluster
 
 
 class Replicated(Protocol):
@@ -63,10 +63,10 @@ class ClusterStore:
 
 
 class SentinelStore:
-    """A primary, two replicas and three sentinels (tests/localsentinel.py)."""
+    """A primary, two replicas and three sentinels (tests/support/localsentinel.py)."""
 
     def __init__(self) -> None:
-        from tests.localsentinel import LocalSentinel
+        from tests.support.localsentinel import LocalSentinel
 
         self.setup = LocalSentinel().start()
 

@@ -16,8 +16,8 @@ from redis.asyncio import Redis
 from bot.core.models import SYSTEM, ActionRequest, Decision
 from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event
+from bot.gate.execution import report_executed
 from bot.store import keys
-from bot.store.execution import report_executed
 from bot.store.requests import RequestStore
 
 LEVEL = {"review_timeout": "4h", "reviewers": {"channels": ["#hitl-approvals"]}, "approvers": ["*"]}

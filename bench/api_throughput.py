@@ -73,7 +73,7 @@ from bot.server import eventloop as loops
 from bot.api.app import create_app
 from bot.asgi import serve_asgi
 from bot.config import Settings
-from bot.store.runtime import open_runtime
+from bot.gate.runtime import open_runtime
 
 async def main(s):
     async with open_runtime(s) as rt:

@@ -46,11 +46,11 @@ from pydantic import SecretStr
 
 from bot.config import Settings
 from bot.core.states import FINAL
+from bot.db.connection import connect
 from bot.errors import NotFound
 from bot.sandbox.model import ScriptedModel, Turn, call, say
 from bot.sandbox.slack import SlackEmulator
 from bot.store import audit
-from bot.store.connection import connect
 from bot.store.requests import RequestStore
 
 SECRET, TOKEN, API = "soak-secret", "xoxb-soak", "soak-api-token-0123"

@@ -53,13 +53,14 @@ from redis.asyncio import Redis
 from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.policy import parse_policy
+from bot.db import hub
 from bot.sandbox.slack import SlackEmulator
 from bot.server.serve import run_serve
-from bot.slack.render import ACTION_APPROVE, ButtonValue
-from bot.store import hub, keys
-from bot.store.events import NOTIFIER_GROUP
-from bot.store.metrics import GROUP as METRICS_GROUP
+from bot.slack.blocks.render import ACTION_APPROVE, ButtonValue
+from bot.store import keys
+from bot.store.figures.metrics import GROUP as METRICS_GROUP
 from bot.store.requests import RequestStore
+from bot.store.stream.events import NOTIFIER_GROUP
 
 SECRET, TOKEN, API_TOKEN = "bench-signing-secret", "xoxb-bench-token", "bench-api-token-0123"
 TIERS = ("low", "medium", "high", "critical")

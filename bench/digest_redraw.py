@@ -24,8 +24,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.sandbox.slack import SlackEmulator
 from bot.slack.batch.upkeep import DigestKeeper
-from bot.slack.once import OncePoster
-from bot.store.digests import group_id
+from bot.slack.delivery.once import OncePoster
+from bot.store.posted.digests import group_id
 from bot.store.stores import StoreSet
 
 TOKEN = "xoxb-bench"

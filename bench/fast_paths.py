@@ -49,7 +49,7 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 
 import bot.api.fastpath as fastpath
-import bot.core.schema as schema
+import bot.core.args.schema as schema
 from bot.api import create_app
 from bot.asgi import serve_asgi
 from bot.clock import wall_ms
@@ -57,10 +57,10 @@ from bot.config import Settings
 from bot.core.models import Decision
 from bot.core.policy import DEFAULT_POLICY, parse_policy
 from bot.core.states import Event
+from bot.gate.runtime import Runtime
 from bot.sdk import Gate, require_approval
 from bot.sdk.schema import derive
 from bot.store.requests import RequestStore
-from bot.store.runtime import Runtime
 
 SHARE = 0.10  # a fast path must save at least this share of its path's time
 LEVEL = {"review_timeout": "4h", "reviewers": {"channels": ["#hitl-approvals"]}, "approvers": ["*"]}

@@ -43,14 +43,14 @@ from bot.agent.llm import ToolCall
 from bot.agent.tools import ToolRegistry, tool
 from bot.config import Settings
 from bot.core.policy import parse_policy
+from bot.db.connection import connect
 from bot.sdk import Gate, require_approval
 from bot.store import scripts
-from bot.store.connection import connect
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from bot.store.run_audit import RunAudit
-from bot.store.runs import RunStore
-from bot.store.steering import SteeringStore
+from bot.store.run.questions import QuestionStore
+from bot.store.run.run_audit import RunAudit
+from bot.store.run.runs import RunStore
+from bot.store.run.steering import SteeringStore
 
 LEVEL = {"review_timeout": "4h", "reviewers": {"channels": ["#hitl-approvals"]}, "approvers": ["*"]}
 POLICY = parse_policy(
@@ -166,7 +166,7 @@ async def traffic(r: Redis, m: int, gated: Call) -> Traffic:
 
 
 async def bench(url: str, n: int, m: int) -> dict[str, Timing]:
-    # The store client a worker opens (bot.store.connection): its options (no socket
+    # The store client a worker opens (bot.db.connection): its options (no socket
     # timeout, so redis-py sends without a wait_for task) are part of what is measured.
     r, _ = await connect(Settings(redis_url=SecretStr(url)))
     await r.flushdb()

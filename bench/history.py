@@ -14,7 +14,7 @@ ratio of the largest size to the smallest (the reference, same moments) is judge
 PASS at <= 1.3, else MISS:
 
   runs (App Home)   the App Home's run read: the opener's live runs, the newest live
-                    runs, and each one's thread link (bot/slack/commands.py my_runs,
+                    runs, and each one's thread link (bot/slack/listeners/commands.py my_runs,
                     without the Slack look-ups of who may steer)
   /hitl pending     the requests waiting for a person (`list_pending`)
   show RUN          `hitl-bot show RUN`'s read of the oldest live run (run_view)
@@ -47,8 +47,8 @@ from bot.core.models import Decision, RunState
 from bot.core.policy import parse_policy
 from bot.core.states import Event
 from bot.deadlines.sweeper import Sweeper
-from bot.slack.commands import HOME_RUNS_LOOKED
-from bot.store.runtime import Runtime
+from bot.gate.runtime import Runtime
+from bot.slack.listeners.commands import HOME_RUNS_LOOKED
 
 TIERS = ("low", "medium", "high", "critical")
 LEVEL = {"review_timeout": "1h", "reviewers": {"channels": ["#hitl-approvals"]}}

@@ -2,10 +2,10 @@
 
 Fills a fresh Valkey with --n pending refund requests through the store's own
 CREATE script (the shared pipelined filler, bench/_common.py), with the embedded
-Valkey's encoding settings (bot/store/valkey/embedded.py MEMORY_SETTINGS), then does with
+Valkey's encoding settings (bot/db/valkey/embedded.py MEMORY_SETTINGS), then does with
 the events stream what a running `serve` does (the notifier's and the metrics
 collector's groups read and acknowledge every entry, the trim of
-bot/store/events_trim.py runs once), and prints:
+bot/store/stream/events_trim.py runs once), and prints:
 the used_memory delta per request; MEMORY USAGE of each of a request's own keys
 (the hash, field by field; the audit list; a wake stream if any) and each
 shard-wide key's share (the due and pending indexes, the events stream, the review
@@ -32,14 +32,14 @@ from _common import Filler, flush, print_load, server_url, used_memory, verdict
 from redis.asyncio import Redis
 
 from bot.clock import wall_ms
-from bot.core.chain import expand
 from bot.core.policy import DEFAULT_POLICY
-from bot.slack.replies import CARDS_TTL_S
+from bot.core.proof.chain import expand
+from bot.db.valkey.embedded import MEMORY_SETTINGS
+from bot.slack.listeners.replies import CARDS_TTL_S
 from bot.store import keys
-from bot.store.events import NOTIFIER_GROUP, EventBus, Notice
-from bot.store.events_trim import EventTrimmer
-from bot.store.metrics import MetricsCollector
-from bot.store.valkey.embedded import MEMORY_SETTINGS
+from bot.store.figures.metrics import MetricsCollector
+from bot.store.stream.events import NOTIFIER_GROUP, EventBus, Notice
+from bot.store.stream.events_trim import EventTrimmer
 
 TARGET = 1200  # bytes per pending request (docs/performance.md)
 OWN = ("req", "audit", "wake", "posts")  # per-request key kinds: hitl:{sNN}:KIND:ID
@@ -201,7 +201,7 @@ async def made(r: Redis, ids: list[str]) -> dict[str, float]:
 
 async def with_cards(r: Redis, n: int) -> float:
     """used_memory per request added by what the notifier writes once a card is posted:
-    `_save_card`'s fields and `remember_card`'s set (bot/slack/notifier.py, replies.py).
+    `_save_card`'s fields and `remember_card`'s set (bot/slack/delivery/notifier.py, replies.py).
     Not in the issue's figure, which is the store's; printed beside it."""
     before, ids = await used_memory(r), await sample_ids(r, n)
     for start in range(0, len(ids), 1000):
@@ -259,7 +259,8 @@ async def main() -> None:
         print(f"    {'used_memory delta / n':<40}{per:>7.0f} B")
         print(
             f"  events: read and acknowledged by the {NOTIFIER_GROUP} and metrics groups, then "
-            f"trimmed (bot/store/events_trim.py): the stream's share {filled.events_unread:.0f} "
+            "trimmed (bot/store/stream/events_trim.py): the stream's share "
+            f"{filled.events_unread:.0f} "
             f"B before, {shares['events']:.1f} B after; used_memory delta / n "
             f"{filled.unread:,.0f} B before, {per:,.0f} B after"
         )
@@ -288,7 +289,7 @@ async def main() -> None:
             f"\n  with its Slack card posted, as the notifier records it: +{card:,.0f} B"
             f" = {per + card:,.0f} B per pending request in a running bot with Slack"
             " (the card's channel, ts and view hash in the hash; the thread's card set,"
-            " with its TTL, bot/slack/replies.py)"
+            " with its TTL, bot/slack/listeners/replies.py)"
         )
         ext = (await fill(r, url, a.n, defaults)).per
         await r.flushdb()

@@ -1,10 +1,10 @@
 """A burst of requests for one review channel against Slack's rate limits (issue 42, item 3).
 
 Runs the real bot in this process (`run_serve`, as tests/e2e do) against the Slack
-emulator with Slack's documented limits on (bot/sandbox/slack/ratelimits.py), files --n
+emulator with Slack's documented limits on (bot/sandbox/slack/api/ratelimits.py), files --n
 requests for one channel at once (one requester, one tool: one digest) and times until
 every request has its card in the channel. Twice: with the Web API gate (a 429 closes
-the whole method for Retry-After, posts paced per channel: bot/slack/ratelimit.py) and
+the whole method for Retry-After, posts paced per channel: bot/slack/transport/ratelimit.py) and
 without it (each call waits its own Retry-After while the other lanes post on, as
 slack_sdk's handler does). Prints, for each, the time to the last card, the calls
 answered 429, the calls made inside a Retry-After wait the emulator had announced, cards
@@ -37,7 +37,7 @@ from bot.config import Settings
 from bot.core.policy import parse_policy
 from bot.sandbox.slack import SlackEmulator
 from bot.server.serve import ServeOptions, run_serve
-from bot.slack.ratelimit import SLACK_LIMITS
+from bot.slack.transport.ratelimit import SLACK_LIMITS
 from bot.store import keys
 from bot.store.requests import RequestStore
 

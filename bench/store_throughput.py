@@ -8,7 +8,7 @@ set; that database is FLUSHED, so point REDIS_URL at a scratch database.
     .venv/bin/python bench/store_throughput.py [--n 10000] [--rounds 3] [--workers 16]
 
 `--cluster`: the transition rate on a local 3-primary + 3-replica Valkey Cluster
-(tests/localcluster.py, all on this machine) beside the single server, in the
+(tests/support/localcluster.py, all on this machine) beside the single server, in the
 same run. On a small machine no speed-up is expected: it shows cluster mode's cost.
 """
 
@@ -166,9 +166,9 @@ async def throughput(
 async def versus_cluster(url: str, n: int, rounds: int, workers: int) -> None:
     print(f"\n--cluster: single server at {url}")
     _, single = await throughput(url, n, rounds, workers)
-    # The local cluster is test code (tests/localcluster.py): found from the checkout.
+    # The local cluster is test code (tests/support/localcluster.py): found from the checkout.
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.localcluster import LocalCluster
+    from tests.support.localcluster import LocalCluster
 
     local = LocalCluster().start()
     try:

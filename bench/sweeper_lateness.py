@@ -38,8 +38,8 @@ from bot.clock import wall_ms
 from bot.core.policy import parse_policy
 from bot.deadlines.sweeper import Sweeper, SweepStats
 from bot.store import keys
-from bot.store.questions import QuestionStore
 from bot.store.requests import Moved, RequestStore
+from bot.store.run.questions import QuestionStore
 
 TIMEOUT = 60_000
 # One level, no escalation: every timeout is one transition to auto_rejected.

@@ -28,16 +28,16 @@ from pathlib import Path
 from _common import print_load, verdict
 from redis.asyncio import Redis
 
-from bot.store.valkey.embedded import ensure_server
-from bot.store.valkey.embedded_dir import Liveness, ping_socket, read_pid, server_alive
-from bot.store.valkey.embedded_watch import status, stop_unused
+from bot.db.valkey.embedded import ensure_server
+from bot.db.valkey.embedded_dir import Liveness, ping_socket, read_pid, server_alive
+from bot.db.valkey.embedded_watch import status, stop_unused
 
 ROOT = Path(__file__).resolve().parents[1]
 USER = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-    from bot.store.valkey.embedded_watch import EmbeddedWatch
+    from bot.db.valkey.embedded_watch import EmbeddedWatch
 
     async def main():
         await EmbeddedWatch.open(Path(sys.argv[1]))

@@ -41,10 +41,10 @@ from redis.asyncio import Redis
 
 from bot.config import Settings
 from bot.core.policy import parse_policy
+from bot.db.hub import hub_for
 from bot.sandbox.slack import SlackEmulator
 from bot.sdk.direct import DirectBackend
 from bot.server.serve import run_serve
-from bot.store.hub import hub_for
 from bot.store.requests import RequestStore
 
 AUTH = {"Authorization": f"Bearer {API_TOKEN}"}

@@ -34,15 +34,15 @@ from bot.errors import (
 )
 
 if TYPE_CHECKING:
-    from bot.store.questions import QuestionStore
     from bot.store.requests import RequestStore
-    from bot.store.steering import SteeringStore
+    from bot.store.run.questions import QuestionStore
+    from bot.store.run.steering import SteeringStore
 
 else:
     _STORES = {
-        "QuestionStore": "bot.store.questions",
+        "QuestionStore": "bot.store.run.questions",
         "RequestStore": "bot.store.requests",
-        "SteeringStore": "bot.store.steering",
+        "SteeringStore": "bot.store.run.steering",
     }
 
     # Hidden from type checkers, which see the imports above: a misspelt name still

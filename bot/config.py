@@ -93,6 +93,21 @@ HOW_TO_SET: dict[str, str] = {
     "HITL_HOST": "the address `hitl-bot serve` listens on, default 127.0.0.1",
     "HITL_PORT": "the port `hitl-bot serve` listens on, default 3000",
     "HITL_UVLOOP": "1 to run `hitl-bot serve` on uvloop (pip install 'hitl-bot[uvloop]')",
+    "HITL_FATIGUE_CHECK_S": (
+        "how often serve checks for approval fatigue to tell the policy's operators of "
+        "(docs/fatigue.md), in seconds, default 3600; 0 turns the messages off"
+    ),
+    "HITL_FATIGUE_FAST_WINDOW": (
+        "how many of an approver's last decisions the too-fast signal looks at, default 20"
+    ),
+    "HITL_FATIGUE_FAST_SHARE": (
+        "the share of those decisions, taken faster than the card can be read, above which "
+        "the operators are told, 0 to 1, default 0.5"
+    ),
+    "HITL_FATIGUE_CARRY_SHARE": (
+        "the share of a tier's decisions in a week one person may take before the operators "
+        "are told, 0 to 1, default 0.75"
+    ),
 }
 
 MIN_TOKEN_CHARS = 16  # HITL_API_TOKEN and each token of HITL_API_TOKENS
@@ -124,11 +139,11 @@ class Settings(BaseSettings):
     slack_api_url: str = "https://slack.com/api/"
     # A secret because a Redis URL may carry a password.
     redis_url: SecretStr | None = None
-    # Commands past the cap queue for a free connection (bot/store/connection.py);
-    # long-polls and SDK waits take none of these (bot/store/hub.py).
+    # Commands past the cap queue for a free connection (bot/db/connection.py);
+    # long-polls and SDK waits take none of these (bot/db/hub.py).
     hitl_redis_max_connections: int = Field(default=50, ge=2, le=10_000)
     # A transition a person or an executor is told about is acknowledged only once this
-    # many replicas hold it (bot/store/replicas.py); 0: once the primary applied it.
+    # many replicas hold it (bot/db/replicas.py); 0: once the primary applied it.
     hitl_replica_acks: int = Field(default=0, ge=0, le=16)
     hitl_replica_ack_timeout_ms: int = Field(default=1000, ge=10, le=60_000)
     # How many calls one API identity may leave waiting for review; past it a filing is
@@ -162,6 +177,11 @@ class Settings(BaseSettings):
     hitl_host: str = "127.0.0.1"
     hitl_port: int = Field(default=3000, ge=0, le=65535)
     hitl_uvloop: bool = False  # bot/server/eventloop.py: opt-in, and an error when not installed
+    # Approval-fatigue messages to the operators (bot/slack/nudges/teller.py); 0: none.
+    hitl_fatigue_check_s: float = Field(default=3600.0, ge=0, le=86_400)
+    hitl_fatigue_fast_window: int = Field(default=20, ge=1, le=1000)
+    hitl_fatigue_fast_share: float = Field(default=0.5, ge=0, le=1)
+    hitl_fatigue_carry_share: float = Field(default=0.75, ge=0, le=1)
 
     @field_validator("slack_api_url")
     @classmethod

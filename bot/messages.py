@@ -44,7 +44,7 @@ WHY_REQUESTER = (
 )
 WHY_NOT_APPROVER = "not among its approvers ({approvers})"
 # The same refusals as a modal's field errors: plain text (Slack renders no mention or
-# date there), short (Slack cuts them; bot/slack/modal_errors.py fits the names).
+# date there), short (Slack cuts them; bot/slack/blocks/modal_errors.py fits the names).
 MODAL_NOT_APPROVER = "You are not among those who may decide this: {approvers}."
 MODAL_OWN = (
     "You asked for this (or it is for you): approver or not, it needs someone else of: {approvers}."
@@ -134,7 +134,7 @@ REQUESTER_FROM_TOKEN = (
     "on_behalf_of, or give this agent its own token in HITL_API_TOKENS."
 )
 
-# -- checking edited arguments (bot/core/schema.py) -------------------------------------
+# -- checking edited arguments (bot/core/args/schema.py) -------------------------------------
 # Shown in the Edit modal under the text box, so each stays short (Slack cuts at 150).
 ARGS_NOT_OBJECT = "The arguments must be a JSON object, like {example}."
 ARGS_SCHEMA_PROBLEM = "{where}: {problem}"
@@ -192,7 +192,7 @@ CLI_RUN_STEERING = "steering: {n} from people, {queued} not read by the agent ye
 CLI_RUN_STEER = "{who} ({how}): {text}"
 CLI_RUN_REFUSED = "{who} may not {what}: refused"
 
-# bot/store/hub.py
+# bot/db/hub.py
 WAIT_CLOSED = "This process closed its Redis connection while a wait was held; wait again."
 UVLOOP_MISSING = (
     "HITL_UVLOOP is set but uvloop is not installed; fix: pip install 'hitl-bot[uvloop]', "
@@ -204,3 +204,10 @@ CLI_POLICY_TIMEOUTS = (
 )
 # A person's decision while the store does not answer (a failover, a lost connection).
 STORE_DOWN_DECISION = "The store did not answer, so nothing was decided. Try again in a moment."
+
+# A client-only install (`pip install hitl-bot`) asked to run what needs the server extra.
+NEEDS_SERVER = (
+    "This needs hitl-bot's server packages ({module} is not installed): "
+    "pip install 'hitl-bot[server]'. An agent that talks to a running serve over HTTP "
+    "(api_url and api_token) needs only `pip install hitl-bot`."
+)

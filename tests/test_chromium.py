@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests import chromium
+from tests.support import chromium
 
 
 def test_a_missing_chromium_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:

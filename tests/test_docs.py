@@ -11,10 +11,12 @@ import pytest
 import yaml
 
 from bot.core.policy import parse_policy
-from tests.docpages import README, ROOT, page, pages
+from tests.support.docpages import README, ROOT, page, pages
 
 README_MAX_LINES = 260
-DEMO_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/hitl-bot demo"
+DEMO_COMMAND = (
+    "python3 -m venv .venv && .venv/bin/pip install -q -e '.[server]' && .venv/bin/hitl-bot demo"
+)
 TEST_COMMAND = (
     "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/pytest -n 4"
 )
@@ -98,7 +100,8 @@ def test_the_readme_links_every_docs_page() -> None:
     text = page("README.md")
     for path in pages():
         if path != README:
-            assert f"](docs/{path.name})" in text, f"the README does not link docs/{path.name}"
+            name = path.relative_to(ROOT).as_posix()
+            assert f"]({name})" in text, f"the README does not link {name}"
 
 
 def test_the_readme_stays_a_five_minute_read() -> None:

@@ -20,12 +20,12 @@ import pytest
 
 from bot.sandbox.model import ScriptedModel
 from bot.sandbox.slack import SlackEmulator
-from bot.slack import render
+from bot.slack.blocks import render
 
 # the demo's short /tmp data dir (a Valkey socket path must fit in 107 bytes), killed if left
 from tests.demo.test_demo_process import data_dir, valkeys  # noqa: F401
-from tests.poll import eventually
 from tests.scale.test_scale_out import _approval_messages, _url_of, responder
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -10,13 +10,13 @@ import sys
 
 import pytest
 
-from tests.docpages import ROOT
+from tests.support.docpages import ROOT
 
 # Run in a child: prints what `hitl-bot ARGS` printed and which of our heavy modules it
 # loaded, read at exit (typer ends with sys.exit).
 ENTRY = """
 import atexit, json, sys
-heavy = ("bot.cli.main", "bot.slack", "bot.store.runtime", "slack_sdk")
+heavy = ("bot.cli.main", "bot.slack", "bot.gate.runtime", "slack_sdk")
 atexit.register(lambda: sys.stderr.write("\\nLOADED " + json.dumps(sorted(
     m for m in sys.modules if m.startswith(heavy)))))
 sys.argv = ["hitl-bot", *sys.argv[1:]]

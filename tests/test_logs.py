@@ -11,9 +11,9 @@ from redis.asyncio import Redis
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event
+from bot.gate.execution import withdraw
 from bot.logs import JsonFormatter, mask
 from bot.store.audit import entries
-from bot.store.execution import withdraw
 from bot.store.requests import RequestStore
 
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.poll import DEFAULT_TIMEOUT_S, eventually, eventually_sync
+from tests.support.poll import DEFAULT_TIMEOUT_S, eventually, eventually_sync
 
 
 async def test_returns_the_first_value_that_holds_from_a_plain_or_an_async_probe() -> None:

@@ -17,8 +17,8 @@ from bot.sandbox.slack import SlackEmulator
 
 # the demo's short /tmp data dir (a Valkey socket path must fit in 107 bytes), killed if left
 from tests.demo.test_demo_process import data_dir, valkeys  # noqa: F401
-from tests.poll import eventually
 from tests.scale.test_scale_out import _url_of
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.timeout(90)
 

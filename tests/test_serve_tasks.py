@@ -28,7 +28,7 @@ from bot.store import keys
 from bot.store.requests import RequestStore
 from bot.supervise import Backoff, Supervisor
 from tests.e2e.conftest import POLICY, SECRET, TOKEN
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -17,11 +17,11 @@ from redis.asyncio import Redis
 from bot.core.states import State
 from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.defaults import default_users
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store.keys import shard_of
 from tests.e2e.conftest import POLICY
-from tests.poll import eventually
 from tests.scale.test_scale_out import _url_of
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.timeout(90)
 TOKEN, APP_TOKEN, API_TOKEN = "xoxb-uv", "xapp-uv", "uvloop-api-token-5c1e"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.signing import Signer
-from tests.keys import SERVE_SEED, serve_signer
-from tests.test_cli import cli as run_cli
+from tests.cli.test_cli import cli as run_cli
+from tests.support.keys import SERVE_SEED, serve_signer
 
 # HITL_SIGNING_KEY is set for every test process (tests/conftest.py); empty means unset.
 NO_KEY_ENV = {"HITL_SIGNING_KEY": "", "HITL_SIGNING_PUBLIC_KEY": ""}

@@ -10,7 +10,7 @@ import pytest
 
 from bot.health import Down
 from bot.supervise import Backoff, Supervisor
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 FAST = Backoff(first_s=0.01, cap_s=0.05)
 

@@ -1,6 +1,6 @@
 """Step 1½ of the tool boundary: filing a call as a request.
 
-A free call of a run known clear locally (bot/store/run_signals.py) is sent without
+A free call of a run known clear locally (bot/store/run/run_signals.py) is sent without
 waiting for the store's reply (bot/store/free_call.py); any other call is created
 through the store, which on one Redis also refuses while the run has a correction
 queued or a stop asked. A mixin of `bot.agent.gate.ToolGate`.
@@ -17,12 +17,13 @@ from bot.core.ids import keyed_request_id
 from bot.core.models import SYSTEM, WORKER
 from bot.core.policy import Policy
 from bot.core.proposal import exempt
+from bot.gate.filing import file_call, file_claimed
 from bot.sdk.tracing import current_traceparent
 from bot.store.creating import Created
-from bot.store.free_call import SentCreate, send_claimed
+from bot.store.free_call import SentCreate
 from bot.store.requests import RequestStore
-from bot.store.run_signals import RunSignals
-from bot.store.runs import RunStore
+from bot.store.run.run_signals import RunSignals
+from bot.store.run.runs import RunStore
 
 FILED_KEPT = 4096  # request ids a gate remembers filing (see `_first`)
 
@@ -61,7 +62,8 @@ class Filing:
         # the run was stopped: then it is created approved but unclaimed, and `settle`
         # withdraws it.
         free = not cands and exempt(self.policy, t.name, args, t.risk)
-        return await self.requests.create(
+        return await file_call(
+            self.requests,
             self.policy,
             **self._fields(t, args, call, run_id),
             claim_as=SYSTEM if free and not (stop and self.runs is not None) else None,
@@ -103,7 +105,7 @@ class Filing:
         self, t: Tool, args: dict[str, Any], call: ToolCall, run_id: str
     ) -> SentCreate | None:
         """A free call of a run known locally to have no correction queued and no stop
-        asked (bot/store/run_signals.py): its create and claim are sent, not waited on
+        asked (bot/store/run/run_signals.py): its create and claim are sent, not waited on
         (bot/store/free_call.py). None: the usual path."""
         if self.signals is None or not self.signals.clear(run_id):
             return None
@@ -112,7 +114,7 @@ class Filing:
         prep = await self.requests.prepare(
             self.policy, **self._fields(t, args, call, run_id), claim_as=SYSTEM
         )
-        return await send_claimed(self.requests, prep)
+        return await file_claimed(self.requests, prep)
 
     def _fields(self, t: Tool, args: dict[str, Any], call: ToolCall, run_id: str) -> Any:
         """What every create of this gate's calls names."""

@@ -32,7 +32,6 @@ from bot.core.ids import keyed_question_id
 from bot.core.models import (
     WORKER,
     ActionRequest,
-    Decision,
     Question,
     QuestionState,
     RunState,
@@ -41,17 +40,18 @@ from bot.core.models import (
 from bot.core.policy import Policy
 from bot.core.states import Event, State, SystemReason
 from bot.errors import HitlError, NotFound, PayloadError
+from bot.gate.claims import ClaimCheck
+from bot.gate.corrections import SUPERSEDED
+from bot.gate.decide import expire_overdue
 from bot.signing import PublicKeys
-from bot.store.claims import ClaimCheck
-from bot.store.corrections import SUPERSEDED
 from bot.store.creating import Created
 from bot.store.free_call import SentCreate
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from bot.store.run_audit import RunAudit
-from bot.store.run_signals import signals_for
-from bot.store.runs import RunStore
-from bot.store.steering import SteeringStore
+from bot.store.run.questions import QuestionStore
+from bot.store.run.run_audit import RunAudit
+from bot.store.run.run_signals import signals_for
+from bot.store.run.runs import RunStore
+from bot.store.run.steering import SteeringStore
 
 WAIT_SLACK_S = 0.25  # past a deadline, give the sweeper a moment before firing it ourselves
 
@@ -77,7 +77,7 @@ class ToolGate(Filing, Running):
         ask_timeout_ms: int = 30 * 60_000,
         owner: str = WORKER,
         trusted: PublicKeys | None = None,
-        reread: bool = False,  # `trusted` came from the environment (bot/store/claims.py)
+        reread: bool = False,  # `trusted` came from the environment (bot/gate/claims.py)
     ) -> None:
         self.requests = requests
         self.claims = ClaimCheck(trusted, policy, reread=reread)  # no keys: claims refused
@@ -249,9 +249,7 @@ class ToolGate(Filing, Running):
             left_ms = (req.expires_at or 0) - self.clock()
             if left_ms <= 0:
                 with contextlib.suppress(HitlError):
-                    await self.requests.transition(
-                        req.id, Decision(event=Event.TIMEOUT, fence=req.version)
-                    )
+                    await expire_overdue(self.requests, req.id, req.version)
             req = await self.requests.wait(req.id, max(0, left_ms) / 1000 + WAIT_SLACK_S)
         await self._running(run_id)
         return req

@@ -92,7 +92,7 @@ class AgentCatalog:
     ) -> None:
         self._cache: dict[str, Agent] = dict(known or {})  # agents built in-process, by name
         # What the operator chose to run here, by the name a run gives: announced so a
-        # mention can start it (bot/store/agents.py). The shipped demo agents are
+        # mention can start it (bot/store/run/agents.py). The shipped demo agents are
         # reachable by name but offered only when named.
         self.offered: list[str] = sorted(self._cache)
         for spec in extra:

@@ -22,13 +22,13 @@ from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.core.models import RUN_FINAL, Run, RunState
 from bot.core.policy import Policy
+from bot.gate.runtime import Runtime
 from bot.signing import PublicKeys, public_keys
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from bot.store.run_audit import RunAudit
-from bot.store.runs import RunStore
-from bot.store.runtime import Runtime
-from bot.store.steering import SteeringStore
+from bot.store.run.questions import QuestionStore
+from bot.store.run.run_audit import RunAudit
+from bot.store.run.runs import RunStore
+from bot.store.run.steering import SteeringStore
 from bot.store.stores import StoreSet
 
 Message = dict[str, Any]

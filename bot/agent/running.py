@@ -1,7 +1,7 @@
 """Step 3 of the tool boundary: run an approved call exactly once and report it.
 
 Claimed exactly once, run with the request id as its idempotency key and the claim's
-fence (bot/core/fence.py), reported with that fence; a failure is compensated or handed
+fence (bot/core/proof/fence.py), reported with that fence; a failure is compensated or handed
 to a person; a hard stop cancels a running coroutine tool. A mixin of
 `bot.agent.gate.ToolGate`, which decides what reaches here.
 """
@@ -17,16 +17,16 @@ from bot.agent import messages as msg
 from bot.agent.errors import InvalidArguments, LostClaim
 from bot.agent.outcome import Outcome, explain, stopped
 from bot.agent.tools import Tool
-from bot.core.fence import claim_retried
-from bot.core.models import SYSTEM, ActionRequest, Decision, clip
+from bot.core.models import SYSTEM, ActionRequest, clip
+from bot.core.proof.fence import claim_retried
 from bot.core.states import Event, State, SystemReason
 from bot.errors import Expired, ForgedDecision, InvalidTransition
-from bot.store.claims import ClaimCheck, claim_checked
-from bot.store.execution import report_executed
+from bot.gate.claims import ClaimCheck, claim_checked
+from bot.gate.execution import cancel, fail_claimed, orphan, report_executed, report_rollback
 from bot.store.free_call import SentCreate
 from bot.store.requests import RequestStore
-from bot.store.run_signals import RunSignals
-from bot.store.runs import RunStore
+from bot.store.run.run_signals import RunSignals
+from bot.store.run.runs import RunStore
 
 STOP_POLL_S = 0.5  # how soon a hard stop reaches a tool that is already running
 
@@ -115,7 +115,7 @@ class Running:
         try:
             # a free call sent unconfirmed: its report rides behind the create
             # its read of the run's queue and stop flag tells the local follower whether
-            # the next call may skip the store (bot/store/run_signals.py)
+            # the next call may skip the store (bot/store/run/run_signals.py)
             took = sent is not None and await sent.succeeded(
                 detail, run_id if self.runs is not None else None, signals=self.signals
             )
@@ -177,30 +177,24 @@ class Running:
     async def _compensate(self, req: ActionRequest, tool: Tool, run_id: str, error: str) -> Outcome:
         compensate = tool.compensate is not None
         fence = req.fence
-        fail = Decision(
-            event=Event.FAIL, detail=error, has_compensation=compensate, claim_fence=fence
-        )
-        await self.requests.transition(req.id, fail)
+        await fail_claimed(self.requests, req.id, detail=error, compensate=compensate, fence=fence)
         if not compensate:
             return Outcome(msg.FAILED_MANUAL.format(error=error), "manual_intervention", req.id)
         try:
             await tool.undo(req.args, idempotency_key=req.id, run_id=run_id, fence=fence)
         except Exception as exc:  # the compensation failing is exactly when a person must look
             detail = clip(f"{error}; compensation failed: {type(exc).__name__}: {exc}")
-            failed = Decision(event=Event.ROLLBACK_FAILED, detail=detail, claim_fence=fence)
-            await self.requests.transition(req.id, failed)
+            await report_rollback(self.requests, req.id, ok=False, detail=detail, fence=fence)
             return Outcome(msg.FAILED_MANUAL.format(error=error), "manual_intervention", req.id)
-        undone = Decision(
-            event=Event.ROLLBACK_OK, detail=clip(f"{error}; compensated"), claim_fence=fence
-        )
-        await self.requests.transition(req.id, undone)
+        detail = f"{error}; compensated"
+        await report_rollback(self.requests, req.id, ok=True, detail=detail, fence=fence)
         return Outcome(msg.FAILED_ROLLED_BACK.format(error=error), "rolled_back", req.id)
 
     async def _orphaned(self, req: ActionRequest) -> Outcome:
         """A call whose worker died mid-tool: never run it again; a person reconciles it."""
-        ev = Event.FAIL if req.state == State.EXECUTING else Event.ROLLBACK_FAILED
+        executing = req.state == State.EXECUTING
         with contextlib.suppress(InvalidTransition):
-            await self.requests.transition(req.id, Decision(event=ev, detail=msg.DEAD_WORKER))
+            await orphan(self.requests, req.id, executing=executing, detail=msg.DEAD_WORKER)
         now = await self.requests.get(req.id)
         if now.state == State.MANUAL_INTERVENTION and now.detail == msg.DEAD_WORKER:
             text = msg.OUTCOME_UNKNOWN.format(tool=req.tool)
@@ -208,6 +202,5 @@ class Running:
         return explain(now)
 
     async def _cancel(self, req: ActionRequest, reason: str, *, text: str | None = None) -> None:
-        cancel = Decision(event=Event.CANCEL, reason_code=reason, text=text)
         with contextlib.suppress(InvalidTransition):
-            await self.requests.transition(req.id, cancel)
+            await cancel(self.requests, req.id, reason=reason, text=text)

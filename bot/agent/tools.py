@@ -7,7 +7,7 @@ as an error and never reaches a person or the function.
 
 Three parameter names are filled in by the gate, never by the model:
 `idempotency_key` (the request id, the same on every retry of the same call),
-`fence` (the claim's fencing token, bot/core/fence.py: a system the tool writes to
+`fence` (the claim's fencing token, bot/core/proof/fence.py: a system the tool writes to
 can refuse a write from an executor whose claim was superseded) and `run_id`.
 """
 

@@ -38,12 +38,12 @@ from bot.agent.tracing import run_span
 from bot.config import Settings
 from bot.core.durations import parse_duration
 from bot.core.models import RUN_FINAL, Run, RunState
+from bot.db.failures import StoreError, is_missing_group
 from bot.errors import ConfigError, HitlError, NotFound
+from bot.gate.runtime import open_runtime
 from bot.logs import setup as setup_logging
 from bot.messages import plural
-from bot.store.failures import StoreError, is_missing_group
-from bot.store.run_queue import GROUP, Row
-from bot.store.runtime import open_runtime
+from bot.store.run.run_queue import GROUP, Row
 from bot.supervise import Supervisor
 from bot.telemetry.setup import provider_from_env
 
@@ -262,7 +262,7 @@ class Worker:
 
     async def _heartbeat(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            # The agents this worker offers, for a mention to start (bot/store/agents.py).
+            # The agents this worker offers, for a mention to start (bot/store/run/agents.py).
             await self.stores.store.agents.announce(self.agents.offered)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.config.beat_s)

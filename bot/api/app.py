@@ -37,9 +37,9 @@ from bot.api.limits import DEFAULT_LIMIT, BodyLimit
 from bot.api.ownership import Ownership
 from bot.api.schemas import Health
 from bot.api.waiting import DEFAULT_MAX_WAITING
+from bot.gate.runtime import Runtime
 from bot.health import Down
-from bot.store.runs import RunStore
-from bot.store.runtime import Runtime
+from bot.store.run.runs import RunStore
 from bot.supervise import Supervisor
 
 RequestHandler = Callable[[Request], Awaitable[Response]]
@@ -127,7 +127,7 @@ def create_app(
 
     @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     async def metrics() -> PlainTextResponse:
-        """Prometheus text format: counters are cluster-wide, see bot/store/metrics.py."""
+        """Prometheus text format: counters are cluster-wide, see bot/store/figures/metrics.py."""
         text = await rt.metrics_text()
         if tasks is not None:
             text += tasks.metrics()

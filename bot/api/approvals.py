@@ -13,10 +13,10 @@ from bot.api.schemas import ApprovalIn, CancelIn, ClaimIn, ItemPath, ResultIn, W
 from bot.api.waiting import DEFAULT_MAX_WAITING, check_room
 from bot.core.models import ActionRequest
 from bot.core.tracecontext import canonical
-from bot.store import execution
-from bot.store.grant_pass import may_pass, pass_if_granted
-from bot.store.guarded import SteeredFirst, create_unless_steered
-from bot.store.runtime import Runtime
+from bot.gate import execution
+from bot.gate.grant_pass import may_pass, pass_if_granted
+from bot.gate.guarded import SteeredFirst, create_unless_steered
+from bot.gate.runtime import Runtime
 
 
 class ApprovalView(ActionRequest):

@@ -44,9 +44,9 @@ from starlette.exceptions import HTTPException
 
 from bot.api import messages as msg
 from bot.api.longpoll import ClientGone, client_gone
+from bot.db.failures import STORE_DOWN
 from bot.errors import WIRE, AlreadyResolved, HitlError, InvalidTransition
-from bot.store.failures import STORE_DOWN
-from bot.store.guarded import SteeredFirst
+from bot.gate.guarded import SteeredFirst
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from bot.api.limits import BODY_KEY
 from bot.api.ownership import Ownership
 from bot.api.schemas import ApprovalIn
 from bot.api.waiting import DEFAULT_MAX_WAITING
-from bot.store.runtime import Runtime
+from bot.gate.runtime import Runtime
 
 PATH = "/v1/approvals"
 _VALID = "hitl.approval"  # the validated body, from matches() to the endpoint

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from bot.store.runtime import Runtime
+from bot.gate.runtime import Runtime
 
 
 class PublicKey(BaseModel):

@@ -14,7 +14,7 @@ from bot import messages as bot_msg
 from bot.api import messages as msg
 from bot.core.models import ActionRequest, Question
 from bot.errors import Forbidden, NotFound
-from bot.store.runtime import Runtime
+from bot.gate.runtime import Runtime
 
 
 class Ownership:

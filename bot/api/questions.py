@@ -11,8 +11,8 @@ from bot.api.ownership import Ownership
 from bot.api.schemas import ItemPath, QuestionIn, Wait
 from bot.core.models import Question
 from bot.core.proposal import check_channel, review_channels
-from bot.store import execution
-from bot.store.runtime import Runtime
+from bot.gate import execution
+from bot.gate.runtime import Runtime
 
 
 def router(rt: Runtime, owners: Ownership, *, max_wait_s: float) -> APIRouter:

@@ -24,10 +24,10 @@ from bot.core.models import RUN_FINAL, Run, RunState, Steering
 from bot.core.proposal import check_channel, review_channels
 from bot.core.states import State
 from bot.errors import HitlError, InvalidTransition, NotFound
-from bot.store.corrections import correct, stop_run
-from bot.store.guarded import consumed
-from bot.store.runs import RunStore
-from bot.store.runtime import Runtime
+from bot.gate.corrections import correct, stop_run
+from bot.gate.guarded import consumed
+from bot.gate.runtime import Runtime
+from bot.store.run.runs import RunStore
 
 
 def router(rt: Runtime, owners: Ownership, runs: RunStore) -> APIRouter:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from bot.api import messages as msg
 from bot.core.ids import keyed_request_id
 from bot.errors import NotFound, TooManyWaiting
-from bot.store.runtime import Runtime
+from bot.gate.runtime import Runtime
 
 DEFAULT_MAX_WAITING = 1000
 SETTING = "HITL_MAX_WAITING_PER_IDENTITY"

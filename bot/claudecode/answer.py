@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 from bot.claudecode import messages as msg
-from bot.core.plainjson import lone_surrogate
+from bot.core.args.plainjson import lone_surrogate
 
 log = logging.getLogger(__name__)
 

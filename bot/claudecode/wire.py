@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.claudecode import messages as msg
-from bot.core.plainjson import lone_surrogate
+from bot.core.args.plainjson import lone_surrogate
 from bot.core.wire import RUN_ID
 from bot.errors import HitlError
 

@@ -1,6 +1,6 @@
 """`hitl-bot audit verify | export | heads`.
 
-`audit verify` checks every chain's links and every decision's seal (bot/core/seal.py)
+`audit verify` checks every chain's links and every decision's seal (bot/core/proof/seal.py)
 against the keys an executor would trust; with `--heads FILE` also a heads file that
 `audit heads` signed earlier, so a history rewritten with every link recomputed, cut
 short or deleted is named too.
@@ -23,11 +23,11 @@ from rich.console import Console
 from bot.config import Settings
 from bot.core.durations import parse_duration
 from bot.errors import HitlError
+from bot.gate.grant_audit import grant_findings
+from bot.gate.runtime import Runtime, open_runtime
 from bot.logs import setup as setup_logging
 from bot.signing import Signer, load_signer, require_public_keys
 from bot.store import audit, heads
-from bot.store.grant_audit import grant_findings
-from bot.store.runtime import Runtime, open_runtime
 
 audit_app = typer.Typer(
     no_args_is_help=True, help="Verify and export the audit trail.", rich_markup_mode=None
@@ -130,7 +130,7 @@ def audit_verify(
 
 async def _disorder(rt: Runtime, since: int) -> list[str]:
     """Entries out of order, which recomputed links hide: a version going back, an entry
-    recorded twice, a request put back below its history (bot/core/chain_order.py)."""
+    recorded twice, a request put back below its history (bot/core/proof/chain_order.py)."""
     return [
         f"request {f.request_id}: entry {f.seq}: {f.why}"
         async for f in audit.disordered_all(rt.requests, since)

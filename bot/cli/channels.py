@@ -13,7 +13,7 @@ from bot.errors import HitlError
 from bot.slack import messages as msg_slack
 
 if TYPE_CHECKING:
-    from bot.slack.principals import ChannelCheck
+    from bot.slack.checks.principals import ChannelCheck
 
 err = Console(stderr=True)
 
@@ -23,8 +23,8 @@ def check_channels_in_slack(policy: Policy) -> ChannelCheck | None:
     archived one fails the check (exit 2), a public channel approving a high or critical
     tier is warned of; None when Slack is not configured or cannot be reached."""
     from bot.config import Settings
-    from bot.slack.client import web_client
-    from bot.slack.principals import UNREACHABLE, check_channels
+    from bot.slack.checks.principals import UNREACHABLE, check_channels
+    from bot.slack.transport.client import web_client
 
     try:
         settings = Settings.load()

@@ -33,7 +33,7 @@ async def run_checks(events_url: str | None) -> list[Line]:
     from bot.cli.doctor_local import key_line, policy_line, store_lines
     from bot.cli.doctor_slack import slack_lines
     from bot.config import Settings
-    from bot.slack.principals import UNREACHABLE
+    from bot.slack.checks.principals import UNREACHABLE
 
     try:
         settings = Settings.load()

@@ -8,10 +8,10 @@ from bot.cli import messages as msg
 from bot.cli.doctor_lines import Line, fail, passed, warn
 from bot.config import Settings
 from bot.core.policy import Policy, load_policy
+from bot.db.durability import FIX
 from bot.errors import ConfigError, HitlError
+from bot.gate.runtime import Runtime, open_runtime
 from bot.signing.keys import KEY_FILE, load_signer
-from bot.store.durability import FIX
-from bot.store.runtime import Runtime, open_runtime
 
 
 def policy_line(settings: Settings) -> tuple[Line, Policy | None]:

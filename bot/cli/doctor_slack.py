@@ -22,10 +22,10 @@ from bot.cli.doctor_lines import Line, fail, passed, warn
 from bot.config import Settings
 from bot.core.policy import Policy
 from bot.slack import messages as smsg
-from bot.slack.groups import is_channel, listed_channels
-from bot.slack.preflight import check_groups
-from bot.slack.principals import UNREACHABLE, channel_uses
-from bot.slack.scopes import WANTED, compare, granted, group_uses, policy_needs
+from bot.slack.access.groups import is_channel, listed_channels
+from bot.slack.checks.preflight import check_groups
+from bot.slack.checks.principals import UNREACHABLE, channel_uses
+from bot.slack.checks.scopes import WANTED, compare, granted, group_uses, policy_needs
 
 EVENTS_TIMEOUT_S = 10
 
@@ -210,7 +210,7 @@ async def events_lines(settings: Settings, events_url: str | None) -> list[Line]
 async def slack_lines(
     settings: Settings, policy: Policy | None, events_url: str | None
 ) -> list[Line]:
-    from bot.slack.client import web_client
+    from bot.slack.transport.client import web_client
 
     client = web_client(settings)
     lines, ok = await token_lines(settings, client)

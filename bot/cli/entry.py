@@ -31,6 +31,16 @@ def main() -> None:
 
         claude_code_app(args=args, prog_name=f"{_prog()} claude-code")
     else:
-        from bot.cli.main import app
+        try:
+            from bot.cli.main import app
 
-        app()
+            app()
+        except ModuleNotFoundError as exc:
+            # `serve`, `worker`, `demo`... in an agent's client-only install: say what to add.
+            from bot import messages as msg
+            from bot.errors import needs_server_extra
+
+            if not needs_server_extra(exc):
+                raise
+            print(msg.NEEDS_SERVER.format(module=exc.name), file=sys.stderr)
+            raise SystemExit(1) from None

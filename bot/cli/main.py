@@ -27,20 +27,21 @@ from bot.cli.maintenance import maintenance_app
 from bot.cli.policy_replay import policy_diff, shadow_report
 from bot.cli.preflight import check_preflight_in_slack
 from bot.cli.report import report
+from bot.cli.suggest.command import policy_suggest
 from bot.cli.valkey import valkey_app
-from bot.core.chain import expand
 from bot.core.durations import format_duration
 from bot.core.ids import is_run_id
 from bot.core.models import ActionRequest
 from bot.core.pagers import pager_lines
 from bot.core.policy import TIER_ORDER, Assignees, Policy, load_policy
-from bot.core.seal import unsealed
+from bot.core.proof.chain import expand
+from bot.core.proof.seal import unsealed
 from bot.errors import HitlError
+from bot.gate.runtime import Runtime
 from bot.logs import setup as setup_logging
 from bot.mcp.cli import mcp_app
 from bot.messages import when
 from bot.server import eventloop as loops
-from bot.store.runtime import Runtime
 
 # Plain click help: typer's rich help prints flags as "--help <bool>" (typer 0.29).
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, rich_markup_mode=None)
@@ -53,6 +54,9 @@ policy_app.command("diff", short_help="What a policy change would do to recorded
     policy_diff
 )
 policy_app.command("shadow-report", short_help="Where the shadow policy disagrees.")(shadow_report)
+policy_app.command("suggest", short_help="Policy changes the recorded requests support.")(
+    policy_suggest
+)
 # Each with a short_help of its own: click cuts one it derives to fit the terminal.
 app.add_typer(audit_app, name="audit", short_help="Verify and export the audit trail.")
 app.add_typer(keys_app, name="keys", short_help="The key decisions are signed with.")
@@ -224,7 +228,7 @@ def show(
 
 def _signatures(rt: Runtime, rid: str, lines: list[str]) -> str:
     """Whether each decision in the history carries serve's seal: a name in the audit is
-    only a claim until it does (bot/core/seal.py)."""
+    only a claim until it does (bot/core/proof/seal.py)."""
     trusted = rt.claims.keys
     if trusted is None:
         return "not checked (no public key: HITL_SIGNING_PUBLIC_KEY)"

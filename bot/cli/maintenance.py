@@ -11,9 +11,9 @@ from rich.console import Console
 
 from bot.cli import messages as msg
 from bot.cli.audit import run_cli
-from bot.store.question_upkeep import index_every_question
-from bot.store.run_upkeep import index_every_request, index_every_run
-from bot.store.runtime import Runtime
+from bot.gate.runtime import Runtime
+from bot.store.run.question_upkeep import index_every_question
+from bot.store.run.run_upkeep import index_every_request, index_every_run
 
 maintenance_app = typer.Typer(
     no_args_is_help=True,

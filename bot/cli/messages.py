@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-# A request whose notice the Slack notifier parked (bot/store/parked.py): `pending`, `show`.
+# A request whose notice the Slack notifier parked (bot/store/posted/parked.py): `pending`, `show`.
 CARD_NOT_DRAWN = (
     "{id}: its Slack card could not be drawn, so nobody in Slack sees it "
     "(serve's log has the error): {why}"

@@ -1,6 +1,6 @@
 """`hitl-bot policy diff OLD NEW` and `hitl-bot policy shadow-report`: what a policy
 change would do, shown on the requests the store recorded. The comparison is pure
-(bot/core/policydiff.py), the history is read by bot/store/history.py; this prints."""
+(bot/core/policydiff.py), the history is read by bot/store/figures/history.py; this prints."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from bot.core.policydiff import (
 )
 from bot.errors import HitlError
 from bot.messages import when
-from bot.store.history import Shadowed, history, shadowed
+from bot.store.figures.history import Shadowed, history, shadowed
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)  # an error names a path: never split it

@@ -13,7 +13,7 @@ from bot.core.policy import Policy
 from bot.errors import HitlError
 
 if TYPE_CHECKING:
-    from bot.slack.preflight import Preflight
+    from bot.slack.checks.preflight import Preflight
 
 err = Console(stderr=True)
 
@@ -23,10 +23,10 @@ def check_preflight_in_slack(policy: Policy) -> Preflight | None:
     group Slack cannot resolve, fails the check (exit 2); any other missing scope is
     warned of. None when Slack is not configured or cannot be reached."""
     from bot.config import Settings
-    from bot.slack import check_messages as cmsg
-    from bot.slack.client import web_client
-    from bot.slack.preflight import preflight
-    from bot.slack.principals import UNREACHABLE
+    from bot.slack.checks import check_messages as cmsg
+    from bot.slack.checks.preflight import preflight
+    from bot.slack.checks.principals import UNREACHABLE
+    from bot.slack.transport.client import web_client
 
     try:
         settings = Settings.load()

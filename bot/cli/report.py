@@ -15,8 +15,8 @@ from bot.cli import messages as m
 from bot.cli.audit import run_cli, since_ms
 from bot.cli.report_html import page
 from bot.core.fatigue import OUTCOMES, READ_BASE_S, READ_PER_LINE_S, WEEK_MS, Report
-from bot.store import fatigue
-from bot.store.runtime import Runtime
+from bot.gate.runtime import Runtime
+from bot.store.figures import fatigue
 
 out = Console()
 WIDE = 10_000  # piped, a table is as wide as its cells: names are never cut

@@ -14,8 +14,8 @@ from rich.table import Table
 
 from bot import messages as msg
 from bot.core.models import ActionRequest, Question, Run
-from bot.slack.runlines import thread_link
-from bot.store.runtime import Runtime
+from bot.gate.runtime import Runtime
+from bot.slack.delivery.runlines import thread_link
 
 
 @dataclass

@@ -17,9 +17,9 @@ import typer
 from rich.console import Console
 
 from bot.config import Settings
+from bot.db import messages as msg
+from bot.db.valkey.embedded_watch import status, stop_unused
 from bot.errors import HitlError
-from bot.store import messages as msg
-from bot.store.valkey.embedded_watch import status, stop_unused
 
 valkey_app = typer.Typer(
     no_args_is_help=True, help="The embedded Valkey shared by processes without REDIS_URL."

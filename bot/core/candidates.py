@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot import messages as msg
+from bot.core.args.payload import args_problem, payload_hash
 from bot.core.models import ActionRequest, RiskTier
-from bot.core.payload import args_problem, payload_hash
 from bot.core.policy import TIER_ORDER, Policy
 from bot.core.states import State
 from bot.errors import PayloadError

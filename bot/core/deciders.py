@@ -2,7 +2,7 @@
 
 The machine applies it to every decision (bot/core/machine.py), and every Slack check
 made before a decision (which buttons to offer, whom to tell "not yours") asks it too,
-with the person's groups resolved (bot/slack/permissions.py). The Lua copy in
+with the person's groups resolved (bot/slack/access/permissions.py). The Lua copy in
 scripts/decide.lua is the price of one round trip; tests/store/test_lua_matches_core.py
 holds it to this rule, and tests/core/test_deciders.py keeps every other place from
 restating it.

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.core.models import ActionRequest, RiskTier
 from bot.core.policy import Policy
-from bot.core.seal import Verify, b64, seal_valid, unb64
+from bot.core.proof.seal import Verify, b64, seal_valid, unb64
 from bot.core.states import Event
 
 GRANT_REASON = "grant:"  # the reason code of an approval under a grant: "grant:G..."

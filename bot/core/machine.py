@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot import messages as msg
+from bot.core.args.payload import canonical_args, payload_hash
 from bot.core.candidates import candidate_hashes, shown_hash
 from bot.core.deciders import Verdict, who_may_decide
-from bot.core.fence import fence_of, new_claim_token, token_of
 from bot.core.grants import GRANT_REASON
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution, RiskTier
-from bot.core.payload import canonical_args, payload_hash
+from bot.core.proof.fence import fence_of, new_claim_token, token_of
 from bot.core.states import ALLOWED, FINAL, HUMAN_EVENTS, Event, ReasonCode, State, SystemReason
 from bot.errors import (
     AlreadyResolved,

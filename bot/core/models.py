@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.core.chain import expand
 from bot.core.pagers import Opsgenie, PagerDuty
+from bot.core.proof.chain import expand
 from bot.core.states import Event, ReasonCode, State
 
 SYSTEM = "system"  # the actor name for the sweeper, the policy and the executor
@@ -44,7 +44,7 @@ class Approval(BaseModel):
 
     actor: str
     at: int
-    seal: str | None = None  # serve's signature of this approval (bot/core/seal.py)
+    seal: str | None = None  # serve's signature of this approval (bot/core/proof/seal.py)
 
 
 class Resolution(BaseModel):
@@ -58,7 +58,7 @@ class Resolution(BaseModel):
     reason_code: str | None = None
     text: str | None = None
     view_hash: str | None = None
-    seal: str | None = None  # serve's signature of this decision (bot/core/seal.py)
+    seal: str | None = None  # serve's signature of this decision (bot/core/proof/seal.py)
 
 
 class ActionRequest(BaseModel):
@@ -98,7 +98,7 @@ class ActionRequest(BaseModel):
     approvals: tuple[Approval, ...] = ()
     resolution: Resolution | None = None
     detail: str | None = None  # the executor's last report
-    # "<version>.<claim token>" of the claim that holds it (bot/core/fence.py): the
+    # "<version>.<claim token>" of the claim that holds it (bot/core/proof/fence.py): the
     # executor's fencing token, which its report shows; None until claimed
     fence: str | None = None
     idempotency_key: str | None = None

@@ -6,7 +6,7 @@ recorded (who decided, how long it waited) says where the change would have
 mattered: a call a person decided that the new policy would have let run, or whose
 decision came after the new chain would already have applied its default; and a call
 that ran without a person that the new policy would send to one. Pure: the store reads
-the history (bot/store/history.py), the command prints this.
+the history (bot/store/figures/history.py), the command prints this.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from bot import messages as msg
+from bot.core.args.payload import canonical_args, hash_of
 from bot.core.models import ActionRequest, RiskTier
-from bot.core.payload import canonical_args, hash_of
 from bot.core.policy import TIER_ORDER, Policy
 from bot.core.states import State
 from bot.errors import Forbidden

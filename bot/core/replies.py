@@ -1,6 +1,6 @@
 """Reading a thread reply as a decision: "approve", "lgtm", "reject: wrong order".
 
-Pure: the Slack listener (bot.slack.replies) finds the request and applies the
+Pure: the Slack listener (bot.slack.listeners.replies) finds the request and applies the
 decision through the same path as the buttons. Ambiguity is never a decision: an
 approve word must be the whole reply, so "yes, but to the penguin" is not one.
 """

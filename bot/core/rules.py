@@ -33,6 +33,8 @@ class Rule(BaseModel):
         ">": operator.gt,
         "<": operator.lt,
         "==": operator.eq,
+        # before " in ", which it holds: "to not in [a, b]" must not read as "to not"
+        " not in ": lambda a, b: a not in b,
         " in ": lambda a, b: a in b,
     }
     _PATH: ClassVar[re.Pattern[str]] = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
@@ -60,7 +62,8 @@ class Rule(BaseModel):
         raise ValueError(
             f"cannot read the rule {cond!r}; fix: write it as 'argument op value', "
             "for example 'amount > 1000' or 'currency in [USD, EUR]' "
-            "(ops: > >= < <= == != in; one argument name, a dotted path for nested ones)"
+            "(ops: > >= < <= == != in, not in; one argument name, a dotted path for nested "
+            "ones)"
         )
 
     @property
@@ -85,7 +88,7 @@ class Rule(BaseModel):
 
 def _comparable(op: str, expected: Any) -> bool:
     """A literal the operator can compare with: no '>> 1000', no 'amount > '."""
-    if op == " in ":
+    if op in (" in ", " not in "):
         return isinstance(expected, list | str)
     if op in (">", ">=", "<", "<="):
         return isinstance(expected, int | float | str) and not isinstance(expected, bool)

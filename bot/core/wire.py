@@ -24,13 +24,13 @@ from pydantic import (
 )
 
 from bot import messages as msg
+from bot.core.args.payload import MAX_ARGS_DEPTH
+from bot.core.args.plainjson import inexact_number, lone_surrogate, too_deep
+from bot.core.args.schema import schema_problem
 from bot.core.candidates import MAX_CANDIDATES, MIN_CANDIDATES, candidates_problem
 from bot.core.choices import MAX_OPTION_CHARS, MAX_OPTIONS, option_problem
-from bot.core.fence import FENCE, TOKEN
 from bot.core.models import DETAIL_MAX, RiskTier, Run
-from bot.core.payload import MAX_ARGS_DEPTH
-from bot.core.plainjson import inexact_number, lone_surrogate, too_deep
-from bot.core.schema import schema_problem
+from bot.core.proof.fence import FENCE, TOKEN
 from bot.errors import PayloadError
 
 MAX_TEXT = DETAIL_MAX  # a reason or a report: what one Slack section shows

@@ -14,10 +14,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.clock import Clock
+from bot.gate.decide import expire_due
 from bot.store import keys
 from bot.store.due import DueTimers
-from bot.store.questions import QuestionStore
 from bot.store.requests import Moved, RequestStore
+from bot.store.run.questions import QuestionStore
 
 OnFired = Callable[[Moved], Awaitable[None]]
 
@@ -78,7 +79,7 @@ class Sweeper:
             else:
                 stats.noops += 1
                 stale.append(member)
-        results = await self.requests.timeout_many([(item, v) for _, item, v in reqs])
+        results = await expire_due(self.requests, [(item, v) for _, item, v in reqs])
         left = 0
         for (member, _, _), moved in zip(reqs, results, strict=True):
             if moved is not None and moved.left:

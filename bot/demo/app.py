@@ -51,10 +51,10 @@ from bot.demo.parts import (
 )
 from bot.demo.policy import ASK_TIMEOUT_MS, REVIEW_S, policy_for
 from bot.demo.refund_script import refund_responder
+from bot.gate.runtime import Runtime, open_runtime
 from bot.sandbox.model import ScriptedModel, Turn
 from bot.sandbox.slack import SlackEmulator
 from bot.signing import load_signer
-from bot.store.runtime import Runtime, open_runtime
 from bot.supervise import Supervisor
 
 AGENTS = ("claw", "refunds")

@@ -15,10 +15,10 @@ from rich.console import Console
 
 from bot.config import Settings
 from bot.demo import messages as say
+from bot.gate.runtime import Runtime
 from bot.logs import JsonFormatter
 from bot.sandbox.slack import SlackEmulator
 from bot.server.serve import ServeOptions, run_serve
-from bot.store.runtime import Runtime
 from bot.supervise import Supervisor
 
 HOST = "127.0.0.1"  # the emulator lets anyone act as anyone: never on a public address

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import (
@@ -52,6 +52,11 @@ class Upstream(BaseModel):
     cwd: str | None = None
     url: Annotated[str, StringConstraints(pattern=r"^https?://")] | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    # How the gateway opens the session: "legacy" is the initialize handshake every server
+    # speaks, and the one where a server may ask mid-call (elicitation, the 2025-11-25
+    # way); "auto" discovers the newest protocol the server offers, where a server that
+    # elicits over stdio must return its questions as results instead.
+    protocol: Literal["legacy", "auto"] = "legacy"
 
     @model_validator(mode="after")
     def _one_kind(self) -> Upstream:

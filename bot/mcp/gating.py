@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 import anyio
 
+from bot.core.args.schema import schema_problem
 from bot.core.models import ActionRequest, RiskTier
-from bot.core.schema import schema_problem
 from bot.errors import HitlError
 from bot.mcp import messages as msg
 from bot.sdk import Gate, Rejected

@@ -48,3 +48,17 @@ INFERRED_HEADER = (
 )
 INFERRED_FROM_POLICY = "the policy names it"
 INFERRED_FROM_HINTS = "from annotations: {hints} (default tier {default})"
+# An upstream server's elicitation (elicitation/create), asked in Slack as a question.
+ELICIT_HEAD = "{message} (the MCP server {upstream} asks)"
+ELICIT_FIELD = "• {name} ({kind}{required}){about}"
+ELICIT_REQUIRED = ", required"
+ELICIT_ONE = "Reply with the value, or `decline` to refuse."
+ELICIT_MANY = "Reply with one line per field, `name: value`, or `decline` to refuse."
+ELICIT_AGAIN = "Not taken ({problem}). {how}"
+ELICIT_BAD_NUMBER = "{name} must be a number, not {value!r}"
+ELICIT_BAD_INTEGER = "{name} must be a whole number, not {value!r}"
+ELICIT_BAD_BOOLEAN = "{name} must be yes or no, not {value!r}"
+ELICIT_BAD_CHOICE = "{name} must be one of {choices}, not {value!r}"
+ELICIT_MISSING = "{name} is required"
+ELICIT_UNKNOWN = "{name} is not a field of this form"
+ELICIT_DECLINE = "decline"

@@ -39,6 +39,7 @@ from bot.mcp import gating
 from bot.mcp import messages as msg
 from bot.mcp.annotations import Hints, hinted_tier
 from bot.mcp.config import ProxyConfig, exposed_name
+from bot.mcp.elicit import Elicitor
 from bot.mcp.sessions import SessionRuns
 from bot.mcp.upstream import UpstreamLink
 from bot.sdk import Gate
@@ -92,7 +93,11 @@ class Gateway:
         # The policy the gate decides by, to tell where it names a tool's tier.
         self.policy = policy or gate.policy or DEFAULT_POLICY
         self.runs = runs or SessionRuns(None, prefix="mcp-proxy")
-        self.links = [UpstreamLink(name, spec) for name, spec in config.upstreams.items()]
+        # An upstream's elicitation is asked of a person in Slack (bot/mcp/elicit.py).
+        self.links = [
+            UpstreamLink(name, spec, Elicitor(gate, name))
+            for name, spec in config.upstreams.items()
+        ]
         self.routes: dict[str, Route] = {}
         self._warming: asyncio.Future[list[Tool]] | None = None
 

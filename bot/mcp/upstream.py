@@ -19,6 +19,7 @@ from typing import Any
 import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client import Transport
+from mcp.client.session import ElicitationFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, Tool
 
@@ -31,9 +32,12 @@ HTTP_READ_TIMEOUT_S = 300.0  # the SDK's own default: a tool may stream for a wh
 
 
 class UpstreamLink:
-    def __init__(self, name: str, spec: Upstream) -> None:
+    def __init__(self, name: str, spec: Upstream, elicit: ElicitationFnT | None = None) -> None:
+        """`elicit`: how this upstream's elicitations are answered (bot/mcp/elicit.py);
+        None: refused, as a client without the capability does."""
         self.name = name
         self.spec = spec
+        self.elicit = elicit
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
@@ -58,7 +62,12 @@ class UpstreamLink:
         try:
             async with AsyncExitStack() as stack:
                 # No response cache: a listing must show the upstream as it is now.
-                client = Client(await self._target(stack), cache=None)
+                client = Client(
+                    await self._target(stack),
+                    cache=None,
+                    elicitation_callback=self.elicit,
+                    mode=self.spec.protocol,
+                )
                 await stack.enter_async_context(client)
                 ready.set_result(client)
                 await self._closing.wait()

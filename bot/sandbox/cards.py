@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from bot.slack.escape import ButtonValue
-from bot.slack.once import Tag
+from bot.slack.blocks.escape import ButtonValue
+from bot.slack.delivery.once import Tag
 
 JSON = dict[str, Any]
 _FOOT_ID = re.compile(r"Request `([A-Za-z0-9_.-]+)`")

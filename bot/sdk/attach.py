@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 
 from bot.config import Settings
+from bot.db.valkey.embedded_dir import SOCKET_NAME, Liveness, ping_socket
 from bot.errors import StoreUnavailable
+from bot.gate.runtime import Runtime
 from bot.sdk import messages as msg
-from bot.store.runtime import Runtime
-from bot.store.valkey.embedded_dir import SOCKET_NAME, Liveness, ping_socket
 
 log = logging.getLogger(__name__)
 

@@ -43,7 +43,7 @@ class Backend(Protocol):
         ...
 
     async def claim(self, rid: str, *, token: str | None = None) -> ActionRequest:
-        """approved -> executing with the caller's claim `token` (bot/core/fence.py): the
+        """approved -> executing with the caller's claim `token` (bot/core/proof/fence.py): the
         request with its `fence`; the same token again gets the same claim back."""
         ...
 

@@ -16,8 +16,10 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
+from bot import messages as msg
 from bot.config import Settings
 from bot.core.policy import Policy
+from bot.errors import ConfigError, needs_server_extra
 from bot.sdk.backend import Backend
 from bot.sdk.bridge import LoopThread
 from bot.sdk.http import HttpBackend
@@ -46,7 +48,12 @@ class Connections:
             )
         # Direct mode alone needs the store, its runtime and the embedded Valkey: they load
         # here, so a gate that speaks HTTP imports no server code (tests/sdk/test_import_weight.py).
-        from bot.sdk.direct import DirectBackend
+        try:
+            from bot.sdk.direct import DirectBackend
+        except ModuleNotFoundError as exc:
+            if needs_server_extra(exc):
+                raise ConfigError(msg.NEEDS_SERVER.format(module=exc.name)) from None
+            raise
 
         return await DirectBackend.open(self.settings, policy=self.policy, actor=self.requester)
 

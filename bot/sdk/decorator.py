@@ -32,9 +32,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast
 
+from bot.core.args.payload import canonical_args, payload_hash
+from bot.core.args.schema import Compiled, compiled, fit_problems
 from bot.core.models import ActionRequest, RiskTier, clip
-from bot.core.payload import canonical_args, payload_hash
-from bot.core.schema import Compiled, compiled, fit_problems
 from bot.errors import HitlError, PayloadError, UnconfirmedCreate
 from bot.logs import mask
 from bot.sdk import messages as msg

@@ -15,16 +15,17 @@ from bot.core.models import ActionRequest, Question, Steering
 from bot.core.policy import Policy
 from bot.core.proposal import exempt
 from bot.errors import NotFound
+from bot.gate import execution
+from bot.gate.filing import file_claimed
+from bot.gate.guarded import SteeredFirst, consumed, create_unless_steered
+from bot.gate.runtime import Runtime, open_runtime
 from bot.messages import UNKNOWN_RUN
 from bot.sdk.attach import require_store, warn_if_no_bot
 from bot.sdk.backend import NewRequest
 from bot.sdk.errors import steered
 from bot.sdk.tracing import current_traceparent
-from bot.store import execution
-from bot.store.free_call import SentCreate, fits, send_claimed
-from bot.store.guarded import SteeredFirst, consumed, create_unless_steered
-from bot.store.run_signals import signals_for
-from bot.store.runtime import Runtime, open_runtime
+from bot.store.free_call import SentCreate, fits
+from bot.store.run.run_signals import signals_for
 
 
 class DirectBackend:
@@ -69,7 +70,7 @@ class DirectBackend:
 
     async def _send_free(self, fields: NewRequest) -> SentCreate | None:
         """A free call with no idempotency key, outside any run or in a run known clear
-        locally (bot/store/run_signals.py): its create and claim are written without
+        locally (bot/store/run/run_signals.py): its create and claim are written without
         waiting for the reply (bot/store/free_call.py), and the report reads it, so the
         call waits on one round trip. None: the usual path.
 
@@ -88,7 +89,7 @@ class DirectBackend:
         if not exempt(policy, fields["tool"], fields["args"], fields["risk"]):
             return None
         prep = await store.prepare(policy, **self._call(fields), claim_as=self.actor)
-        sent = await send_claimed(store, prep)
+        sent = await file_claimed(store, prep)
         if sent is not None:
             self._sent[sent.request.id] = sent
         return sent
@@ -122,7 +123,7 @@ class DirectBackend:
         run_id = fields["run_id"]
         if run_id is not None and run_id not in self._runs:
             # The run id is this identity's from its first use, as over HTTP: another
-            # process under another name cannot file under it (bot/store/owners.py).
+            # process under another name cannot file under it (bot/store/run/owners.py).
             title = fields["run_title"]
             if await self.rt.owners.claim(run_id, self.actor, title=title) != self.actor:
                 raise NotFound(UNKNOWN_RUN.format(id=run_id))

@@ -31,10 +31,10 @@ import httpx
 from bot import messages as bot_msg
 from bot.clock import wall_ms
 from bot.config import Settings
-from bot.core.fence import claim_retried
+from bot.core.args.payload import canonical_args
 from bot.core.models import ActionRequest, RiskTier, clip
-from bot.core.payload import canonical_args
 from bot.core.policy import Policy
+from bot.core.proof.fence import claim_retried
 from bot.core.states import Event, State, SystemReason
 from bot.core.wire import ApprovalIn, checked
 from bot.errors import ConfigError, InvalidTransition

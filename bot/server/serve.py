@@ -22,21 +22,23 @@ from bot.asgi import serve_asgi
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.deadlines.sweeper import Sweeper
+from bot.gate.runtime import open_runtime
 from bot.signing import load_signer
 from bot.slack.app import build_app
-from bot.slack.client import web_client
-from bot.slack.http import slack_endpoint
-from bot.slack.notifier import Notifier
-from bot.slack.preflight import preflight_at_start
-from bot.slack.principals import resolve_at_start
-from bot.slack.ratelimit import Limits
-from bot.slack.refusals import REFUSAL_BACKOFF
-from bot.slack.socket_mode import SocketModeLink
-from bot.store.events import NOTIFIER_GROUP
-from bot.store.events_trim import INTERVAL_S
-from bot.store.group_reader import Retry
-from bot.store.metrics import GROUP as METRICS_GROUP
-from bot.store.runtime import open_runtime
+from bot.slack.checks.preflight import preflight_at_start
+from bot.slack.checks.principals import resolve_at_start
+from bot.slack.delivery.notifier import Notifier
+from bot.slack.delivery.refusals import REFUSAL_BACKOFF
+from bot.slack.features import FEATURES
+from bot.slack.nudges.teller import Teller, watch_of
+from bot.slack.transport.client import web_client
+from bot.slack.transport.http import slack_endpoint
+from bot.slack.transport.ratelimit import Limits
+from bot.slack.transport.socket_mode import SocketModeLink
+from bot.store.figures.metrics import GROUP as METRICS_GROUP
+from bot.store.stream.events import NOTIFIER_GROUP
+from bot.store.stream.events_trim import INTERVAL_S
+from bot.store.stream.group_reader import Retry
 from bot.supervise import Backoff, Supervisor
 from bot.telemetry.outbound import outbound
 
@@ -58,7 +60,7 @@ class ServeOptions:
     slack_limits: Limits | None = None
     slack_gate: bool = True  # False: each call waits its own 429 (the bench's comparison)
     # Between tries of a message Slack refused until a person fixes something (the bot
-    # not in the channel, ...); None: 15 s doubling to 5 minutes (bot/slack/refusals.py).
+    # not in the channel, ...); None: 15 s doubling to 5 minutes (bot/slack/delivery/refusals.py).
     refusal_backoff: Backoff | None = None
     # An OpenTelemetry TracerProvider (bot/telemetry/spans.py `provider`); None: from the
     # OTEL_* variables, off unless they configure an exporter (docs/tracing.md).
@@ -151,6 +153,7 @@ async def run_serve(
             policy=rt.policy,
             block_ms=options.read_block_ms,
             refusal_backoff=options.refusal_backoff or REFUSAL_BACKOFF,
+            parts=[f.card_part for f in FEATURES if f.card_part is not None],
         )
         sweeper = Sweeper(rt.requests, rt.questions, clock=clock)
         collector = rt.metrics_collector(consumer=consumer, block_ms=options.read_block_ms)
@@ -172,6 +175,9 @@ async def run_serve(
         ]
         for name, reader in out.readers.items():
             running.append(tasks.start(name, lambda r=reader: r.run(stop), stop))  # type: ignore[misc]
+        if every := settings.hitl_fatigue_check_s:
+            teller = Teller(rt, client, watch_of(rt))
+            running.append(tasks.start("fatigue_signals", lambda: teller.run(stop, every), stop))
         if link is not None:
             # a task of its own: a refused token or a hung connect never holds up a stop
             running.append(tasks.start("socket_mode", lambda: link.run(stop), stop))

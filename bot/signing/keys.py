@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 
 from bot.config import Settings
-from bot.core.seal import Seal, decision_bytes
+from bot.core.proof.seal import Seal, decision_bytes
 from bot.errors import ConfigError
 from bot.signing import messages as msg
 
@@ -125,7 +125,7 @@ class Signer:
         at: int,
         to_state: str,
     ) -> str:
-        """The seal (bot/core/seal.py) of one decision, as the store keeps it."""
+        """The seal (bot/core/proof/seal.py) of one decision, as the store keeps it."""
         data = decision_bytes(
             request_id=request_id,
             version=version,

@@ -10,18 +10,17 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.errors import ConfigError
+from bot.gate.runtime import Runtime
 from bot.slack import messages as smsg
-from bot.slack import prologue
-from bot.slack.approvals import Approvals
-from bot.slack.batch.listeners import Batch
-from bot.slack.choose import Choose
-from bot.slack.commands import Commands
-from bot.slack.grants.handlers import GrantHandlers
-from bot.slack.replies import ReplyDecisions
-from bot.slack.threads import Threads
-from bot.slack.view_seal import ViewSeal
-from bot.store.runs import RunStore
-from bot.store.runtime import Runtime
+from bot.slack.features import FEATURES
+from bot.slack.listeners import prologue
+from bot.slack.listeners.approvals import Approvals
+from bot.slack.listeners.choose import Choose
+from bot.slack.listeners.commands import Commands
+from bot.slack.listeners.replies import ReplyDecisions
+from bot.slack.listeners.threads import Threads
+from bot.slack.listeners.view_seal import ViewSeal
+from bot.store.run.runs import RunStore
 
 SEEN_TTL_S = 3600  # Slack retries within minutes; an hour is ample
 
@@ -63,10 +62,11 @@ def build_app(
 
     approvals = Approvals(rt)
     approvals.register(app)
-    Batch(rt, approvals).register(app)
-    GrantHandlers(rt).register(app)
+    for feature in FEATURES:
+        if feature.listen is not None:
+            feature.listen(app, rt, approvals)
     Choose(approvals).register(app)
     replies = ReplyDecisions(rt, approvals)
     Threads(rt, runs, replies, default_agent=default_agent).register(app)
-    Commands(rt, runs).register(app)
+    Commands(rt, runs, FEATURES).register(app)
     return app

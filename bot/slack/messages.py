@@ -9,7 +9,11 @@ so sentences set it apart ("· {at}", "({at})") instead of writing "at {at}".
 
 from __future__ import annotations
 
-# -- thread replies (bot/slack/threads.py, bot/slack/replies.py) ------------------------
+# -- thread replies (bot/slack/listeners/threads.py, bot/slack/listeners/replies.py) ---------------
+CARD_MAY_NOT_ANSWER = (
+    "You may not answer this question: its run's deciders and operators may, or, for a "
+    "question of no run, people of this workspace. Your reply was not sent to the agent."
+)
 MAY_NOT_ANSWER = (
     "Run {run_id} is waiting for an answer to its question, and only the person who "
     "started it, the people who may decide what it waits on, and the policy's operators "
@@ -48,12 +52,12 @@ WHY_FOREIGN = (
     "their user id may decide, answer or steer here"
 )
 
-# -- who may see a request (bot/slack/approvals.py, bot/slack/commands.py) ---------------
+# -- who may see a request (bot/slack/listeners/approvals.py, bot/slack/listeners/commands.py) -----
 MAY_NOT_SEE = (
     "Only the people who may decide {id} and the policy's operators may see its full arguments."
 )
 
-# -- channel principals (bot/slack/principals.py) ---------------------------------------
+# -- channel principals (bot/slack/checks/principals.py) ---------------------------------------
 CHANNEL_UNKNOWN = (
     "{where}: the channel {name} does not exist in this Slack workspace (or the bot "
     "cannot see it); anyone could create it and so become an approver. Fix: create it "
@@ -74,7 +78,7 @@ CHANNELS_UNCHECKED = (
 )
 CHANNELS_CHECKED = "Channels resolved in Slack: {names}."
 
-# -- clicks, slash commands and modals (bot/slack/approvals.py, commands.py) ------------
+# -- clicks, slash commands and modals (bot/slack/listeners/approvals.py, commands.py) ------------
 BAD_BUTTON = "This button does not belong to a request I know; open the latest message."
 REASON_REQUIRED_SHORT = "Pick a reason code."
 EDIT_BAD_JSON = "Not valid JSON: {error}"
@@ -94,7 +98,7 @@ MENTION_NO_AGENT = (
 )
 NO_AGENTS_OFFERED = "none (no worker with `--agent` is running)"
 
-# -- cards, thread lines and lists (bot/slack/render.py, call.py, views.py) --------------
+# -- cards, thread lines and lists (bot/slack/blocks/render.py, call.py, views.py) --------------
 RISK_EMOJI = {
     "low": ":large_green_circle:",
     "medium": ":large_yellow_circle:",
@@ -377,7 +381,7 @@ AUDIT_EMPTY = "No audit entries."
 AUDIT_CUT = "… more entries than fit here; `hitl-bot audit export` has them all"
 AUDIT_REFUSED = "✋ refused"
 
-# -- modals (bot/slack/views.py) ----------------------------------------------------------
+# -- modals (bot/slack/blocks/views.py) ----------------------------------------------------------
 MODAL_CANCEL = "Cancel"
 MODAL_CLOSE = "Close"
 NOT_PENDING = "This request is no longer waiting for review ({state}); there is nothing to decide."
@@ -414,7 +418,7 @@ ANSWER_SUBMIT = "Send answer"
 ANSWER_LABEL = "Your answer"
 EDIT_GONE = "This request no longer exists; nothing was changed."
 
-# -- what comes in from Slack (bot/slack/inbound.py, http.py, socket_mode.py) ---------------
+# -- what comes in from Slack (bot/slack/transport/inbound.py, http.py, socket_mode.py) ------------
 SLACK_UNSIGNED = "The request is not signed with this app's signing secret."
 SLACK_BAD_BODY = "The Slack request body is not valid JSON (nor a form with a JSON payload)."
 REASON_TOO_LONG = "At most {limit} characters."
@@ -441,7 +445,7 @@ SLACK_NEEDS_SECRET = (
 )
 SOCKET_MODE_DOWN = "Slack Socket Mode is not connected: {reason}"
 
-# -- who may steer, read or decide by reply (bot/slack/threads.py, commands.py) --------------
+# -- who may steer, read or decide by reply (bot/slack/listeners/threads.py, commands.py) ----------
 MAY_NOT_DIRECT = (
     "Only the person who started run {run_id}, the people who may decide what it waits "
     "on, and the policy's operators may steer or stop it. Nothing was changed; the "

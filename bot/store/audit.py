@@ -9,10 +9,10 @@ from typing import cast
 
 from redis.asyncio import Redis
 
-from bot.core.chain import Break, expand, verify
-from bot.core.chain_order import order_problems
 from bot.core.models import AuditEntry
-from bot.core.seal import Verify, unsealed
+from bot.core.proof.chain import Break, expand, verify
+from bot.core.proof.chain_order import order_problems
+from bot.core.proof.seal import Verify, unsealed
 from bot.store import keys
 from bot.store.requests import RequestStore
 
@@ -49,7 +49,7 @@ async def verify_all(store: RequestStore, since_ms: int = 0) -> AsyncIterator[Fi
 
 
 async def disorder_request(redis: Redis, rid: str) -> list[Break]:
-    """The entries of one chain out of order (bot/core/chain_order.py), read with the
+    """The entries of one chain out of order (bot/core/proof/chain_order.py), read with the
     version the request stands at in one snapshot."""
     pipe = redis.pipeline(transaction=True)
     pipe.lrange(keys.audit(rid), 0, -1)
@@ -71,7 +71,7 @@ async def disordered_all(store: RequestStore, since_ms: int = 0) -> AsyncIterato
 async def unsealed_all(
     store: RequestStore, verify: Verify, since_ms: int = 0
 ) -> AsyncIterator[Finding]:
-    """Every decision recorded without serve's valid seal (bot/core/seal.py `unsealed`)."""
+    """Every decision recorded without serve's valid seal (bot/core/proof/seal.py `unsealed`)."""
     for rid in await store.ids_between(since_ms):
         for seq, why in unsealed(rid, await lines(store.redis, rid), verify):
             yield Finding(rid, seq, why)

@@ -15,9 +15,9 @@ from typing import Any, cast
 
 import orjson
 
+from bot.core.args.payload import stored_args
 from bot.core.candidates import candidate_hashes
 from bot.core.models import ActionRequest, Approval, Level, Resolution, RiskTier
-from bot.core.payload import stored_args
 from bot.core.states import Event, State
 
 # Fields that are often empty. An empty one is not stored (a dozen are empty while a

@@ -15,21 +15,23 @@ from redis.commands.core import AsyncScript
 
 from bot import messages as msg
 from bot.clock import Clock, IdFactory
+from bot.core.args.payload import canonical_args
+from bot.core.args.schema import fit_problems
 from bot.core.candidates import as_proposal, proposal_call
-from bot.core.fence import new_claim_token
 from bot.core.ids import keyed_request_id, new_request_id
 from bot.core.models import ActionRequest, RiskTier
-from bot.core.payload import canonical_args
 from bot.core.policy import Policy
+from bot.core.proof.fence import new_claim_token
 from bot.core.proposal import propose
-from bot.core.schema import fit_problems
 from bot.core.states import Event, State
+from bot.db.replicas import ReplicaAcks
 from bot.errors import IdempotencyConflict, PayloadError
 from bot.signing import Signer
-from bot.store import keys, run_requests, tools
+from bot.store import keys, tools
 from bot.store.codec import created, from_hash, reply, split_terms, to_hash
-from bot.store.replicas import ReplicaAcks
-from bot.store.shadow import create_fields
+from bot.store.figures.shadow import create_fields
+from bot.store.replies import Reply
+from bot.store.run import run_requests
 from bot.store.transition_argv import exempted, log_created
 
 
@@ -52,7 +54,7 @@ class Prepared:
     requester: str
     owner: str
     claim_as: str | None  # who claims it in the same step: only a call that needs no review
-    token: str  # the claim token sent (bot/core/fence.py)
+    token: str  # the claim token sent (bot/core/proof/fence.py)
 
 
 class CreateOptions(TypedDict, total=False):
@@ -207,20 +209,20 @@ class Creating:
         req, requester, owner = prep.request, prep.requester, prep.owner
         idempotency_key, claim_as = req.idempotency_key, prep.claim_as
         needs_review = prep.needs_review
-        if status == "steered":
+        if status == Reply.STEERED:
             return Created(req, created=False, steered=True)
-        stored = created(req, reply(out)) if status == "ok" else from_hash(reply(out))
-        claimed = status == "ok" and stored.state == State.EXECUTING
-        if status == "ok":
+        stored = created(req, reply(out)) if status == Reply.OK else from_hash(reply(out))
+        claimed = status == Reply.OK and stored.state == State.EXECUTING
+        if status == Reply.OK:
             log_created(stored, requester, claim_as if claimed else None, exempt=not needs_review)
-        if status != "ok" and stored.owner != owner:
+        if status != Reply.OK and stored.owner != owner:
             # Only a hash collision lands here: never show or hand out another's request.
             raise IdempotencyConflict(msg.IDEMPOTENCY_TAKEN.format(key=idempotency_key))
-        if status == "conflict":
+        if status == Reply.CONFLICT:
             raise IdempotencyConflict(
                 msg.IDEMPOTENCY_CONFLICT.format(key=idempotency_key, existing=stored.payload_hash)
             )
-        return Created(stored, created=status == "ok", claimed=claimed)
+        return Created(stored, created=status == Reply.OK, claimed=claimed)
 
     async def _fit(
         self,

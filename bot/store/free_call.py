@@ -31,14 +31,15 @@ from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
 from bot.core.models import SYSTEM, ActionRequest, Decision
 from bot.core.states import Event, State
+from bot.db.cluster import is_cluster
 from bot.errors import UnconfirmedCreate
 from bot.store import keys
-from bot.store.cluster import is_cluster
 from bot.store.codec import reply
 from bot.store.creating import Prepared
 from bot.store.keys import REQUEST_KEYS
+from bot.store.replies import Reply
 from bot.store.requests import RequestStore
-from bot.store.run_signals import RunSignals
+from bot.store.run.run_signals import RunSignals
 from bot.store.terms import terms_checked
 from bot.store.transition_argv import Signed, argv_of, log_moved
 
@@ -125,7 +126,7 @@ class SentCreate:
             queued, stop = got[2], got[3]
             self.run_clear = queued == 0 and stop not in ("1", b"1")
         report = got[1]
-        if not isinstance(report, list) or str(report[0]) != "ok":
+        if not isinstance(report, list) or str(report[0]) != Reply.OK:
             return False
         log_moved(self.request.id, d, reply(report[1]), report[2:])
         return True

@@ -4,7 +4,7 @@ Whether a call falls inside a grant is bot/core/grants.py's to say; here each gr
 liveness (expiry, uses left, revocation) is checked and its use counted in one script
 (scripts/grant.lua), and every change is appended to the grant's own audit. A request
 passed under a grant is approved through the request store like any person's
-decision (bot/store/grant_pass.py), so it is sealed in the same script as its move.
+decision (bot/gate/grant_pass.py), so it is sealed in the same script as its move.
 
 Only `serve` makes grants: `make` signs the record with its key, and `problem` says
 whether a stored grant may pass anything (its seal, and its source request approved by
@@ -23,11 +23,11 @@ from redis.asyncio import Redis
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.grants import Grant, encode_grant_seal, grant_bytes, grant_problem
-from bot.core.seal import Verify
+from bot.core.proof.seal import Verify
+from bot.db.replicas import acks_for
 from bot.errors import ConfigError, NotFound
 from bot.signing import Signer
 from bot.store import audit, keys
-from bot.store.replicas import acks_for
 from bot.store.scripts import GRANT
 
 log = logging.getLogger(__name__)

@@ -15,8 +15,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from bot.core.chain import line_hash
-from bot.core.seal import HEADS_DOMAIN, b64, heads_bytes, unb64
+from bot.core.proof.chain import line_hash
+from bot.core.proof.seal import HEADS_DOMAIN, b64, heads_bytes, unb64
 from bot.signing import PublicKeys, Signer
 from bot.store import keys
 from bot.store.requests import RequestStore

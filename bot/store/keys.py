@@ -9,21 +9,13 @@ per request would need, could not be updated in the same script on Cluster.)
 
 from __future__ import annotations
 
-import re
-import zlib
-
-PREFIX = "hitl:"
-SHARDS = 16
-_HASH_TAG = re.compile(r"\{[^{}]+\}")
-_SHARD_TAG = re.compile(re.escape(PREFIX) + r"\{s(\d{2})\}:")
-
-
-def shard_of(item_id: str) -> int:
-    return zlib.crc32(item_id.encode()) % SHARDS
-
-
-def tag(shard: int) -> str:
-    return f"{PREFIX}{{s{shard:02d}}}:"
+from bot.db.slots import PREFIX as PREFIX
+from bot.db.slots import SHARDS as SHARDS
+from bot.db.slots import replica_mark as replica_mark
+from bot.db.slots import shard_of as shard_of
+from bot.db.slots import shard_of_key as shard_of_key
+from bot.db.slots import tag as tag
+from bot.db.slots import wait_control as wait_control
 
 
 def _t(item_id: str) -> str:
@@ -46,7 +38,7 @@ def posts(rid: str) -> str:
     posted there (so every later notice can update it, and a retry never posts it
     twice); `LEVEL:done` once every post and page of that level went out;
     `SLOT:posting` -> when the first attempt to post that slot started, until its ts is
-    saved (a crash in between is found and adopted, bot/slack/once.py).
+    saved (a crash in between is found and adopted, bot/slack/delivery/once.py).
     """
     return f"{_t(rid)}posts:{rid}"
 
@@ -62,29 +54,6 @@ def audit(rid: str) -> str:
 def wake(item_id: str) -> str:
     """A short stream per request or question; waiters block on it (XREAD), no polling."""
     return f"{_t(item_id)}wake:{item_id}"
-
-
-def shard_of_key(key: str) -> int:
-    """The shard of a key built by this module from a shard tag (`hitl:{s07}:...`)."""
-    found = _SHARD_TAG.match(key)
-    if found is None:
-        raise ValueError(f"{key!r} carries no shard tag")
-    return int(found.group(1))
-
-
-def wait_control(shard: int, hub_id: str) -> str:
-    """One process's control stream in a shard: an entry there wakes that process's
-    blocked wait reader so it starts watching a new wake key (bot/store/hub.py)."""
-    return f"{tag(shard)}waits:{hub_id}"
-
-
-def replica_mark(key: str) -> str:
-    """A throwaway key in `key`'s slot (its hash tag) that a replica-acknowledged step
-    writes after its script, so WAIT has a write to confirm even when the script wrote
-    nothing (replicas.py)."""
-    found = _HASH_TAG.search(key)
-    # A key without a tag hashes whole: the same slot as a tag of all of it.
-    return f"{PREFIX}{found.group(0) if found else '{' + key + '}'}:acked"
 
 
 def question(qid: str) -> str:
@@ -140,7 +109,8 @@ def terms(shard: int) -> str:
 
 
 def metrics(shard: int) -> str:
-    """Hash of Prometheus counters for events of the shard (bot/store/metrics.py sums them)."""
+    """Hash of Prometheus counters for events of the shard (bot/store/figures/metrics.py
+    sums them)."""
     return f"{tag(shard)}metrics"
 
 
@@ -190,7 +160,7 @@ def steering(run_id: str) -> str:
 
 def run_signal(run_id: str) -> str:
     """Pub/sub channel: a correction was queued or a stop asked for the run, so a worker
-    that keeps the run's state locally reads the store again (bot/store/run_signals.py)."""
+    that keeps the run's state locally reads the store again (bot/store/run/run_signals.py)."""
     return f"{PREFIX}{{run:{run_id}}}:signal"
 
 
@@ -216,7 +186,7 @@ def run_questions(run_id: str) -> str:
     return f"{PREFIX}{{run:{run_id}}}:questions"
 
 
-# The run indexes (bot/store/run_index.py): sorted sets of run ids scored by `created_at`,
+# The run indexes (bot/store/run/run_index.py): sorted sets of run ids scored by `created_at`,
 # all in one slot of their own so one MULTI keeps them together on a cluster; a run's
 # record is in its own slot, so an index is written in a step of its own after it.
 _RUN_INDEX = f"{PREFIX}{{idx:runs}}"
@@ -234,13 +204,18 @@ RUNS_LIVE_BY = f"{_RUN_INDEX}:live:by:*"  # SCAN pattern over them, for maintena
 
 def run_requests(run_id: str) -> str:
     """Sorted set of the requests filed under a run (id, scored by `created_at`): how
-    `show RUN` finds them (bot/store/run_requests.py)."""
+    `show RUN` finds them (bot/store/run/run_requests.py)."""
     return f"{PREFIX}{{run:{run_id}}}:requests"
 
 
 def thread_cards(channel: str, thread_ts: str) -> str:
     """Set of request ids whose approval card sits in (or heads) this Slack thread."""
     return f"{PREFIX}thread:{channel}:{thread_ts}:cards"
+
+
+def thread_question(channel: str, thread_ts: str) -> str:
+    """The question whose card heads this Slack thread (one asked outside a run's thread)."""
+    return f"{PREFIX}thread:{channel}:{thread_ts}:question"
 
 
 def thread(channel: str, thread_ts: str) -> str:
@@ -267,8 +242,20 @@ def seen_event(event_id: str) -> str:
     return f"{PREFIX}slack:seen:{event_id}"
 
 
+def fatigue_told(signal: str, day: int) -> str:
+    """Set when the operators were told of a fatigue signal on `day` (days since the
+    epoch): once a day, however many serve processes check
+    (bot/store/figures/fatigue_told.py)."""
+    return f"{PREFIX}fatigue:told:{day}:{signal}"
+
+
+def fatigue_checked() -> str:
+    """When serve last checked the fatigue signals (epoch ms)."""
+    return f"{PREFIX}fatigue:checked"
+
+
 def notice_lease(entry_id: str, stream: str) -> str:
-    """The lease one notifier holds while it delivers a stream entry (bot/store/lease.py)."""
+    """The lease one notifier holds while it delivers a stream entry (bot/db/lease.py)."""
     return f"{PREFIX}slack:lease:{entry_id}:{stream}"
 
 
@@ -321,7 +308,7 @@ WORKER_SCHEMAS = f"{PREFIX}schemas:worker"
 
 
 def digest(group: str) -> str:
-    """Hash of one batch digest card (bot/store/digests.py): where it is (`msg_channel`,
+    """Hash of one batch digest card (bot/store/posted/digests.py): where it is (`msg_channel`,
     `msg_ts`), its posting intent, and the group it lists (channel, requester, tool)."""
     return f"{PREFIX}{{dg:{group}}}"
 
@@ -348,7 +335,7 @@ def digest_view_order(group: str) -> str:
 
 
 def digest_lease(group: str) -> str:
-    """The lease one notifier holds while it redraws a digest (bot/store/lease.py)."""
+    """The lease one notifier holds while it redraws a digest (bot/db/lease.py)."""
     return f"{PREFIX}{{dg:{group}}}:lease"
 
 

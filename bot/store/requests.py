@@ -10,11 +10,13 @@ from redis.asyncio import Redis
 
 from bot import messages as msg
 from bot.clock import Clock, IdFactory, new_id, wall_ms
+from bot.core.args.payload import payload_hash, stored_args
 from bot.core.machine import apply
 from bot.core.models import ActionRequest, Decision
-from bot.core.payload import payload_hash, stored_args
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.db.cluster import is_cluster, run_many
+from bot.db.replicas import acks_for
 from bot.errors import (
     ForgedDecision,
     InvalidTransition,
@@ -23,11 +25,11 @@ from bot.errors import (
 )
 from bot.signing import Signer
 from bot.signing import messages as sign_msg
-from bot.store import keys, run_requests, tools
-from bot.store.cluster import is_cluster, run_many
+from bot.store import keys, tools
 from bot.store.codec import from_hash, reply
 from bot.store.creating import Created, CreateOptions, Creating
-from bot.store.replicas import acks_for
+from bot.store.replies import Reply
+from bot.store.run import run_requests
 from bot.store.scripts import CREATE, TRANSITION_SCRIPTS, WITH_AUDIT, script_for
 from bot.store.terms import Terms, terms_checked
 from bot.store.transition_argv import (
@@ -57,7 +59,7 @@ class Moved:
 
 class RequestStore(Creating):
     """`signer`: serve's key (only serve passes one). With it every person's decision, every
-    policy default and every policy exemption is sealed (bot/core/seal.py) in the same
+    policy default and every policy exemption is sealed (bot/core/proof/seal.py) in the same
     script that writes it; without it they are written unsealed, which no executor claims,
     and a timeout that would auto-approve is left for a store with the key (serve's
     sweeper) instead: an unsigned auto-approval would be refused by every executor."""
@@ -74,7 +76,7 @@ class RequestStore(Creating):
         self.redis = redis
         self.signer = signer
         # HITL_SHADOW_POLICY: every create is judged by it too, never enforced; its
-        # verdict is stored on the request (bot/store/shadow.py).
+        # verdict is stored on the request (bot/store/figures/shadow.py).
         self.shadow = shadow
         self.clock = clock
         self.ids = ids
@@ -113,7 +115,7 @@ class RequestStore(Creating):
         `claim_as`: an executor's name. A new request the policy exempts from review is
         then claimed by it in the same round trip (`Created.claimed`), audited as a claim
         would be; a request that needs review, or an existing one, is left as it is.
-        `claim_token`: its claim token (bot/core/fence.py; None: the store's).
+        `claim_token`: its claim token (bot/core/proof/fence.py; None: the store's).
 
         `unless_steered`: a run id (only where `guards_steering`). If the run has a
         correction queued or a stop asked, nothing is created (`Created.steered`), in the
@@ -140,7 +142,7 @@ class RequestStore(Creating):
     async def with_audit(self, rid: str) -> tuple[ActionRequest, list[str]]:
         """The request and its audit lines as one moment saw them: one script (both keys
         share the request's hash tag, so a cluster takes it too). An executor checks the
-        one against the other (bot/store/claims.py): read apart, a claim landing between
+        one against the other (bot/gate/claims.py): read apart, a claim landing between
         the reads made a version still approved look followed by a claim, a replay."""
         flat, lines = cast(
             tuple[list[str], list[str]],
@@ -184,15 +186,17 @@ class RequestStore(Creating):
     ) -> Moved:
         """Apply one decision atomically; raise the same error the pure machine would.
 
-        For an executor's checked claim (bot/store/claims.py): `expect_version`, the
+        For an executor's checked claim (bot/gate/claims.py): `expect_version`, the
         version it checked (moved since: `Moved.noop`, nothing done); `forged`, why it
         refuses the decision instead (audited, ForgedDecision raised)."""
         status, h, now = await self._apply(rid, d, lean=False, expect=expect_version, forged=forged)
         req = from_hash(h)
-        if status in ("ok", "repeat", "noop", "moved", "unsigned"):
-            noop = status in ("noop", "moved", "unsigned")
-            return Moved(req, repeat=status == "repeat", noop=noop, left=status == "unsigned")
-        if status == "forged_decision":  # audited as a refused claim: logged as one too
+        if status in (Reply.OK, Reply.REPEAT, Reply.NOOP, Reply.MOVED, Reply.UNSIGNED):
+            noop = status in (Reply.NOOP, Reply.MOVED, Reply.UNSIGNED)
+            return Moved(
+                req, repeat=status == Reply.REPEAT, noop=noop, left=status == Reply.UNSIGNED
+            )
+        if status == Reply.FORGED_DECISION:  # audited as a refused claim: logged as one too
             log_refused(req, d, status)
             raise ForgedDecision(sign_msg.FORGED.format(id=rid, why=forged), state=req.state.value)
         self._refused(req, d, status, now)
@@ -202,10 +206,10 @@ class RequestStore(Creating):
         the state it moved to. Reading the whole request back would be a third of a free
         call's client CPU. Refusals raise exactly as `transition` does."""
         status, h, now = await self._apply(rid, d, lean=True)
-        if status == "ok":
+        if status == Reply.OK:
             return State(h["state"])
         req = from_hash(h)
-        if status in ("repeat", "noop", "moved", "unsigned"):
+        if status in (Reply.REPEAT, Reply.NOOP, Reply.MOVED, Reply.UNSIGNED):
             return req.state
         self._refused(req, d, status, now)
 
@@ -226,12 +230,12 @@ class RequestStore(Creating):
                 )
             # The request moved between the read the seal was made on and the script: sign
             # again (a caller's own expected version is the caller's to handle).
-            if status != "moved" or expect is not None:
+            if status != Reply.MOVED or expect is not None:
                 break
-        if status == "not_found":
+        if status == Reply.NOT_FOUND:
             raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
         h = reply(out)
-        if status == "ok":
+        if status == Reply.OK:
             log_moved(rid, d, h, was)
         return str(status), h, now
 
@@ -293,18 +297,18 @@ class RequestStore(Creating):
         replies = await run_many(self.redis, timeout, calls, self._in_flight, self._acks)
         out: list[Moved | None] = []
         for (rid, _), (status, raw, *rest) in zip(timers, replies, strict=True):
-            if status == "not_found":
+            if status == Reply.NOT_FOUND:
                 out.append(None)
                 continue
             h = reply(raw)
-            if status == "ok":  # logged as any other transition: operators alert on these
+            if status == Reply.OK:  # logged as any other transition: operators alert on these
                 log_moved(rid, Decision(event=Event.TIMEOUT), h, rest)
-            out.append(Moved(from_hash(h), noop=status != "ok", left=status == "unsigned"))
+            out.append(Moved(from_hash(h), noop=status != Reply.OK, left=status == Reply.UNSIGNED))
         return out
 
     async def of_run(self, run_id: str) -> list[ActionRequest]:
         """The requests filed under a run, oldest first, read through the run's index
-        (bot/store/run_requests.py), not every request since the run started: an entry
+        (bot/store/run/run_requests.py), not every request since the run started: an entry
         naming no request, or one of another run, is left out."""
         out: list[ActionRequest] = []
         for rid in await run_requests.ids(self.redis, run_id):

@@ -15,31 +15,34 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from bot.clock import Clock, wall_ms
-from bot.core.chain import Break
 from bot.core.models import ActionRequest, AuditEntry
+from bot.core.proof.chain import Break
+from bot.db import durability
+from bot.db.hub import hub_for
+from bot.db.lease import Lease
+from bot.db.replicas import acks_for
 from bot.signing import Signer
-from bot.store import audit, durability, heads, keys, metrics, parked, pending_count
-from bot.store.agents import AgentDirectory
-from bot.store.cards import Cards
-from bot.store.digests import Digests
-from bot.store.events import EventBus, Notice, notifier_read_within
-from bot.store.events_trim import EventTrimmer
+from bot.store import audit, heads, keys, pending_count
+from bot.store.figures import metrics
 from bot.store.grants import GrantStore
-from bot.store.group_reader import GroupReader, Handle, Retry
-from bot.store.hub import hub_for
-from bot.store.lease import Lease
-from bot.store.owners import RunOwners
-from bot.store.pages import PageMarks
-from bot.store.questions import QuestionStore
-from bot.store.refused import RefusalMarks
-from bot.store.replicas import acks_for
+from bot.store.posted import parked
+from bot.store.posted.cards import Cards
+from bot.store.posted.digests import Digests
+from bot.store.posted.pages import PageMarks
+from bot.store.posted.refused import RefusalMarks
+from bot.store.posted.slack_cache import SlackCache
 from bot.store.requests import RequestStore
-from bot.store.run_audit import RunAudit
-from bot.store.run_queue import RunQueue
-from bot.store.runs import RunStore
-from bot.store.slack_cache import SlackCache
-from bot.store.steering import SteeringStore
-from bot.store.threads import ThreadIndex
+from bot.store.run.agents import AgentDirectory
+from bot.store.run.owners import RunOwners
+from bot.store.run.questions import QuestionStore
+from bot.store.run.run_audit import RunAudit
+from bot.store.run.run_queue import RunQueue
+from bot.store.run.runs import RunStore
+from bot.store.run.steering import SteeringStore
+from bot.store.run.threads import ThreadIndex
+from bot.store.stream.events import EventBus, Notice, notifier_read_within
+from bot.store.stream.events_trim import EventTrimmer
+from bot.store.stream.group_reader import GroupReader, Handle, Retry
 from bot.store.tools import ToolSchemas
 
 
@@ -76,7 +79,7 @@ class StoreSet:
 
     async def unsafe_settings(self) -> tuple[dict[str, str], str | None]:
         """The server settings that may lose approvals, or why they could not be read
-        (bot/store/durability.py)."""
+        (bot/db/durability.py)."""
         return await durability.unsafe_settings(self._redis)
 
     async def fewest_replicas(self) -> int | None:
@@ -111,7 +114,7 @@ class StoreSet:
 
     async def park_notice(self, n: Notice, group: str, why: str) -> None:
         """Give up on delivering `n` for good: the item says why, `/metrics` counts it,
-        and the entry is acknowledged (bot/store/parked.py)."""
+        and the entry is acknowledged (bot/store/posted/parked.py)."""
         await parked.park(self._redis, n, group, why)
 
     async def card_problems(self, rids: Sequence[str]) -> dict[str, str]:

@@ -18,7 +18,7 @@ Two Redis hashes, each field the JSON pair `[requester, tool]`:
 Global keys, not spread over the shard tags: small, read-mostly records that no
 transition script touches, so on Redis Cluster they live on one node and are read
 with a plain HGET. The executor still checks approved arguments itself (see
-`bot.core.schema`).
+`bot.core.args.schema`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bot import messages as msg
+from bot.core.args.schema import Compiled, compiled, schema_problem
 from bot.core.policy import Policy
-from bot.core.schema import Compiled, compiled, schema_problem
 from bot.errors import ConfigError, PayloadError
 from bot.store import keys
 

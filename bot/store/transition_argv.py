@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.core.fence import new_claim_token
 from bot.core.machine import apply
 from bot.core.models import SYSTEM, ActionRequest, Decision, Resolution
+from bot.core.proof.fence import new_claim_token
 from bot.core.states import HUMAN_EVENTS, Event, State, SystemReason
 from bot.errors import HitlError
 from bot.signing import Signer
@@ -214,7 +214,7 @@ def argv_of(
     """The ARGV of `d`'s script (bot/store/scripts `script_for`), in the order its
     first lines name them. `lean`: on 'ok' the script replies with id, state, version,
     tool and run_id only; `forged`, on a claim: why the executor refuses the decision.
-    A claim carries its token, a report the fence its claim handed it (bot/core/fence.py)."""
+    A claim carries its token, a report the fence its claim handed it (bot/core/proof/fence.py)."""
     head: list[str | int] = [now, d.actor, signed.expect, "1" if lean else ""]
     if d.event in HUMAN_EVENTS:
         head.insert(1, d.event.value)

@@ -3,7 +3,7 @@
 The stream entry ids are the item's versions, so a waiter that read version v
 waits for anything after `v-0`: a change that lands between the read and the
 wait is still seen, and a wait that starts after the decision returns at once.
-The blocking itself is the process's wait hub (bot/store/hub.py): one reader
+The blocking itself is the process's wait hub (bot/db/hub.py): one reader
 per shard, so waiters cost no Redis connection each.
 """
 
@@ -15,7 +15,7 @@ from typing import Protocol, TypeVar
 
 from redis.asyncio import Redis
 
-from bot.store.hub import hub_for
+from bot.db.hub import hub_for
 
 # An item's wake stream: the scripts add an entry per version and keep the newest few
 # (a waiter reads only past its own version); one nobody moves for this long expires.

@@ -9,7 +9,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.store.events import Notice
+from bot.store.stream.events import Notice
 
 SOURCE = "/hitl-bot"
 CONTENT_TYPE = "application/cloudevents+json"

@@ -1,5 +1,5 @@
 """What `serve` runs for telemetry: the span emitter and one deliverer per webhook,
-each a consumer group over the events streams (bot/store/group_reader.py)."""
+each a consumer group over the events streams (bot/store/stream/group_reader.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 
-from bot.store.group_reader import GroupReader, Retry
-from bot.store.runtime import Runtime
+from bot.gate.runtime import Runtime
+from bot.store.stream.group_reader import GroupReader, Retry
 from bot.telemetry import messages as msg
 from bot.telemetry.setup import provider_from_env
 from bot.telemetry.webhook_config import webhooks

@@ -2,7 +2,7 @@
 
 The span covers the request from its creation to its final state, which may be hours
 and several `serve` restarts later, so no span is held open in memory: `serve` reads
-the events stream through a group of its own (bot/store/group_reader.py) and, at a
+the events stream through a group of its own (bot/store/stream/group_reader.py) and, at a
 final transition, builds the whole span at once from the record: start = created_at,
 end = the final audit entry's time, one event per audit entry, the caller's
 `traceparent` (stored at create) as parent, and ids derived from the request id
@@ -23,8 +23,8 @@ from opentelemetry.trace import TraceFlags as Flags
 from bot.core.models import ActionRequest, AuditEntry
 from bot.core.states import FINAL, State
 from bot.core.tracecontext import parse_traceparent, request_span_id, request_trace_id
-from bot.store.events import Notice
-from bot.store.runtime import Runtime
+from bot.gate.runtime import Runtime
+from bot.store.stream.events import Notice
 from bot.telemetry import attributes as a
 
 GROUP = "traces"  # the emitter's consumer group on every shard's events stream

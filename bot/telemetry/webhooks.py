@@ -1,7 +1,7 @@
 """Signed CloudEvents to each configured webhook, at least once (docs/webhooks.md).
 
 Each webhook reads the events streams through a consumer group of its own
-(bot/store/group_reader.py): an event is acknowledged only once its receiver answered
+(bot/store/stream/group_reader.py): an event is acknowledged only once its receiver answered
 2xx, so several `serve` processes share the work and a `serve` that dies mid-delivery
 leaves the event to another. A failed delivery is tried again with a doubling delay
 (HITL_WEBHOOK_RETRY_MS) and, after HITL_WEBHOOK_MAX_ATTEMPTS tries, dead-lettered:
@@ -18,8 +18,8 @@ import httpx
 
 from bot.clock import wall_ms
 from bot.errors import NotFound
-from bot.store.events import Notice
-from bot.store.runtime import Runtime
+from bot.gate.runtime import Runtime
+from bot.store.stream.events import Notice
 from bot.telemetry import cloudevents as ce
 from bot.telemetry import messages as msg
 from bot.telemetry.webhook_config import Webhook

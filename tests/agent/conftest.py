@@ -20,8 +20,8 @@ from bot.core.states import Event
 from bot.sandbox.model import Responder, ScriptedModel, Turn
 from bot.store.requests import RequestStore
 from bot.store.stores import StoreSet
-from tests.keys import serve_signer
-from tests.poll import DEFAULT_TIMEOUT_S, eventually
+from tests.support.keys import serve_signer
+from tests.support.poll import DEFAULT_TIMEOUT_S, eventually
 
 AGENT_POLICY = parse_policy(
     {

@@ -17,8 +17,8 @@ from bot.agent.loader import Agent
 from bot.agent.tools import ToolRegistry, tool
 from bot.store.stores import StoreSet
 from tests.agent.conftest import AGENT_POLICY
-from tests.children import unawaited_creates
-from tests.clients import open_client
+from tests.support.children import unawaited_creates
+from tests.support.clients import open_client
 
 
 async def main(url: str, run_id: str, marker: Path) -> None:

@@ -12,7 +12,7 @@ from bot.demo.agents import claw, refunds
 from bot.demo.claw_script import claw_responder
 from bot.sandbox.model import ScriptedModel, after_tool, call, say
 from tests.agent.conftest import ModelFactory, Stores
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 LLM = Callable[[ScriptedModel], ChatClient]
 

@@ -1,5 +1,5 @@
 """A worker's free call that waits on one round trip (bot/store/free_call.py), with the
-run's corrections and stop known locally (bot/store/run_signals.py): what a person does
+run's corrections and stop known locally (bot/store/run/run_signals.py): what a person does
 still reaches the agent, a crash mid-call still reaches a person, and a lost
 subscription falls back to asking the store."""
 
@@ -18,12 +18,12 @@ from bot.agent.loader import Agent
 from bot.agent.tools import Tool, ToolRegistry, tool
 from bot.core.models import Run, Steering
 from bot.core.states import State
+from bot.gate.corrections import stop_run
 from bot.store import keys
-from bot.store.corrections import stop_run
 from tests.agent.conftest import Stores
 from tests.agent.test_gate import workers_gate
-from tests.children import kill_9_when_written
-from tests.poll import eventually
+from tests.support.children import kill_9_when_written
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("HITL_TEST_CLUSTER")), reason="one Redis: a cluster asks the store"

@@ -20,12 +20,12 @@ from bot.agent.tools import ask_tool, tool
 from bot.core.models import Decision, QuestionState, RunState
 from bot.core.policy import parse_policy
 from bot.core.states import Event, State
+from bot.db.hub import hub_for
+from bot.gate.corrections import stop_run
 from bot.sandbox.model import ScriptedModel, after_tool, call, say
 from bot.store import audit, keys
-from bot.store.corrections import stop_run
-from bot.store.hub import hub_for
 from tests.agent.conftest import AheadClock, ModelFactory, Stores
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 LLM = Callable[[ScriptedModel], ChatClient]
 

@@ -12,8 +12,8 @@ from bot.agent.loader import Agent
 from bot.agent.tools import tool
 from bot.core.models import RunState
 from bot.core.states import State
+from bot.gate.corrections import stop_run
 from bot.sandbox.model import ScriptedModel, call
-from bot.store.corrections import stop_run
 from tests.agent.conftest import ModelFactory, Stores
 
 

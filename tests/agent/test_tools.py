@@ -11,11 +11,11 @@ from pydantic import Field
 from bot.agent.errors import AgentNotFound, InvalidArguments
 from bot.agent.loader import Agent, AgentCatalog, resolve
 from bot.agent.tools import ToolRegistry, ask_tool, tool
+from bot.core.args.payload import stored_args
 from bot.core.models import RiskTier
-from bot.core.payload import stored_args
 from bot.core.policy import DEFAULT_POLICY, ToolPolicy
 from bot.demo.agents import claw, refunds
-from bot.slack.escape import pretty_json
+from bot.slack.blocks.escape import pretty_json
 
 
 @tool(risk="medium", rules=[{"if": "amount > 10", "tier": "high"}])

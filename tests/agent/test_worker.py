@@ -23,8 +23,8 @@ from bot.sandbox.model import ScriptedModel, after_tool, call, say
 from bot.store import keys
 from tests.agent.conftest import ModelFactory, Stores
 from tests.agent.fixtures import COUNT_FILE_ENV
-from tests.keys import serve_signer
-from tests.poll import eventually
+from tests.support.keys import serve_signer
+from tests.support.poll import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTING = "tests.agent.fixtures:counting_agent"

@@ -16,7 +16,7 @@ from bot.sandbox.model import say
 from bot.store import keys
 from bot.supervise import Backoff, Supervisor
 from tests.agent.conftest import ModelFactory, Stores
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 FAST = Backoff(first_s=0.05, cap_s=0.3)
 

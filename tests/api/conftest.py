@@ -9,8 +9,8 @@ from redis.asyncio import Redis
 
 from bot.api import create_app
 from bot.core.policy import Policy, parse_policy
+from bot.gate.runtime import Runtime
 from bot.store.requests import RequestStore
-from bot.store.runtime import Runtime
 from tests.api.live import TOKEN, LiveServer, live_server, make_runtime
 from tests.conftest import QUORUM_POLICY
 

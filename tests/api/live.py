@@ -23,10 +23,10 @@ from bot.api.waiting import DEFAULT_MAX_WAITING
 from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.policy import Policy
-from bot.store.connection import connect
-from bot.store.runtime import Runtime
-from tests.keys import serve_signer
-from tests.poll import eventually_sync
+from bot.db.connection import connect
+from bot.gate.runtime import Runtime
+from tests.support.keys import serve_signer
+from tests.support.poll import eventually_sync
 
 TOKEN = "test-token-5b1f0c"
 AGENT_TOKEN = "agent-7-token-8d2e4a9c"  # a second token, for the named identity "agent-7"

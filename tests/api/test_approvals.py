@@ -8,8 +8,8 @@ import pytest
 from bot.core.models import Decision
 from bot.core.states import Event, State
 from bot.errors import AlreadyResolved
+from bot.gate.runtime import Runtime
 from bot.store.requests import RequestStore
-from bot.store.runtime import Runtime
 
 REFUND = {"tool": "refund", "args": {"order": "A1", "amount": 40}, "on_behalf_of": "UKAREN"}
 

@@ -12,9 +12,9 @@ from redis.asyncio import Redis
 
 from bot.core.models import Decision
 from bot.core.states import Event
+from bot.gate.runtime import Runtime
 from bot.store import audit, keys
 from bot.store.requests import RequestStore
-from bot.store.runtime import Runtime
 
 REFUND = {"tool": "refund", "args": {"order": "A1", "amount": 40}}
 A, B = "tokenA-1234567", "tokenB-7654321"

@@ -20,13 +20,13 @@ from bot.api import create_app
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event
-from bot.store.hub import hub_for
-from bot.store.questions import QuestionStore
+from bot.db.hub import hub_for
 from bot.store.requests import RequestStore
+from bot.store.run.questions import QuestionStore
 from tests.api.conftest import AUTH
 from tests.api.live import LiveServer, make_runtime
-from tests.keys import serve_signer
-from tests.poll import eventually
+from tests.support.keys import serve_signer
+from tests.support.poll import eventually
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 from bot.store import keys
 from tests.api.conftest import AUTH
 from tests.api.live import AGENT_TOKEN, LiveServer
-from tests.test_cli import cli
+from tests.cli.test_cli import cli
 
 RUN = "ext:billing-7"
 

@@ -20,7 +20,7 @@ from bot.core.states import Event
 from bot.store.requests import RequestStore
 from tests.api.live import LiveServer, live_server
 from tests.conftest import QUORUM_POLICY
-from tests.keys import serve_signer
+from tests.support.keys import serve_signer
 
 TOKENS = {
     "agent-a": "token-of-agent-a-1f9c2d",

@@ -6,9 +6,9 @@ import httpx
 from redis.asyncio import Redis
 
 from bot.core.models import RunState
+from bot.gate.runtime import Runtime
 from bot.store import keys
-from bot.store.runs import RunStore
-from bot.store.runtime import Runtime
+from bot.store.run.runs import RunStore
 
 
 async def test_question_round_trip(client: httpx.AsyncClient, runtime: Runtime) -> None:

@@ -15,9 +15,9 @@ from typing import Any
 import httpx
 from redis.asyncio import Redis
 
-from bot.core.safeschema import MAX_STEPS
-from bot.core.schema import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH
-from bot.core.schemabounds import MAX_KEYWORDS
+from bot.core.args.safeschema import MAX_STEPS
+from bot.core.args.schema import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH
+from bot.core.args.schemabounds import MAX_KEYWORDS
 from bot.store import tools
 from tests.api.conftest import AUTH
 from tests.api.live import AGENT_TOKEN, LiveServer

@@ -11,13 +11,13 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.core.models import Decision
-from bot.core.seal import FORGED
+from bot.core.proof.seal import FORGED
 from bot.core.states import Event
 from bot.store import audit
 from bot.store.requests import RequestStore
 from tests.api.conftest import AUTH
 from tests.api.live import LiveServer
-from tests.keys import other_signer, serve_signer
+from tests.support.keys import other_signer, serve_signer
 
 REFUND = {"tool": "refund", "args": {"order": "A7", "amount": 40}}
 

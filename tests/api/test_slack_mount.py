@@ -9,7 +9,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from bot.api import create_app
-from bot.store.runtime import Runtime
+from bot.gate.runtime import Runtime
 
 
 async def _post(app: object, body: bytes) -> httpx.Response:

@@ -21,7 +21,7 @@ from bot.store.pending_count import waiting_of
 from bot.store.requests import RequestStore
 from tests.api.live import AGENT_TOKEN, TOKEN, LiveServer, live_server
 from tests.conftest import QUORUM_POLICY
-from tests.keys import serve_signer
+from tests.support.keys import serve_signer
 
 LIMIT = 3
 AGENT = {"Authorization": f"Bearer {AGENT_TOKEN}"}

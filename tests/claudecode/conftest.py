@@ -22,8 +22,8 @@ import yaml
 
 from bot.core.models import ActionRequest
 from tests.e2e.conftest import POLICY, Bot, bot, serve_env, serve_options, slack_mode
-from tests.keys import serve_signer
-from tests.poll import eventually
+from tests.support.keys import serve_signer
+from tests.support.poll import eventually
 
 # the e2e fixtures, served here
 __all__ = ["Bot", "bot", "serve_env", "serve_options", "slack_mode"]

@@ -15,7 +15,7 @@ import pytest
 
 from bot.claudecode import hook as cc_hook
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.claudecode.conftest import (
     API_TOKEN,
     HOOK,
@@ -28,8 +28,8 @@ from tests.claudecode.conftest import (
     hook_env,
 )
 from tests.e2e.conftest import all_text, button_values
-from tests.poll import eventually
 from tests.recipes.conftest import closed_port_url
+from tests.support.poll import eventually
 
 # A tool each policy lets through unreviewed: the direct hook's names Claude Code's Read.
 FREE = {

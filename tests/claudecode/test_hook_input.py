@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from bot.claudecode import answer as cc_answer
 from bot.claudecode import hook as cc_hook
-from bot.core.plainjson import lone_surrogate
+from bot.core.args.plainjson import lone_surrogate
 from bot.core.wire import RUN_ID
 from tests.claudecode.conftest import HOOK, ROOT, call_json, decision, hook_env
 

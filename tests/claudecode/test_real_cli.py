@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from bot.sandbox.anthropic import ScriptedClaude, text, use
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.claudecode.conftest import CC_POLICY, ROOT, START_S, card, hook_env
 from tests.claudecode.node import claude_binary, filesystem_server, installed_or_skip
 from tests.e2e.conftest import Bot

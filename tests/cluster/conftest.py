@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from bot.store import keys
-from tests.localcluster import LocalCluster
+from tests.support.localcluster import LocalCluster
 
 
 @pytest.fixture(scope="module")

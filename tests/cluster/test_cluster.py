@@ -22,19 +22,19 @@ from bot.config import Settings
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.db.cluster import is_cluster
+from bot.db.connection import connect
 from bot.deadlines.sweeper import Sweeper
+from bot.gate.execution import wait_request
 from bot.store import keys
-from bot.store.cluster import is_cluster
-from bot.store.connection import connect
-from bot.store.events import EventBus, Notice
-from bot.store.execution import wait_request
-from bot.store.metrics import MetricsCollector, render
-from bot.store.questions import QuestionStore
+from bot.store.figures.metrics import MetricsCollector, render
 from bot.store.requests import RequestStore
+from bot.store.run.questions import QuestionStore
+from bot.store.stream.events import EventBus, Notice
 from tests.api.live import TOKEN, make_runtime
+from tests.cli.test_cli import cli
 from tests.cluster.conftest import one_id_per_shard
-from tests.localcluster import LocalCluster
-from tests.test_cli import cli
+from tests.support.localcluster import LocalCluster
 
 pytestmark = pytest.mark.timeout(120)
 

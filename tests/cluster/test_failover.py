@@ -28,17 +28,17 @@ from bot.config import Settings
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.db.cluster import TRANSIENT
+from bot.db.connection import connect
 from bot.errors import NotFound
 from bot.store import audit
-from bot.store.cluster import TRANSIENT
-from bot.store.connection import connect
-from bot.store.events import EventBus
 from bot.store.requests import RequestStore
+from bot.store.stream.events import EventBus
 from tests.api.live import TOKEN, make_runtime
 from tests.cluster.conftest import one_id_per_shard
-from tests.keys import serve_signer
-from tests.localcluster import LocalCluster
-from tests.poll import eventually
+from tests.support.keys import serve_signer
+from tests.support.localcluster import LocalCluster
+from tests.support.poll import eventually
 
 T = TypeVar("T")
 

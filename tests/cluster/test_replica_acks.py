@@ -20,15 +20,16 @@ from bot.config import Settings
 from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.db import replicas
+from bot.db.cluster import TRANSIENT
+from bot.db.connection import connect
 from bot.errors import NotReplicated
-from bot.store import keys, replicas
-from bot.store.claims import claim_checked
-from bot.store.cluster import TRANSIENT
-from bot.store.connection import connect
-from bot.store.runtime import Runtime
+from bot.gate.claims import claim_checked
+from bot.gate.runtime import Runtime
+from bot.store import keys
 from tests.api.live import make_runtime
-from tests.localcluster import LocalCluster, Node
-from tests.poll import eventually, eventually_sync
+from tests.support.localcluster import LocalCluster, Node
+from tests.support.poll import eventually, eventually_sync
 
 pytestmark = pytest.mark.timeout(240)
 FAILOVER_S = 60.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bot.core.chain import GENESIS, expand, line_hash, verify
+from bot.core.proof.chain import GENESIS, expand, line_hash, verify
 
 
 def chain(n: int) -> tuple[list[str], str]:

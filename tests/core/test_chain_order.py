@@ -1,10 +1,10 @@
-"""The order of one history, read from its lines alone (bot/core/chain_order.py)."""
+"""The order of one history, read from its lines alone (bot/core/proof/chain_order.py)."""
 
 from __future__ import annotations
 
 import json
 
-from bot.core.chain_order import order_problems
+from bot.core.proof.chain_order import order_problems
 
 
 def _line(seq: int, version: object, kind: str = "transition", **more: object) -> str:

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema.validators import Draft202012Validator
 
-from bot.core.fastschema import MAX_ANY_OF, quick_check
-from bot.core.schema import compiled, fit_problems
+from bot.core.args.fastschema import MAX_ANY_OF, quick_check
+from bot.core.args.schema import compiled, fit_problems
 from bot.sdk.schema import derive
 
 PROFILE = settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from bot.core.args.payload import payload_hash
 from bot.core.machine import Record, Step, apply
 from bot.core.models import SYSTEM, ActionRequest, Decision, Level, RiskTier
-from bot.core.payload import payload_hash
 from bot.core.states import FINAL, HUMAN_EVENTS, Event, ReasonCode, State
 from bot.errors import AlreadyResolved, Expired, InvalidTransition, NotEligible, StalePayload
 

@@ -10,15 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.core.payload import MAX_ARGS_DEPTH, canonical_args
-from bot.core.plainjson import (
+from bot.core.args.payload import MAX_ARGS_DEPTH, canonical_args
+from bot.core.args.plainjson import (
     MAX_EXACT_INT,
     inexact_number,
     lone_surrogate,
     text_too_deep,
     too_deep,
 )
-from bot.core.schema import schema_problem
+from bot.core.args.schema import schema_problem
 from bot.errors import PayloadError
 
 values = st.recursive(

@@ -12,10 +12,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.core.args.payload import MAX_PAYLOAD_BYTES, canonical_args, payload_hash
 from bot.core.durations import parse_duration
 from bot.core.machine import apply
 from bot.core.models import ActionRequest, Decision, RiskTier
-from bot.core.payload import MAX_PAYLOAD_BYTES, canonical_args, payload_hash
 from bot.core.policy import DEFAULT_POLICY, Policy, load_policy, parse_policy
 from bot.core.proposal import propose
 from bot.core.states import Event, State
@@ -308,7 +308,7 @@ def test_payload_hash_changes_with_any_argument(tool: str, args: dict[str, Any])
 
 
 json_values = st.recursive(
-    # integers JSON carries exactly: larger ones are refused (bot/core/plainjson.py)
+    # integers JSON carries exactly: larger ones are refused (bot/core/args/plainjson.py)
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=5),
     lambda inner: (
         st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)

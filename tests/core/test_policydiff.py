@@ -17,7 +17,7 @@ from bot.core.verdicts import (
     judge,
     shadow_verdict,
 )
-from tests.policy_pair import NEW, OLD
+from tests.support.policy_pair import NEW, OLD
 
 MIN = 60_000
 AT = 1_800_000_000_000

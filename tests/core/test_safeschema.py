@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema.validators import Draft202012Validator
 
-from bot.core import safeschema
-from bot.core.schema import call_problems, problems, schema_problem
-from bot.core.schemabounds import MAX_KEYWORDS, MAX_PATTERNS
+from bot.core.args import safeschema
+from bot.core.args.schema import call_problems, problems, schema_problem
+from bot.core.args.schemabounds import MAX_KEYWORDS, MAX_PATTERNS
 
 EVIL = "^(a+)+$"
 

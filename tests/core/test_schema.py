@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.core.schema import call_problems, problems, schema_problem
+from bot.core.args.schema import call_problems, problems, schema_problem
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

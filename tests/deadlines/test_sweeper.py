@@ -15,9 +15,9 @@ from bot.core.states import FINAL, Event, State
 from bot.deadlines.sweeper import Sweeper
 from bot.errors import Expired
 from bot.store import audit, keys
-from bot.store.questions import QuestionStore
 from bot.store.requests import Moved, RequestStore
-from tests.clients import open_client
+from bot.store.run.questions import QuestionStore
+from tests.support.clients import open_client
 
 
 def sweeper(store: RequestStore, clock: FakeClock, redis: Redis) -> Sweeper:

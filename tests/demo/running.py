@@ -16,7 +16,7 @@ from rich.console import Console
 from bot.config import Settings
 from bot.demo.agents import refunds
 from bot.demo.app import DemoOptions, serve_demo
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 @asynccontextmanager

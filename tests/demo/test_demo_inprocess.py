@@ -19,7 +19,7 @@ from bot.demo.policy import demo_policy
 from bot.demo.refund_script import refund_responder
 from bot.sandbox.model import Turn
 from tests.demo.running import running_demo
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 SYSTEM = {"role": "system", "content": "You handle refund requests."}
 PROMPT = {"role": "user", "content": "<@UBOT> Refund order A1004 in full ($4,200), TV broken"}

@@ -21,8 +21,8 @@ import httpx
 import pytest
 from redis.cluster import RedisCluster
 
-from tests.clients import CLUSTER
-from tests.poll import eventually_sync
+from tests.support.clients import CLUSTER
+from tests.support.poll import eventually_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = re.compile(r"Open (http://127\.0\.0\.1:\d+)/")

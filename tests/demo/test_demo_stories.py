@@ -18,7 +18,7 @@ from bot.demo import messages as say
 from bot.demo.app import DemoOptions
 from bot.demo.policy import DEMO_POLICY
 from tests.demo.running import channel, post, reply_in, running_demo
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.timeout(90)
 

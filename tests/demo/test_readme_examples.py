@@ -28,8 +28,8 @@ from tests.demo.test_demo_process import (
     on_cluster,
     start_demo,
 )
-from tests.docpages import page
-from tests.poll import eventually_sync
+from tests.support.docpages import page
+from tests.support.poll import eventually_sync
 
 __all__ = ["data_dir", "on_cluster"]  # fixtures, used by name
 

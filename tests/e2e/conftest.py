@@ -21,15 +21,15 @@ from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.defaults import default_users
 from bot.sandbox.slack.workspace import User
 from bot.server.serve import ServeOptions, run_serve
-from bot.slack.view_seal import ViewSeal
-from bot.store.questions import QuestionStore
+from bot.slack.listeners.view_seal import ViewSeal
 from bot.store.requests import RequestStore
-from bot.store.runs import RunStore
-from bot.store.steering import SteeringStore
+from bot.store.run.questions import QuestionStore
+from bot.store.run.runs import RunStore
+from bot.store.run.steering import SteeringStore
 from bot.store.stores import StoreSet
 from bot.supervise import Backoff
-from tests.keys import serve_signer
-from tests.poll import DEFAULT_TIMEOUT_S, eventually
+from tests.support.keys import serve_signer
+from tests.support.poll import DEFAULT_TIMEOUT_S, eventually
 
 SECRET = "e2e-signing-secret"
 TOKEN = "xoxb-e2e-token"
@@ -106,7 +106,7 @@ def button_values(blocks: list[dict[str, Any]] | None) -> dict[str, str]:
 
 def sealed(view: dict[str, Any], user: str = "UALICE") -> dict[str, Any]:
     """`view` with its metadata sealed as serve seals a modal it opens for `user`: what a
-    test that sends a submission itself must send (bot/slack/view_seal.py)."""
+    test that sends a submission itself must send (bot/slack/listeners/view_seal.py)."""
     signer = serve_signer()
     return ViewSeal(signer, signer.public()).seal(view, user)
 

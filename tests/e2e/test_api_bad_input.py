@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.core.payload import MAX_ARGS_DEPTH
+from bot.core.args.payload import MAX_ARGS_DEPTH
 from bot.core.states import State
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 

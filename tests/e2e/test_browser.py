@@ -1,6 +1,6 @@
 """A person in a real headless Chromium, on the emulator's page, with the real bot behind it.
 
-Without /usr/bin/chromium they skip locally and fail under CI=true (tests/chromium.py).
+Without /usr/bin/chromium they skip locally and fail under CI=true (tests/support/chromium.py).
 A failing test leaves a screenshot, failure.png, in its tmp_path.
 """
 
@@ -17,10 +17,10 @@ import pytest
 
 from bot.core.models import RunState
 from bot.core.states import State
-from bot.slack import render
-from tests import chromium
+from bot.slack.blocks import render
 from tests.e2e.conftest import Agents, Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support import chromium
+from tests.support.poll import eventually
 
 if TYPE_CHECKING:
     from playwright.async_api import Page

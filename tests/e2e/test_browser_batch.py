@@ -1,6 +1,6 @@
 """The digest card in a real headless Chromium on the emulator's page, with the real bot
 behind it: what a person reads on it, and "Approve all" clicked there. Keeps the docs'
-screenshot (tests/shots.py)."""
+screenshot (tests/support/shots.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pytest
 
 from bot.core.states import State
 from bot.slack.batch import card
-from tests import chromium
 from tests.e2e.conftest import Bot, all_text
 from tests.e2e.test_browser import CHROMIUM, browser_page, dom_id
-from tests.poll import eventually
-from tests.shots import keep
+from tests.support import chromium
+from tests.support.poll import eventually
+from tests.support.shots import keep
 
 pytestmark = pytest.mark.timeout(60)
 APPROVE_ALL = f"[data-testid=button-{card.ACTION_APPROVE_ALL}]"

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.slack import home_messages as hmsg
-from tests import chromium
+from bot.slack.blocks import home_messages as hmsg
 from tests.e2e.conftest import Bot
 from tests.e2e.test_browser import CHROMIUM, browser_page
 from tests.e2e.test_fatigue import OPERATOR, _approve, _history
 from tests.e2e.test_fatigue import operators as operators  # the policy names Carol
-from tests.shots import keep
+from tests.support import chromium
+from tests.support.shots import keep
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,7 +1,7 @@
 """Standing approvals as a person sees them on the emulator's page, in a real headless
 Chromium with the real bot behind it: the card's "Approve and allow similar" button, its
 dialog, and then the grant's line on the card and the note of a call it passed. Kept as
-docs/img/grant-dialog.png and docs/img/grant-note.png (tests/shots.py)."""
+docs/img/grant-dialog.png and docs/img/grant-note.png (tests/support/shots.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from bot.slack.grants.card import ACTION_GRANT, ACTION_REVOKE
 from tests.e2e.conftest import Bot
 from tests.e2e.test_browser import browser_page, dom_id
 from tests.e2e.test_slack_grants import standing_policy
-from tests.poll import eventually
-from tests.shots import keep
+from tests.support.poll import eventually
+from tests.support.shots import keep
 
 __all__ = ["standing_policy"]  # the autouse fixture: medium allows standing approvals
 

@@ -16,10 +16,10 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.demo import messages as demo_say
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import TOKEN, Bot
 from tests.e2e.test_browser import APPROVE, ARGS, CHROMIUM, browser_page, dom_id
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
@@ -30,7 +30,7 @@ RAW_TS = re.compile(r"\d{10}\.\d{6}")
 
 @pytest.fixture(autouse=True)
 def _needs_chromium() -> None:
-    from tests import chromium
+    from tests.support import chromium
 
     chromium.require(str(CHROMIUM))
 

@@ -1,6 +1,6 @@
 """A question with options on the emulator's page, in a real headless Chromium: the card
 shows one button per option, a click there answers it, and the card then names who chose
-what. Keeps the docs' screenshot of such a card (tests/shots.py)."""
+what. Keeps the docs' screenshot of such a card (tests/support/shots.py)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import httpx
 import pytest
 
 from bot.core.models import QuestionState
-from bot.slack.options import ACTION_OPTION
-from tests import chromium
+from bot.slack.blocks.options import ACTION_OPTION
 from tests.e2e.conftest import Bot, all_text
 from tests.e2e.test_browser import CHROMIUM, browser_page, dom_id
-from tests.poll import eventually
-from tests.shots import keep
+from tests.support import chromium
+from tests.support.poll import eventually
+from tests.support.shots import keep
 
 pytestmark = pytest.mark.timeout(60)
 

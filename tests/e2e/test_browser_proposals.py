@@ -1,6 +1,6 @@
 """A proposal on the emulator's page, in a real headless Chromium: every candidate shown
 with its Choose button, a click there approves that one, and the card then marks it
-chosen. Keeps the docs' screenshot of a proposal card (tests/shots.py)."""
+chosen. Keeps the docs' screenshot of a proposal card (tests/support/shots.py)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import httpx
 import pytest
 
 from bot.core.states import State
-from bot.slack.proposals import ACTION_CHOOSE
-from tests import chromium
+from bot.slack.blocks.proposals import ACTION_CHOOSE
 from tests.e2e.conftest import Bot
 from tests.e2e.test_browser import CHROMIUM, browser_page, dom_id
-from tests.poll import eventually
-from tests.shots import keep
+from tests.support import chromium
+from tests.support.poll import eventually
+from tests.support.shots import keep
 
 pytestmark = pytest.mark.timeout(60)
 

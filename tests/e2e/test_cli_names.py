@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
+from tests.cli.test_cli import cli
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
-from tests.test_cli import cli
+from tests.support.poll import eventually
 
 
 async def test_show_and_report_name_who_decided(bot: Bot, redis_url: str, tmp_path: Path) -> None:

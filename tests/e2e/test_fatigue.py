@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import keys
 from tests.e2e.conftest import POLICY, Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 DASHBOARD = Path(__file__).parents[2] / "deploy" / "grafana" / "hitl-bot.json"
 OPERATOR = "UCAROL"

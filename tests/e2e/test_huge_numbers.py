@@ -18,18 +18,18 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.core import payload
+from bot.core.args import payload
+from bot.core.args.plainjson import MAX_EXACT_INT
 from bot.core.models import Decision
-from bot.core.plainjson import MAX_EXACT_INT
 from bot.core.states import Event
 from bot.store import keys
-from bot.store.events import NOTIFIER_GROUP, EventBus
-from bot.store.metrics import GROUP as METRICS_GROUP
+from bot.store.figures.metrics import GROUP as METRICS_GROUP
+from bot.store.stream.events import NOTIFIER_GROUP, EventBus
+from tests.cli.test_cli import cli
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot
 from tests.e2e.test_slack_grants import grant
-from tests.poll import eventually
-from tests.test_cli import cli
+from tests.support.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 HUGE = -(10**400)  # "-1" and 400 zeros, as the finding sent it
@@ -84,7 +84,7 @@ async def test_a_number_filed_around_the_check_is_outside_every_grant_and_gets_i
 ) -> None:
     """Before, this number raised OverflowError in the grant check at every delivery and
     stalled every card behind it; now it is no number to a grant's range."""
-    caplog.set_level(logging.ERROR, logger="bot.slack.notifier")
+    caplog.set_level(logging.ERROR, logger="bot.slack.delivery.notifier")
     first = await bot.propose("refund", {"amount": 50, "to": "cust-1"})
     await grant(bot, first)
     with monkeypatch.context() as m:  # filed as before the check existed, straight to Redis

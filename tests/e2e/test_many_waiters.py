@@ -23,9 +23,9 @@ from bot.core.models import ActionRequest
 from bot.core.policy import parse_policy
 from bot.core.states import State
 from bot.sdk import Gate
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import POLICY, Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 POOL = 10
 REQUESTS, POLLS_EACH, SDK_EACH = 20, 10, 5

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from bot.store.agents import AgentDirectory
+from bot.store.run.agents import AgentDirectory
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import httpx
 from bot.core.models import Decision
 from bot.core.states import Event
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 async def _metrics(bot: Bot) -> str:

@@ -19,11 +19,11 @@ from redis.asyncio import Redis
 
 from bot.sandbox.cards import cards
 from bot.sandbox.slack import SlackEmulator
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import POLICY
-from tests.fakepagers import FakePagers, serve_fake
-from tests.poll import eventually
 from tests.scale.test_scale_out import _spawn, _stop_all, _url_of
+from tests.support.fakepagers import FakePagers, serve_fake
+from tests.support.poll import eventually
 
 SECRET, TOKEN, API = "paging-secret", "xoxb-paging", "paging-api-token-0123"
 PD_KEY = "PDr0ut1ngKEYthatmustneverbelogged42"

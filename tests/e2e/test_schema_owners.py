@@ -18,7 +18,7 @@ import pytest
 from bot.core.states import State
 from tests.e2e.conftest import Bot
 from tests.e2e.test_slack_edits import CLAW_SCHEMA, _open_edit, _refused, _snapshot, _submit
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 A_AUTH = {"Authorization": "Bearer api-token-0123456789"}  # identity "api"
 B_TOKEN = "agent-b-token-0123456789"

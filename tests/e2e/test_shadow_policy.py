@@ -19,9 +19,9 @@ from bot.config import Settings
 from bot.errors import ConfigError
 from bot.server.serve import run_serve
 from bot.store import keys
+from tests.cli.test_cli import cli
 from tests.e2e.conftest import POLICY, SECRET, TOKEN, Bot
-from tests.poll import eventually
-from tests.test_cli import cli
+from tests.support.poll import eventually
 
 API_TOKEN = "api-token-0123456789"  # the e2e bot's HITL_API_TOKEN
 

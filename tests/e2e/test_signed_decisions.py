@@ -7,11 +7,11 @@ import httpx
 
 from bot.core.models import Decision
 from bot.core.states import Event, State
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import audit
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 

@@ -18,9 +18,9 @@ import pytest
 from bot.core.ids import is_question_id
 from bot.core.models import QuestionState
 from bot.sdk import Gate, RunStopped
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 REVIEW = "#hitl-approvals"

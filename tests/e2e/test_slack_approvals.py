@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import audit
 from tests.e2e.conftest import Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 @pytest.fixture(params=["http", "socket"])

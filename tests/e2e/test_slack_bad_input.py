@@ -23,11 +23,11 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.core.states import State
 from bot.errors import NotFound
-from bot.slack import render
-from bot.slack.escape import ButtonValue
+from bot.slack.blocks import render
+from bot.slack.blocks.escape import ButtonValue
 from bot.store import audit
 from tests.e2e.conftest import SECRET, Bot, sealed
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 DEEP = "[" * 100_000 + "]" * 100_000
 JSON_TYPE = "application/json"
@@ -281,7 +281,7 @@ async def test_malformed_socket_mode_envelopes_are_acked_and_the_link_stays_up(
 async def test_a_socket_frame_nested_too_deep_is_dropped_without_a_traceback(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from bot.slack.socket_mode import SocketModeLink
+    from bot.slack.transport.socket_mode import SocketModeLink
 
     # the frame is refused before it could reach Bolt, so there need be none
     link = SocketModeLink(cast(AsyncApp, None), "xapp-x", "http://127.0.0.1:9/")

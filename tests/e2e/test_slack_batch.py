@@ -12,11 +12,11 @@ import pytest
 
 from bot.core.policy import parse_policy
 from bot.core.states import State
-from bot.slack import render
 from bot.slack.batch import card
+from bot.slack.blocks import render
 from bot.store import audit
 from tests.e2e.conftest import POLICY, Agents, Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 BILLING = {"Authorization": "Bearer billing-token-0123456789"}

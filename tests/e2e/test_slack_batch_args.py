@@ -18,7 +18,7 @@ import httpx
 from bot.core.states import State
 from bot.slack.batch import card
 from tests.e2e.conftest import SECRET, Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 TEAM = "TEMULATOR"  # the emulator's workspace
 WIRE_TO = "GB29 NWBK 6016 1331 9268 19 — the attacker's own account, not the customer's"

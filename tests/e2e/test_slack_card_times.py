@@ -7,10 +7,10 @@ import copy
 from typing import Any
 
 from bot.core.policy import parse_policy
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot, all_text
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 async def _card_saying(bot: Bot, ch: str, ts: str, words: str) -> str:

@@ -31,10 +31,10 @@ from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.defaults import default_channels, default_users
 from bot.sandbox.slack.workspace import Channel
 from bot.server.serve import ServeOptions, run_serve
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import POLICY, SECRET, TOKEN
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 PRIVATE = Channel("CSECRETLEADS", "secret-leads", "group", ["UALICE", "UBOT"])
 ARCHIVED = Channel("COLDLEADS", "old-leads", is_archived=True)
@@ -118,7 +118,7 @@ async def test_serve_warns_loudly_of_a_public_channel_approving_high_risk(
     emu: SlackEmulator, tmp_path: Path, redis_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     policy = _policy(["#hitl-leads"], critical=["#secret-leads"])
-    with caplog.at_level(logging.WARNING, logger="bot.slack.principals"):
+    with caplog.at_level(logging.WARNING, logger="bot.slack.checks.principals"):
         async with serving(emu, policy, tmp_path, redis_url):
             pass
     warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
@@ -232,7 +232,7 @@ async def test_serve_names_each_review_and_escalation_channel_the_bot_is_not_in(
     emu.remove_bot("#hitl-approvals")  # every tier's review channel
     emu.remove_bot("#hitl-oncall")  # every tier's escalation channel
     emu.workspace.scopes.discard("chat:write.public")  # Slack's header says so: refused
-    with caplog.at_level(logging.WARNING, logger="bot.slack.principals"):
+    with caplog.at_level(logging.WARNING, logger="bot.slack.checks.principals"):
         async with serving(emu, _policy(["#secret-leads"]), tmp_path, redis_url):
             pass
     warned = [r.getMessage() for r in caplog.records if "is not a member of" in r.getMessage()]

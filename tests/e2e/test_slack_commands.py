@@ -9,9 +9,9 @@ import pytest
 
 from bot.core.models import Decision, RunState
 from bot.core.states import Event
-from bot.slack.commands import HOME_RUNS_LOOKED
+from bot.slack.listeners.commands import HOME_RUNS_LOOKED
 from tests.e2e.conftest import Bot, all_text
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 @pytest.fixture(params=["http", "socket"])

@@ -7,9 +7,9 @@ from typing import Any
 
 from bot.core.models import RunState
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Agents, Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 async def _drop_card(bot: Bot, ch: str, home: str) -> Any:

@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import audit
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 # The schema an outside agent declares for its claw: force is capped at 10.
 CLAW_SCHEMA: dict[str, Any] = {

@@ -7,9 +7,9 @@ from typing import Any
 
 from bot.core.states import State
 from bot.slack import messages as m
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 ESCALATION_CHANNEL = "#hitl-oncall"  # level 2 of the e2e policy: UPARENT and this channel
 

@@ -16,7 +16,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Bot
 from tests.e2e.test_slack_bad_input import sign
 

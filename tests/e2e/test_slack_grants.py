@@ -15,7 +15,7 @@ import pytest
 
 from bot.core.grants import reason_of
 from bot.core.states import State
-from bot.slack.escape import ButtonValue
+from bot.slack.blocks.escape import ButtonValue
 from bot.slack.grants.card import ACTION_GRANT, ACTION_REVOKE, VIEW_GRANT
 from bot.slack.grants.views import (
     MAX_ACTION,
@@ -30,7 +30,7 @@ from bot.store.grants import GrantStore
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot, all_text, button_values, sealed
 from tests.e2e.test_slack_bad_input import FORM_TYPE, form, sign
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 HOUR = 3_600_000

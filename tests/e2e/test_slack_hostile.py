@@ -21,21 +21,21 @@ from hypothesis import strategies as st
 from bot.core.models import QuestionState
 from bot.core.states import State
 from bot.slack import messages as smsg
-from bot.slack import render
 from bot.slack.batch import card as batch_card
-from bot.slack.escape import ButtonValue
+from bot.slack.blocks import render
+from bot.slack.blocks.escape import ButtonValue
+from bot.slack.blocks.options import ACTION_OPTION
+from bot.slack.blocks.proposals import ACTION_CHOOSE
 from bot.slack.grants.card import ACTION_GRANT, ACTION_REVOKE, VIEW_GRANT
 from bot.slack.grants.views import SCOPE_ACTION, SCOPE_BLOCK, USES_ACTION, USES_BLOCK
-from bot.slack.options import ACTION_OPTION
-from bot.slack.proposals import ACTION_CHOOSE
-from bot.slack.view_seal import ViewSeal
+from bot.slack.listeners.view_seal import ViewSeal
 from bot.store import audit
 from bot.store.grants import GrantStore
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot, sealed
 from tests.e2e.test_slack_bad_input import FORM_TYPE, TEAM, form, sign, submit
-from tests.keys import other_signer
-from tests.poll import eventually
+from tests.support.keys import other_signer
+from tests.support.poll import eventually
 
 HOUR = 3_600_000
 CHANNEL = "CHITLAPPROVALS"

@@ -6,10 +6,10 @@ import asyncio
 from typing import Any
 
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import audit, keys
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 CLICKERS = ["UKID", "UPARENT", "UALICE", "UBOB", "UCAROL"] + [f"UTEAM{i}" for i in range(5)]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.models import RunState
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Agents, Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 FREE = "ran without review"
 
@@ -96,8 +96,8 @@ async def test_a_call_delivered_after_the_question_that_followed_it_joins_the_li
     can be delivered after the question's: the thread must still read in event order."""
     from slack_sdk.web.async_client import AsyncWebClient
 
-    from bot.slack.runlines import RunLines
-    from bot.store.cards import Cards
+    from bot.slack.delivery.runlines import RunLines
+    from bot.store.posted.cards import Cards
     from tests.e2e.conftest import TOKEN
 
     home = await bot.emu.post("UKID", "#general", "a run's home")

@@ -17,12 +17,12 @@ import pytest
 
 from bot.core.policy import parse_policy
 from bot.core.states import State
-from bot.slack import render
-from bot.slack.modal_errors import MODAL_ERROR_MAX
+from bot.slack.blocks import render
+from bot.slack.blocks.modal_errors import MODAL_ERROR_MAX
 from bot.store import audit, keys
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 MARKUP = re.compile(r"<[@!#]|\{date|\^")
 

@@ -19,10 +19,10 @@ from bot.core.models import Decision
 from bot.core.states import Event, State
 from bot.sandbox.cards import cards, cards_per_request, live_cards_per_request
 from bot.sandbox.slack import Message
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import keys
 from tests.e2e.conftest import Bot, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 SLACK_TIMEOUT_S = 3
 LOST = SLACK_TIMEOUT_S + 2.0  # past the bot's Web API timeout

@@ -11,9 +11,9 @@ import httpx
 
 from bot.core.models import QuestionState, RunState
 from bot.sdk import Gate
-from bot.slack.options import ACTION_OPTION
+from bot.slack.blocks.options import ACTION_OPTION
 from tests.e2e.conftest import Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 REVIEW = "#hitl-approvals"

@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 
 from bot.core.states import State
-from bot.slack.proposals import ACTION_CHOOSE
+from bot.slack.blocks.proposals import ACTION_CHOOSE
 from tests.e2e.conftest import Bot, all_text
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 

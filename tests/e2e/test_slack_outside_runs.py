@@ -21,10 +21,10 @@ from bot.config import Settings
 from bot.core.policy import parse_policy
 from bot.core.states import State
 from bot.sdk import Gate, RunStopped, Steered
-from bot.slack import render
-from bot.store.cards import Cards
+from bot.slack.blocks import render
+from bot.store.posted.cards import Cards
 from tests.e2e.conftest import POLICY, Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 RUN = "billing:ticket-88"
 

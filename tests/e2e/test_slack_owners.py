@@ -11,9 +11,9 @@ import pytest
 from bot.core.ids import is_question_id
 from bot.core.models import RunState
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Agents, Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 TOKEN_A, TOKEN_B = "agent-a-token-0d1e2f3a", "agent-b-token-4b5c6d7e"
 REVIEW = "CHITLAPPROVALS"  # the id of #hitl-approvals, every tier's review channel here

@@ -16,7 +16,7 @@ import pytest
 
 from bot.errors import ConfigError
 from bot.sandbox.slack import SlackEmulator
-from bot.slack.scopes import WANTED
+from bot.slack.checks.scopes import WANTED
 from tests.e2e.conftest import POLICY, TOKEN
 from tests.e2e.test_slack_channels import _policy, _policy_check, emu, serving
 

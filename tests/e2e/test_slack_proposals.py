@@ -10,14 +10,14 @@ from typing import Any
 
 import httpx
 
+from bot.core.args.payload import payload_hash
 from bot.core.candidates import candidate_hashes
-from bot.core.payload import payload_hash
 from bot.core.states import State
 from bot.sdk import Gate
-from bot.slack.proposals import ACTION_CHOOSE
+from bot.slack.blocks.proposals import ACTION_CHOOSE
 from bot.store import audit
 from tests.e2e.conftest import Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 TOKEN = "api-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

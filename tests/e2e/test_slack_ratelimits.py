@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from bot.slack.ratelimit import SLACK_LIMITS
+from bot.slack.transport.ratelimit import SLACK_LIMITS
 from bot.store import keys
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 SCALE = 20
 N = 200

@@ -20,9 +20,9 @@ import pytest
 
 from bot.core.states import State
 from bot.supervise import Backoff
+from tests.cli.test_cli import cli
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
-from tests.test_cli import cli
+from tests.support.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 REVIEW = "#hitl-approvals"
@@ -57,7 +57,7 @@ def _cards_of(bot: Bot, rid: str) -> list[Any]:
 async def test_a_card_refused_until_the_bot_is_invited_is_posted_then(
     bot: Bot, redis_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.ERROR, logger="bot.slack.refusals")
+    caplog.set_level(logging.ERROR, logger="bot.slack.delivery.refusals")
     bot.emu.workspace.scopes.discard("chat:write.public")  # as the issue's app had it
     bot.emu.remove_bot(REVIEW)
     run = await bot.runs.start(agent="claw", prompt="bear", requester="UKID", channel="#general")
@@ -106,7 +106,7 @@ async def test_a_refusal_no_retry_can_fix_is_given_up_naming_the_channel(
 ) -> None:
     """A card whose thread's first message is gone can never be posted there: dropped,
     said and counted, and the next card is not held up behind it."""
-    caplog.set_level(logging.ERROR, logger="bot.slack.refusals")
+    caplog.set_level(logging.ERROR, logger="bot.slack.delivery.refusals")
     home = await bot.emu.post("UKID", REVIEW, "a run's home")
     run = await bot.runs.start(
         agent="claw", prompt="bear", requester="UKID", channel=home.channel, thread_ts=home.ts

@@ -15,13 +15,13 @@ from redis.asyncio import Redis
 
 from bot.core.models import QuestionState
 from bot.core.states import State
-from bot.slack import render
-from bot.slack.options import ACTION_OPTION
+from bot.slack.blocks import render
+from bot.slack.blocks.options import ACTION_OPTION
 from tests.e2e.conftest import Bot, all_text, button_values
 from tests.e2e.test_slack_options import REVIEW, _card, _home
 from tests.e2e.test_slack_reply_trust import _run_asking
-from tests.poll import eventually
-from tests.replicated import Replicated
+from tests.support.poll import eventually
+from tests.support.replicated import Replicated
 
 
 @pytest.fixture(scope="module")

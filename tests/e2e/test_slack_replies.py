@@ -11,10 +11,10 @@ from bot.core.ids import is_question_id
 from bot.core.models import WORKER, Decision
 from bot.core.states import Event, State
 from bot.sandbox.slack.workspace import Message
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import audit
 from tests.e2e.conftest import Agents, Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 @pytest.fixture(params=["http", "socket"])

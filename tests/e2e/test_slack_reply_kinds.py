@@ -18,7 +18,7 @@ from bot.store import audit
 from tests.e2e.conftest import Bot
 from tests.e2e.test_slack_replies import _state
 from tests.e2e.test_slack_reply_trust import _run_asking
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 @pytest.fixture(params=["http", "socket"])

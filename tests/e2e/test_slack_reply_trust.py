@@ -20,11 +20,11 @@ import pytest
 from bot.core.models import QuestionState, RunState
 from bot.core.states import State
 from bot.sandbox.slack.workspace import Message, User
-from bot.slack import render, views
+from bot.slack.blocks import render, views
 from bot.store import audit, keys
 from bot.store.keys import run_audit
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 GUEST_TEAM = "TACMECORP"
 
@@ -90,7 +90,7 @@ async def test_a_reply_older_than_the_card_never_decides_it(
     envelope = bot.emu.payloads.envelope(
         bot.emu.payloads.message_event(late, bot.emu.workspace.channels[ch])
     )
-    with caplog.at_level(logging.INFO, logger="bot.slack.replies"):
+    with caplog.at_level(logging.INFO, logger="bot.slack.listeners.replies"):
         assert (await bot.emu.deliverer.send_event(envelope)).ok
         await eventually(_told(bot, "UALICE", "posted before the card"))
     assert any("older than its card" in r.getMessage() for r in caplog.records)
@@ -128,7 +128,7 @@ async def test_a_reply_that_goes_nowhere_is_told_why_and_logged(
 ) -> None:
     rid = await bot.propose("refund", {"amount": 40})
     ch, ts = await bot.message_of(rid)
-    with caplog.at_level(logging.INFO, logger="bot.slack.threads"):
+    with caplog.at_level(logging.INFO, logger="bot.slack.listeners.threads"):
         await bot.emu.post("UCAROL", ch, "hmm, which customer is this?", thread_ts=ts)
         await eventually(_told(bot, "UCAROL", "yours was neither"))
         await bot.emu.click("UALICE", render.ACTION_APPROVE, channel=ch, ts=ts)

@@ -13,10 +13,10 @@ import httpx
 
 from bot.core.models import Decision
 from bot.core.states import Event, State
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import audit
 from tests.e2e.conftest import SECRET, Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 
 def _signed(body: str, ts: int, secret: str = SECRET) -> dict[str, str]:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e import conftest
 from tests.e2e.conftest import Bot
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 OPERATOR = "UTEAM0"  # in no approver group, named only as an operator
 

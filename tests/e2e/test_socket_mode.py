@@ -27,10 +27,10 @@ from bot.core.states import State
 from bot.sandbox.slack import SlackEmulator
 from bot.sandbox.slack.workspace import Message
 from bot.server.serve import ServeOptions, run_serve
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.supervise import Backoff
 from tests.e2e.conftest import APP_TOKEN, SECRET, TOKEN, Bot, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 FAST = Backoff(first_s=0.05, cap_s=0.5)
 

@@ -15,10 +15,10 @@ from urllib.parse import urlencode
 import httpx
 
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import audit
 from tests.e2e.conftest import SECRET, Agents, Bot, all_text, button_values
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 AUTH = {"Authorization": "Bearer api-token-0123456789"}
 

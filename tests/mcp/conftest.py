@@ -22,7 +22,7 @@ import yaml
 from mcp import Client, StdioServerParameters
 
 from tests.e2e.conftest import POLICY, Bot, bot, serve_env, serve_options, slack_mode
-from tests.keys import serve_signer
+from tests.support.keys import serve_signer
 
 __all__ = ["Bot", "bot", "serve_env", "serve_options", "slack_mode"]
 
@@ -36,6 +36,8 @@ MCP_POLICY: dict[str, Any] = {
         "demo__lookup": {"tier": "low", "review": "none"},
         "demo__crash": {"tier": "low", "review": "none"},
         "demo__delete": {"tier": "medium"},
+        "demo__book": {"tier": "low", "review": "none"},
+        "demo__wipe": {"tier": "low", "review": "none"},
         "Read": {"tier": "low", "review": "none"},
         "Bash": {"tier": "medium"},
     },

@@ -15,10 +15,10 @@ import yaml
 from mcp import Client
 
 from bot.core.models import RiskTier
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Bot, all_text
 from tests.mcp.conftest import MCP_POLICY, ROOT, Setup, owned, stdio_params
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 POLICY: dict[str, Any] = {
     **MCP_POLICY,

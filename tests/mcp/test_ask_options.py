@@ -9,10 +9,10 @@ from typing import Any
 from mcp import Client
 from mcp_types import TextContent
 
-from bot.slack.options import ACTION_OPTION
+from bot.slack.blocks.options import ACTION_OPTION
 from tests.e2e.conftest import Bot, all_text, button_values
 from tests.mcp.test_server import stdio_hitl
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 __all__ = ["stdio_hitl"]  # the fixture, used by name
 

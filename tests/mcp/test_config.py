@@ -15,8 +15,8 @@ from bot.cli.main import app
 from bot.core.policy import parse_policy
 from bot.errors import ConfigError
 from bot.mcp.config import exposed_name, load_config, parse_config, single
-from tests.docpages import page
 from tests.e2e.conftest import POLICY
+from tests.support.docpages import page
 
 
 def test_an_mcpservers_style_entry_is_an_upstream() -> None:

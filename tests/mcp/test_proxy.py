@@ -17,7 +17,7 @@ from mcp_types import TextContent
 
 from bot.core.models import Decision
 from bot.core.states import Event, State
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import audit
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import Bot, button_values
@@ -29,7 +29,7 @@ from tests.mcp.conftest import (
     owned,
     stdio_params,
 )
-from tests.poll import eventually, eventually_sync
+from tests.support.poll import eventually, eventually_sync
 
 
 def text(result: Any) -> str:
@@ -184,7 +184,7 @@ async def test_an_operator_stop_is_a_tool_error_saying_so(
 ) -> None:
     call = asyncio.create_task(stdio_proxy.call_tool("demo__delete", {"path": "/c"}))
     rid = await pending_one(bot)
-    # What a stopped run does to the request it waits on (bot.store.corrections.stop_run).
+    # What a stopped run does to the request it waits on (bot.gate.corrections.stop_run).
     await bot.requests.transition(
         rid, Decision(event=Event.CANCEL, actor="UALICE", reason_code="run_stopped")
     )

@@ -19,12 +19,12 @@ from redis.asyncio import Redis
 
 from bot.core.models import Decision
 from bot.core.states import Event, State
-from bot.slack import render, views
+from bot.slack.blocks import render, views
 from bot.store import keys
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import Bot
 from tests.mcp.conftest import ROOT, Setup, http_process, owned, stdio_params
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 SERVE = ("-m", "bot", "mcp", "serve")
 

@@ -18,11 +18,11 @@ from typing import Any
 from mcp import Client
 
 from bot.core.states import State
-from bot.slack import render
+from bot.slack.blocks import render
 from tests.e2e.conftest import Bot, all_text, button_values
 from tests.mcp.conftest import ROOT, Setup, owned, stdio_params
 from tests.mcp.test_proxy import text
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 RUN = "mcp-session-7"
 SERVE = ("-m", "bot", "mcp", "serve")

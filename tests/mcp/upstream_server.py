@@ -14,8 +14,9 @@ import json
 import os
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
 
 server: MCPServer = MCPServer("upstream-demo", log_level="WARNING")
 
@@ -39,6 +40,36 @@ def delete(path: str, recursive: bool = False) -> str:
     """Delete a path (needs a person)."""
     _ran("delete", path=path, recursive=recursive)
     return f"deleted {path}" + (" recursively" if recursive else "")
+
+
+class Booking(BaseModel):
+    date: str = Field(description="the day, YYYY-MM-DD")
+    guests: int = Field(description="how many people")
+    window: bool = False
+
+
+class Wipe(BaseModel):
+    sure: bool
+
+
+@server.tool()
+async def book(room: str, ctx: Context) -> str:
+    """Book a room, asking the user for the details (an elicitation, form mode)."""
+    got = await ctx.elicit(f"Booking {room}: which day, for how many?", Booking)
+    _ran("book", room=room, action=got.action)
+    if got.action != "accept" or got.data is None:
+        return f"not booked: {got.action}"
+    d = got.data
+    return f"booked {room} on {d.date} for {d.guests}" + (" by the window" if d.window else "")
+
+
+@server.tool()
+async def wipe(ctx: Context) -> str:
+    """Ask one yes/no question before wiping."""
+    got = await ctx.elicit("Wipe the scratch disk?", Wipe)
+    if got.action != "accept" or got.data is None:
+        return f"kept: {got.action}"
+    return "wiped" if got.data.sure else "kept: no"
 
 
 @server.tool()

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from bot.core.policy import DEFAULT_POLICY, Policy, parse_policy
-from tests.docpages import page
+from tests.support.docpages import page
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

@@ -17,7 +17,7 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
 # What a user installs: the runtime dependencies and the extras that are features.
-USER_EXTRAS = ("recipes", "mcp", "uvloop")
+USER_EXTRAS = ("server", "recipes", "mcp", "uvloop")
 # Test tools whose floors the lowest run also takes: the ones that generate the inputs
 # of property and fuzz tests (older releases generate differently), and the layer
 # contract's checker (its floor is the first release with the contracts we state).

@@ -15,10 +15,10 @@ import pytest
 
 from bot.core.models import ActionRequest
 from bot.errors import HitlError
-from bot.slack import render
-from bot.store.execution import withdraw
+from bot.gate.execution import withdraw
+from bot.slack.blocks import render
 from tests.e2e.conftest import Bot, bot, serve_env, serve_options, slack_mode
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 # the e2e fixtures, served to the tests here
 __all__ = ["bot", "serve_env", "serve_options", "slack_mode"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import bot.sdk
 from bot.errors import HitlError
-from tests.docpages import page
+from tests.support.docpages import page
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK_PAGE = page("sdk.md")
@@ -37,6 +37,19 @@ def test_every_sdk_page_excerpt_is_verbatim_in_its_example() -> None:
     assert {path for path, _ in excerpts} == RECIPES  # one or more per recipe, none stale
     for path, code in excerpts:
         assert _appears_in(code, (ROOT / path).read_text()), f"docs/sdk.md's {path} drifted"
+
+
+def test_every_runtime_page_excerpt_is_verbatim_in_its_example() -> None:
+    excerpts = [
+        (doc.name, m["path"], m["code"])
+        for doc in sorted((ROOT / "docs" / "runtimes").glob("*.md"))
+        for m in EXCERPT.finditer(doc.read_text())
+    ]
+    assert ("claude-agent-sdk-python.md", "examples/claude_agent_sdk_refund.py") in {
+        (doc, path) for doc, path, _ in excerpts
+    }
+    for doc, path, code in excerpts:
+        assert _appears_in(code, (ROOT / path).read_text()), f"docs/runtimes/{doc}: {path} drifted"
 
 
 def test_every_recipe_is_linked_and_runs_main_as_a_script() -> None:

@@ -23,7 +23,6 @@ from bot.sandbox.model import Expect, ScriptedModel, after_tool, call, say
 from bot.sdk import ApiUnavailable, Gate, Rejected
 from examples import openai_refund
 from tests.e2e.conftest import POLICY, Bot
-from tests.poll import eventually
 from tests.recipes.conftest import (
     API_TOKEN,
     Refunds,
@@ -34,6 +33,7 @@ from tests.recipes.conftest import (
     running,
 )
 from tests.recipes.recipes import RECIPES, Recipe
+from tests.support.poll import eventually
 
 PROMPT = "Order A1 arrived broken; refund 40 EUR."
 RECEIPT = "Refunded 40.00 EUR on order A1."

@@ -16,8 +16,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from bot.sandbox.slack import BackgroundServer, SlackEmulator
-from tests.poll import eventually
 from tests.sandbox.conftest import SECRET, TOKEN, actions, button
+from tests.support.poll import eventually
 
 MODAL = {
     "type": "modal",

@@ -10,8 +10,8 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.sandbox.slack import SlackEmulator
-from tests.poll import eventually
 from tests.sandbox.conftest import TOKEN
+from tests.support.poll import eventually
 
 
 async def test_a_delayed_post_is_in_the_channel_before_its_answer_arrives(

@@ -11,8 +11,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from starlette.responses import Response
 
 from bot.sandbox.slack import SlackEmulator, signature
-from tests.poll import eventually
 from tests.sandbox.conftest import SECRET, FakeBot, Received
+from tests.support.poll import eventually
 
 
 def test_signature_is_slacks_v0_scheme() -> None:

@@ -1,6 +1,6 @@
 """The page in a real headless Chromium: rendering, escaping, clicks, threads and modals.
 
-Without Chromium they skip locally and fail under CI=true (tests/chromium.py).
+Without Chromium they skip locally and fail under CI=true (tests/support/chromium.py).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from starlette.responses import JSONResponse, Response
 
 from bot.sandbox.slack import SlackEmulator
-from tests import chromium
-from tests.poll import eventually
 from tests.sandbox.conftest import FakeBot, Received, actions, button
 from tests.sandbox.test_emu_modals import reject_view
+from tests.support import chromium
+from tests.support.poll import eventually
 
 CHROMIUM = chromium.find()
 

@@ -12,7 +12,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.sandbox.slack import SlackEmulator
-from bot.slack.scopes import WANTED
+from bot.slack.checks.scopes import WANTED
 from tests.sandbox.conftest import TOKEN
 
 

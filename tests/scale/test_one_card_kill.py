@@ -16,12 +16,12 @@ from redis.asyncio import Redis
 from bot.core.states import State
 from bot.sandbox.cards import cards, cards_per_request, live_cards_per_request
 from bot.sandbox.slack import SlackEmulator
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import keys
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import POLICY
-from tests.poll import eventually
 from tests.scale.test_scale_out import _spawn, _stop_all, _url_of
+from tests.support.poll import eventually
 
 SECRET, TOKEN, API = "kill-secret", "xoxb-kill", "kill-api-token-0123"
 

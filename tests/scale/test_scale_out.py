@@ -21,10 +21,10 @@ from redis.asyncio import Redis
 from bot.core.states import FINAL
 from bot.sandbox.model import Turn, call, say
 from bot.sandbox.slack import SlackEmulator
-from bot.slack import render
+from bot.slack.blocks import render
 from bot.store import audit
 from bot.store.requests import RequestStore
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 RUNS = 200
 SECRET, TOKEN, API = "scale-secret", "xoxb-scale", "scale-api-token-0123"

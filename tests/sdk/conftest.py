@@ -14,13 +14,13 @@ from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy, parse_policy
+from bot.db import hub
 from bot.sdk import Gate
-from bot.store import hub
 from bot.store.requests import Moved, RequestStore
 from tests.api.live import AGENT_TOKEN, LiveServer, live_server
 from tests.conftest import QUORUM_POLICY
-from tests.keys import serve_signer
-from tests.poll import eventually
+from tests.support.keys import serve_signer
+from tests.support.poll import eventually
 
 
 @pytest.fixture(scope="session")

@@ -17,8 +17,8 @@ from pydantic import SecretStr
 from bot.config import Settings
 from bot.core.policy import parse_policy
 from bot.sdk import Gate, direct, require_approval
-from tests.children import unawaited_creates
 from tests.conftest import QUORUM_POLICY
+from tests.support.children import unawaited_creates
 
 
 async def main(url: str, marker: Path) -> None:

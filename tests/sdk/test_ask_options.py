@@ -10,8 +10,8 @@ from redis.asyncio import Redis
 from bot.core.models import QuestionState
 from bot.errors import NotAnOption, PayloadError
 from bot.sdk import Gate
-from bot.store.questions import QuestionStore
-from tests.poll import eventually
+from bot.store.run.questions import QuestionStore
+from tests.support.poll import eventually
 
 
 async def _open_question(redis: Redis) -> str:

@@ -16,11 +16,11 @@ from redis.asyncio import Redis
 
 from bot.config import Settings
 from bot.core.policy import Policy
+from bot.db.valkey.embedded import ensure_server
 from bot.errors import StoreUnavailable
 from bot.sdk import Gate
 from bot.store import keys
-from bot.store.events import NOTIFIER_GROUP
-from bot.store.valkey.embedded import ensure_server
+from bot.store.stream.events import NOTIFIER_GROUP
 
 
 @pytest.fixture

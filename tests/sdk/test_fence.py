@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from bot.core import fence as fence_module
 from bot.core.models import ActionRequest, Decision
+from bot.core.proof import fence as fence_module
 from bot.core.states import Event, State
 from bot.errors import NotReplicated
 from bot.sdk import Gate, require_approval

@@ -23,17 +23,17 @@ from bot.core.policy import Policy
 from bot.core.states import State
 from bot.deadlines.sweeper import Sweeper
 from bot.errors import NotFound
+from bot.gate.corrections import correct, stop_run
 from bot.sdk import Gate, RunStopped, Steered, require_approval
 from bot.store import audit
-from bot.store.corrections import correct, stop_run
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from bot.store.run_signals import signals_for
+from bot.store.run.questions import QuestionStore
+from bot.store.run.run_signals import signals_for
 from bot.store.stores import StoreSet
-from tests.children import kill_9_when_written
-from tests.keys import serve_signer
-from tests.poll import eventually
 from tests.sdk.conftest import direct_gate
+from tests.support.children import kill_9_when_written
+from tests.support.keys import serve_signer
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("HITL_TEST_CLUSTER")), reason="one Redis: a cluster waits on each create"

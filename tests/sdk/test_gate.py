@@ -16,13 +16,13 @@ from bot.core.states import State
 from bot.errors import ConfigError, HitlError, NotFound, PayloadError
 from bot.sdk import ApiUnavailable, Gate, Unanswered
 from bot.sdk.http import error_from
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from bot.store.steering import SteeringStore
+from bot.store.run.questions import QuestionStore
+from bot.store.run.steering import SteeringStore
 from tests.api.live import TOKEN, LiveServer
-from tests.keys import serve_signer
-from tests.poll import eventually
 from tests.sdk.conftest import caller_waits
+from tests.support.keys import serve_signer
+from tests.support.poll import eventually
 
 
 def test_from_env_picks_the_mode(monkeypatch: pytest.MonkeyPatch) -> None:

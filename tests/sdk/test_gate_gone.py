@@ -16,7 +16,7 @@ from bot.core.states import State
 from bot.sdk import Gate
 from bot.store.requests import RequestStore
 from tests.api.live import AGENT_TOKEN, LiveServer
-from tests.keys import serve_signer
+from tests.support.keys import serve_signer
 
 
 class HeldCreates(httpx.AsyncBaseTransport):

@@ -14,7 +14,7 @@ from bot.core.states import Event, State
 from bot.errors import PayloadError
 from bot.sdk import Gate
 from bot.store.requests import RequestStore
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 CANDS: list[dict[str, Any]] = [{"order": "A1", "amount": 40}, {"order": "A2", "amount": 19}]
 

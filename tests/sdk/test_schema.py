@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from bot.core.schema import problems
+from bot.core.args.schema import problems
 from bot.sdk.schema import derive
 
 

@@ -11,8 +11,8 @@ from redis.asyncio import Redis
 
 from bot.core.states import State
 from bot.errors import NotFound
+from bot.gate.corrections import correct, stop_run
 from bot.sdk import Gate, Rejected, RunStopped, Steered, require_approval
-from bot.store.corrections import correct, stop_run
 from bot.store.stores import StoreSet
 from tests.sdk.conftest import caller_waits
 

@@ -10,8 +10,8 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 
 from bot.config import Settings
-from bot.store.connection import connect
-from tests.localsentinel import LocalSentinel
+from bot.db.connection import connect
+from tests.support.localsentinel import LocalSentinel
 
 
 @pytest.fixture(scope="module")

@@ -25,15 +25,15 @@ from bot.api import create_app
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.db.failures import STORE_DOWN
 from bot.errors import NotFound
 from bot.store import audit
-from bot.store.failures import STORE_DOWN
 from bot.store.requests import RequestStore
 from tests.api.live import TOKEN, make_runtime
 from tests.cluster.test_failover import Load, T
-from tests.keys import serve_signer
-from tests.localsentinel import LocalSentinel
-from tests.poll import eventually
+from tests.support.keys import serve_signer
+from tests.support.localsentinel import LocalSentinel
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.timeout(300)
 CLIENTS = 8

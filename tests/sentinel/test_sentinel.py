@@ -12,14 +12,14 @@ from bot.config import Settings
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.db.cluster import fails_over
+from bot.db.connection import connect, redact_url
+from bot.db.hub import hub_for
+from bot.db.sentinel import SentinelUrl, parse
 from bot.errors import ConfigError, StoreUnavailable
-from bot.store.cluster import fails_over
-from bot.store.connection import connect, redact_url
-from bot.store.hub import hub_for
 from bot.store.requests import RequestStore
-from bot.store.sentinel import SentinelUrl, parse
-from tests.localsentinel import PASSWORD, SENTINEL_PASSWORD, LocalSentinel
-from tests.poll import eventually
+from tests.support.localsentinel import PASSWORD, SENTINEL_PASSWORD, LocalSentinel
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.timeout(180)  # the module's sentinels start with the first test
 

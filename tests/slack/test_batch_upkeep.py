@@ -17,11 +17,11 @@ from bot.core.states import Event
 from bot.sandbox.slack import SlackEmulator
 from bot.slack.batch import card
 from bot.slack.batch.upkeep import DigestKeeper
-from bot.slack.once import OncePoster
-from bot.store.digests import group_id
+from bot.slack.delivery.once import OncePoster
+from bot.store.posted.digests import group_id
 from bot.store.stores import StoreSet
-from tests.clients import CLUSTER
 from tests.conftest import QUORUM_POLICY
+from tests.support.clients import CLUSTER
 
 TOKEN = "xoxb-digest"
 POLICY = parse_policy(QUORUM_POLICY)

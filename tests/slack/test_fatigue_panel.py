@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.core.fatigue import Decided, report
-from bot.slack.fatigue_panel import fatigue_blocks
+from bot.slack.blocks.fatigue_panel import fatigue_blocks
 from tests.slack.test_render import assert_literal, mrkdwn_texts, validate_blocks
 
 NOW = 1_800_000_000_000

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from slack_bolt.request.internals import parse_body
 
-from bot.slack import inbound
+from bot.slack.transport import inbound
 
 SECRET = "s3cret"
 NOW = 1_700_000_000

@@ -9,8 +9,8 @@ import re
 from bot.core.models import Question, QuestionState
 from bot.core.states import Event
 from bot.demo.policy import demo_policy
-from bot.slack import lines, render, views
-from bot.slack.call import free_item, free_line
+from bot.slack.blocks import lines, lists, render, views
+from bot.slack.blocks.call import free_item, free_line
 from tests.slack.test_render import NOW, decide, make, mrkdwn_texts, validate
 
 DEMO = demo_policy()
@@ -42,7 +42,7 @@ def test_the_card_names_who_may_decide_when_the_tier_lists_no_approvers() -> Non
 
 
 def test_the_policy_view_says_who_approves_each_tier_with_a_real_plural() -> None:
-    text = "\n".join(mrkdwn_texts(render.policy_summary(DEMO).blocks))
+    text = "\n".join(mrkdwn_texts(lists.policy_summary(DEMO).blocks))
     assert "1 approval from <@UPARENT>, and each escalation" in text  # medium
     assert "1 approval from <!subteam^SFINANCE>, and" in text  # high
     assert "2 approvals from <!subteam^SFINANCE>" in text  # critical

@@ -9,11 +9,11 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.notifier import Notifier
-from bot.store.events import Notice, publish
-from bot.store.runs import RunStore
+from bot.slack.delivery.notifier import Notifier
+from bot.store.run.runs import RunStore
 from bot.store.stores import StoreSet
-from tests.poll import eventually
+from bot.store.stream.events import Notice, publish
+from tests.support.poll import eventually
 
 
 class Recording(Notifier):

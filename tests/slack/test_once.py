@@ -11,7 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.clock import wall_ms
 from bot.sandbox.slack import SlackEmulator
-from bot.slack.once import EVENT_TYPE, OncePoster, Tag
+from bot.slack.delivery.once import EVENT_TYPE, OncePoster, Tag
 from bot.store.stores import StoreSet
 
 TOKEN = "xoxb-once"

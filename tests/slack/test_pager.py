@@ -13,11 +13,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.models import Level
 from bot.core.policy import Policy
-from bot.slack.notifier import Notifier
-from bot.store.events import publish
+from bot.slack.delivery.notifier import Notifier
 from bot.store.requests import RequestStore
-from bot.store.runs import RunStore
+from bot.store.run.runs import RunStore
 from bot.store.stores import StoreSet
+from bot.store.stream.events import publish
 
 
 def _notifier(redis: Redis, handler: Any) -> Notifier:

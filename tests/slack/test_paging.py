@@ -18,12 +18,12 @@ from bot.core.models import ActionRequest, Resolution
 from bot.core.policy import parse_policy
 from bot.core.states import Event, State
 from bot.errors import ConfigError
-from bot.slack.paging import Pager
-from bot.store import metrics
+from bot.paging.pager import Pager
+from bot.store.figures import metrics
 from bot.store.requests import RequestStore
 from bot.store.stores import StoreSet
 from tests.conftest import QUORUM_POLICY
-from tests.fakepagers import FakePagers, serve_fake
+from tests.support.fakepagers import FakePagers, serve_fake
 
 PD_KEY = "R0UT1NGKEYsecretvalue0123456789ab"
 OG_KEY = "0f1e2d3c-genie-secret-key-aaaabbbbcccc"

@@ -9,8 +9,8 @@ from bot.core.candidates import as_proposal, proposal_hash
 from bot.core.models import ActionRequest
 from bot.core.policy import parse_policy
 from bot.core.proposal import propose
-from bot.slack import render, views
-from bot.slack.proposals import ACTION_CHOOSE, parse_choice
+from bot.slack.blocks import render, views
+from bot.slack.blocks.proposals import ACTION_CHOOSE, parse_choice
 from tests.conftest import QUORUM_POLICY
 
 CANDS = [{"to": "<!channel>", "amount": 5}, {"to": "ana", "amount": 7}]

@@ -1,5 +1,5 @@
-"""The Web API gate (bot/slack/ratelimit.py) against the emulator's Slack rate limits
-(bot/sandbox/slack/ratelimits.py): a 429 is waited out by every call of its method, not
+"""The Web API gate (bot/slack/transport/ratelimit.py) against the emulator's Slack rate limits
+(bot/sandbox/slack/api/ratelimits.py): a 429 is waited out by every call of its method, not
 only the one Slack answered, and the emulator says 429 the way Slack documents it."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import Settings
 from bot.sandbox.slack import SlackEmulator
-from bot.slack.client import LimitedWebClient, web_client
-from bot.slack.ratelimit import SLACK_LIMITS, UNPACED, limits_for
-from tests.poll import eventually
+from bot.slack.transport.client import LimitedWebClient, web_client
+from bot.slack.transport.ratelimit import SLACK_LIMITS, UNPACED, limits_for
+from tests.support.poll import eventually
 
 TOKEN = "xoxb-gate"
 

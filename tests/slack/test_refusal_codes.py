@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.slack.refusals import GIVEN_UP
+from bot.slack.delivery.refusals import GIVEN_UP
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "troubleshooting.md"
 

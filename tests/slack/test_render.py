@@ -22,8 +22,8 @@ from bot.core.models import ActionRequest, Decision, Level, RiskTier
 from bot.core.policy import Policy, parse_policy
 from bot.core.proposal import propose
 from bot.core.states import Event, State
-from bot.slack import lines, render
-from bot.slack.render import ButtonValue
+from bot.slack.blocks import lines, render
+from bot.slack.blocks.render import ButtonValue
 from tests.conftest import QUORUM_POLICY
 
 NOW = 1_800_000_000_000  # 2027-01-15T08:00:00Z

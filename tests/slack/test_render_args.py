@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
+from bot.core.invisible import hidden_in, visible
 from bot.core.models import ActionRequest, Level, RiskTier
 from bot.core.states import Event, State
-from bot.slack import escape as esc
 from bot.slack import messages as m
-from bot.slack import render, views
-from bot.slack.call import number
-from bot.slack.invisible import hidden_in, visible
+from bot.slack.blocks import escape as esc
+from bot.slack.blocks import render, views
+from bot.slack.blocks.call import number
 from tests.slack.test_render import (
     NOW,
     buttons,

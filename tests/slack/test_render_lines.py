@@ -12,8 +12,8 @@ import pytest
 from bot.core.models import AuditEntry, Question, QuestionState, RiskTier, Run, RunState
 from bot.core.policy import parse_policy
 from bot.core.states import Event
-from bot.slack import lines, render
-from bot.slack.render import ButtonValue
+from bot.slack.blocks import lines, lists, render
+from bot.slack.blocks.render import ButtonValue
 from tests.conftest import QUORUM_POLICY
 from tests.slack.test_render import (
     NOW,
@@ -183,7 +183,7 @@ def test_run_header_shows_prompt_requester_and_state() -> None:
 
 
 def test_policy_summary_lists_tiers_chain_defaults_and_approvers() -> None:
-    summary = render.policy_summary(POLICY)
+    summary = lists.policy_summary(POLICY)
     validate(summary)
     text = "\n".join(mrkdwn_texts(summary.blocks))
     assert "*:large_orange_circle: HIGH* · review within 10 min" in text
@@ -199,15 +199,15 @@ def test_policy_summary_lists_tiers_chain_defaults_and_approvers() -> None:
             "tools": {f"tool_{i:03d}_" + "x" * 60: {"tier": "low"} for i in range(1500)},
         }
     )
-    validate(render.policy_summary(many))
+    validate(lists.policy_summary(many))
 
 
 def test_pending_list_counts_down_and_caps_at_fifty_blocks() -> None:
-    empty = render.pending_list([], now_ms=NOW)
+    empty = lists.pending_list([], now_ms=NOW)
     validate(empty)
     assert "Nothing is waiting" in empty.text
     req = make()
-    listed = render.pending_list([req], now_ms=NOW + 120_000)
+    listed = lists.pending_list([req], now_ms=NOW + 120_000)
     validate(listed)
     text = "\n".join(mrkdwn_texts(listed.blocks))
     assert "`refund`" in text and "(in 8 min)" in text
@@ -215,9 +215,9 @@ def test_pending_list_counts_down_and_caps_at_fifty_blocks() -> None:
         req.id,
         req.payload_hash,
     )
-    overdue = "\n".join(mrkdwn_texts(render.pending_list([req], now_ms=NOW + 720_000).blocks))
+    overdue = "\n".join(mrkdwn_texts(lists.pending_list([req], now_ms=NOW + 720_000).blocks))
     assert "(overdue by 2 min)" in overdue
-    lots = render.pending_list([req] * 300, now_ms=NOW)
+    lots = lists.pending_list([req] * 300, now_ms=NOW)
     validate_blocks(lots.blocks)
     assert len(lots.blocks) == 50 and "and 252 more" in lots.blocks[-1]["elements"][0]["text"]
 
@@ -240,10 +240,10 @@ def test_audit_text_escapes_and_caps() -> None:
         )
         for i in range(1, 1001)
     ]
-    audit = render.audit_text(entries)
+    audit = lists.audit_text(entries)
     validate(audit)
     text = "\n".join(mrkdwn_texts(audit.blocks))
     assert "`1` <!date^1800000000^{date_short} {time_secs}|" in text
     assert "*reject* pending_review → cancelled · system · `other` — &lt;!channel&gt;" in text
     assert "hitl-bot audit export" in audit.blocks[-1]["elements"][0]["text"]
-    assert "No audit entries" in "\n".join(mrkdwn_texts(render.audit_text([]).blocks))
+    assert "No audit entries" in "\n".join(mrkdwn_texts(lists.audit_text([]).blocks))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.slack.replies import before_card, ts_order
+from bot.slack.listeners.replies import before_card, ts_order
 
 
 def test_timestamps_compare_as_numbers_not_text_nor_floats() -> None:

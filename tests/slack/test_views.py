@@ -16,8 +16,8 @@ from slack_sdk.models.views import View
 from bot.core.models import Question, QuestionState, Run, RunState
 from bot.core.policy import parse_policy
 from bot.core.states import Event, ReasonCode
-from bot.slack import home, render, views
-from bot.slack.render import ButtonValue
+from bot.slack.blocks import home, render, views
+from bot.slack.blocks.render import ButtonValue
 from tests.conftest import QUORUM_POLICY
 from tests.slack.test_render import (
     NOW,

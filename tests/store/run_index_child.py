@@ -15,12 +15,12 @@ from typing import Any, cast
 from redis.asyncio import Redis, RedisCluster
 
 from bot.core.models import RunState
-from bot.store import run_index
+from bot.store.run import run_index
 from bot.store.stores import StoreSet
 
 
 async def main(url: str, mode: str, marker: Path, cluster: bool) -> None:
-    # the test's HITL_ settings are not passed on (tests/children.py): told by argument
+    # the test's HITL_ settings are not passed on (tests/support/children.py): told by argument
     if cluster:
         redis = cast(Redis, RedisCluster.from_url(url, decode_responses=True))
         await redis.initialize()  # type: ignore[attr-defined]

@@ -14,14 +14,15 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.clock import FakeClock
-from bot.core.chain import GENESIS, line_hash
 from bot.core.models import AuditEntry, Decision
 from bot.core.policy import Policy
+from bot.core.proof.chain import GENESIS, line_hash
 from bot.core.states import Event
 from bot.errors import HitlError
 from bot.store import audit, keys
 from bot.store.requests import RequestStore
 from bot.store.scripts import CREATE, TRANSITION_SCRIPTS
+from tests.support.decisions import approve
 
 # The audit helper storing entries whole: every value, empty or not, and the zero prev
 # of a first entry. The oracle the compact form is compared against.
@@ -52,10 +53,6 @@ def whole_form(redis: Redis, store: RequestStore, clock: FakeClock) -> RequestSt
         name: redis.register_script(storing_whole(s)) for name, s in TRANSITION_SCRIPTS.items()
     }
     return old
-
-
-def approve(req_hash: str, actor: str = "UBOSS", **kw: Any) -> Decision:
-    return Decision(event=Event.APPROVE, actor=actor, payload_hash=req_hash, **kw)
 
 
 async def refused(store: RequestStore, rid: str, d: Decision) -> None:

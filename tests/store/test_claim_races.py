@@ -15,15 +15,15 @@ from redis.asyncio import Redis
 from bot.clock import FakeClock
 from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
-from bot.core.seal import FORGED
+from bot.core.proof.seal import FORGED
 from bot.core.states import Event, State
 from bot.errors import AlreadyResolved, ForgedDecision
+from bot.gate.claims import ClaimCheck, claim_checked
 from bot.signing import Signer
 from bot.store import audit
-from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.requests import RequestStore
-from tests.clients import open_client
-from tests.keys import serve_signer
+from tests.support.clients import open_client
+from tests.support.keys import serve_signer
 
 REQUESTS, EXECUTORS = 12, 8  # claims racing per request, all requests at once
 ROUNDS = 5

@@ -9,11 +9,12 @@ from typing import cast
 from redis.asyncio import Redis
 
 from bot.clock import FakeClock
-from bot.core.models import ActionRequest, Decision
+from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event
 from bot.store import audit, keys
 from bot.store.requests import RequestStore
+from tests.support.decisions import approve
 
 
 async def stored(redis: Redis, rid: str) -> dict[str, str]:
@@ -28,10 +29,6 @@ async def indexed(redis: Redis, rid: str) -> tuple[bool, bool]:
     """(in `pending`, in `all`)"""
     k = keys.request_keys(rid)
     return await redis.zscore(k[3], rid) is not None, await redis.zscore(k[4], rid) is not None
-
-
-def approve(req: ActionRequest, actor: str) -> Decision:
-    return Decision(event=Event.APPROVE, actor=actor, payload_hash=req.payload_hash)
 
 
 async def test_a_waiting_request_stores_no_empty_field_and_gains_them_as_it_moves(

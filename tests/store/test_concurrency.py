@@ -14,7 +14,7 @@ from bot.core.states import Event, State
 from bot.errors import AlreadyResolved
 from bot.store import audit
 from bot.store.requests import RequestStore
-from tests.clients import open_client
+from tests.support.clients import open_client
 
 USERS = [f"U{i:02d}" for i in range(20)]
 

@@ -13,12 +13,12 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 
 from bot.config import HOW_TO_SET, Settings
+from bot.db.cluster import fails_over
+from bot.db.connection import connect, redact_url
+from bot.db.valkey.embedded import EmbeddedServer, ensure_server
 from bot.errors import ConfigError, StoreUnavailable
-from bot.store.cluster import fails_over
-from bot.store.connection import connect, redact_url
-from bot.store.valkey.embedded import EmbeddedServer, ensure_server
-from tests.clients import CLUSTER
-from tests.poll import eventually
+from tests.support.clients import CLUSTER
+from tests.support.poll import eventually
 
 
 @pytest.fixture(autouse=True)

@@ -17,10 +17,10 @@ from bot.clock import FakeClock
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.db.valkey.embedded import ensure_server
 from bot.store import audit
 from bot.store.requests import RequestStore
-from bot.store.valkey.embedded import ensure_server
-from tests.poll import eventually
+from tests.support.poll import eventually
 
 STEPS = [Event.APPROVE, Event.CLAIM, Event.SUCCEED]
 

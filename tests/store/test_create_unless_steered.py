@@ -14,9 +14,9 @@ from bot.core.policy import Policy
 from bot.core.states import State
 from bot.store import keys
 from bot.store.requests import RequestStore
-from bot.store.runs import RunStore
-from bot.store.steering import SteeringStore
-from tests.clients import CLUSTER
+from bot.store.run.runs import RunStore
+from bot.store.run.steering import SteeringStore
+from tests.support.clients import CLUSTER
 
 alone = pytest.mark.skipif(CLUSTER, reason="a run's keys and a request's meet on one Redis only")
 

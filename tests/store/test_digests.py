@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
-from bot.store.digests import VIEWS_KEPT, Digests, group_id
+from bot.store.posted.digests import VIEWS_KEPT, Digests, group_id
 
 
 async def test_a_drawing_is_kept_until_enough_newer_ones_push_it_out(redis: Redis) -> None:

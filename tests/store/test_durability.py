@@ -8,8 +8,8 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.config import Settings
-from bot.store.connection import connect
-from bot.store.durability import warn_if_unsafe
+from bot.db.connection import connect
+from bot.db.durability import warn_if_unsafe
 
 
 async def test_appendonly_off_and_an_evicting_policy_are_each_named_with_the_fix(
@@ -18,7 +18,7 @@ async def test_appendonly_off_and_an_evicting_policy_are_each_named_with_the_fix
     await redis.config_set("appendonly", "no")
     await redis.config_set("maxmemory-policy", "allkeys-lru")
     try:
-        with caplog.at_level(logging.WARNING, logger="bot.store.durability"):
+        with caplog.at_level(logging.WARNING, logger="bot.db.durability"):
             found = await warn_if_unsafe(redis)
         assert len(found) == 2
         assert "appendonly is 'no'" in found[0] and "CONFIG SET appendonly yes" in found[0]
@@ -57,7 +57,7 @@ async def test_connecting_to_an_external_server_checks_it(
     redis_url: str, redis: Redis, caplog: pytest.LogCaptureFixture
 ) -> None:
     await redis.config_set("appendonly", "no")
-    with caplog.at_level(logging.WARNING, logger="bot.store.durability"):
+    with caplog.at_level(logging.WARNING, logger="bot.db.durability"):
         client, server = await connect(Settings(redis_url=redis_url))
         await client.aclose()
     assert server is None

@@ -26,9 +26,7 @@ import redis
 
 from bot.core.policy import DEFAULT_POLICY
 from bot.core.proposal import propose
-from bot.errors import StoreUnavailable
-from bot.store.codec import to_hash
-from bot.store.valkey.embedded import (
+from bot.db.valkey.embedded import (
     LOCK_NAME,
     MAX_SOCKET_PATH,
     MEMORY_SETTINGS,
@@ -38,7 +36,9 @@ from bot.store.valkey.embedded import (
     Liveness,
     ensure_server,
 )
-from tests.poll import eventually_sync
+from bot.errors import StoreUnavailable
+from bot.store.codec import to_hash
+from tests.support.poll import eventually_sync
 
 linux_only = pytest.mark.skipif(not Path("/proc/self").exists(), reason="reads /proc")
 REPO = Path(__file__).resolve().parents[2]
@@ -171,7 +171,7 @@ RACER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from bot.store.valkey.embedded import ensure_server
+    from bot.db.valkey.embedded import ensure_server
 
     go = Path(sys.argv[2])
     print("ready", flush=True)

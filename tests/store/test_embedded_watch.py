@@ -21,10 +21,10 @@ from redis.asyncio import Redis
 from typer.testing import CliRunner
 
 from bot.cli.main import app
-from bot.store.valkey.embedded import EmbeddedServer, ensure_server
-from bot.store.valkey.embedded_watch import EmbeddedWatch, status, stop_unused
-from tests.poll import eventually
+from bot.db.valkey.embedded import EmbeddedServer, ensure_server
+from bot.db.valkey.embedded_watch import EmbeddedWatch, status, stop_unused
 from tests.store.test_embedded import REPO, data_dir, linux_only, valkey_pids  # noqa: F401
+from tests.support.poll import eventually
 
 pytestmark = [linux_only, pytest.mark.timeout(60)]
 
@@ -32,7 +32,7 @@ USER = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-    from bot.store.valkey.embedded_watch import EmbeddedWatch
+    from bot.db.valkey.embedded_watch import EmbeddedWatch
 
     async def main():
         watch = await EmbeddedWatch.open(Path(sys.argv[1]), interval_s=0.05)

@@ -7,10 +7,11 @@ import itertools
 
 from redis.asyncio import Redis
 
-from bot.store import events, keys
-from bot.store.events import NOTIFIER_GROUP, EventBus, Notice
-from bot.store.events_trim import EventTrimmer
-from bot.store.metrics import GROUP as METRICS_GROUP
+from bot.store import keys
+from bot.store.figures.metrics import GROUP as METRICS_GROUP
+from bot.store.stream import events
+from bot.store.stream.events import NOTIFIER_GROUP, EventBus, Notice
+from bot.store.stream.events_trim import EventTrimmer
 
 SHARD = 5
 STREAM = keys.events(SHARD)

@@ -11,8 +11,8 @@ from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event
 from bot.errors import HitlError
-from bot.store import fatigue
-from bot.store.cards import Cards
+from bot.store.figures import fatigue
+from bot.store.posted.cards import Cards
 from bot.store.requests import RequestStore
 
 DAY = 86_400_000

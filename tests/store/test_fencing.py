@@ -21,10 +21,11 @@ from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import AlreadyResolved, StaleFence
-from bot.store import audit, execution, keys
-from bot.store.claims import ClaimCheck, claim_checked
+from bot.gate import execution
+from bot.gate.claims import ClaimCheck, claim_checked
+from bot.store import audit, keys
 from bot.store.requests import RequestStore
-from tests.keys import serve_signer
+from tests.support.keys import serve_signer
 
 A, B = "tokenA-1234567", "tokenB-7654321"  # two executors' claim tokens
 

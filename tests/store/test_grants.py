@@ -18,17 +18,18 @@ from bot.clock import FakeClock
 from bot.core.grants import Grant, bounds_of, reason_of
 from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy, parse_policy
-from bot.core.seal import unsealed
+from bot.core.proof.seal import unsealed
 from bot.core.states import Event, State
 from bot.errors import HitlError
-from bot.store import audit, keys, metrics
-from bot.store.claims import ClaimCheck, claim_checked
-from bot.store.grant_audit import grant_findings
-from bot.store.grant_pass import pass_if_granted
+from bot.gate.claims import ClaimCheck, claim_checked
+from bot.gate.grant_audit import grant_findings
+from bot.gate.grant_pass import pass_if_granted
+from bot.store import audit, keys
+from bot.store.figures import metrics
 from bot.store.grants import GrantStore
 from bot.store.requests import RequestStore
 from tests.conftest import QUORUM_POLICY
-from tests.keys import serve_signer
+from tests.support.keys import serve_signer
 
 HOUR = 3_600_000
 
@@ -242,7 +243,7 @@ async def test_a_grant_written_into_the_store_without_serves_key_passes_nothing(
     copied = Grant(id="Gforged2", bounds=bounds_of(source.args), seal=real.seal, **base)  # type: ignore[arg-type]
     await _forge(redis, copied, bounds=wide)
     before = metrics.FORGED["grant"]
-    caplog.set_level(logging.ERROR, logger="bot.store.grant_pass")
+    caplog.set_level(logging.ERROR, logger="bot.gate.grant_pass")
     later = await _refund(signed_store, policy, 999, to="attacker-acct")
     got = await pass_if_granted(signed_store, grants, policy, later)
     assert got.state == State.PENDING_REVIEW

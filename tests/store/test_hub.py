@@ -18,16 +18,18 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 
 from bot.config import Settings
-from bot.core.models import ActionRequest, Decision
+from bot.core.models import ActionRequest
 from bot.core.policy import Policy
-from bot.core.states import Event, State
+from bot.core.states import State
+from bot.db import hub
+from bot.db.connection import connect
+from bot.db.hub import hub_for
+from bot.db.valkey.embedded import ensure_server
 from bot.errors import StoreUnavailable
-from bot.store import hub, keys
-from bot.store.connection import connect
-from bot.store.hub import hub_for
+from bot.store import keys
 from bot.store.requests import RequestStore
-from bot.store.valkey.embedded import ensure_server
-from tests.poll import eventually
+from tests.support.decisions import approve as _approve
+from tests.support.poll import eventually
 
 LONG = 3600.0
 
@@ -36,10 +38,6 @@ async def _waiting(client: Redis, count: int) -> None:
     await eventually(
         lambda: hub_for(client).waiting == count, what=f"{count} waiters held", timeout_s=30
     )
-
-
-def _approve(req: ActionRequest) -> Decision:
-    return Decision(event=Event.APPROVE, actor="UBOSS", payload_hash=req.payload_hash)
 
 
 async def _made(store: RequestStore, policy: Policy, n: int) -> list[ActionRequest]:

@@ -7,8 +7,8 @@ import asyncio
 
 from redis.asyncio import Redis
 
-from bot.store.lease import Lease
-from tests.poll import eventually
+from bot.db.lease import Lease
+from tests.support.poll import eventually
 
 
 async def test_a_kept_lease_outlives_its_length_and_a_dropped_one_frees_soon(

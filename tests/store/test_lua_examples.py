@@ -18,8 +18,8 @@ from bot.clock import FakeClock
 from bot.core.policy import parse_policy
 from bot.store.requests import RequestStore
 from tests.conftest import QUORUM_POLICY
-from tests.keys import serve_signer
 from tests.store.lua_vs_core import REFUSAL_CODE, TOKENS, compare, decision
+from tests.support.keys import serve_signer
 
 MIN = 60_000
 REVIEW, LEVEL2, CLAIM, EXEC = 10 * MIN, 5 * MIN, 10 * MIN, 15 * MIN

@@ -22,10 +22,10 @@ from bot.core.policy import parse_policy
 from bot.core.states import Event
 from bot.store import audit
 from bot.store.requests import RequestStore
-from tests.clients import CLUSTER, open_client
 from tests.conftest import QUORUM_POLICY
-from tests.keys import serve_signer
 from tests.store.lua_vs_core import TOKENS, compare, decision
+from tests.support.clients import CLUSTER, open_client
+from tests.support.keys import serve_signer
 
 POLICY = parse_policy(QUORUM_POLICY)
 CALLS = [

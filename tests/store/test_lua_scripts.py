@@ -12,8 +12,8 @@ from redis.asyncio import Redis
 
 from bot.core.states import Event, State
 from bot.store import scripts
-from bot.store.events import MAXLEN
 from bot.store.scripts.common import render
+from bot.store.stream.events import MAXLEN
 
 LUA = {name: files(scripts.__name__).joinpath(f"{name}.lua").read_text() for name in scripts.ALL}
 

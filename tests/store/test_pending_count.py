@@ -13,7 +13,7 @@ from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.store import keys, pending_count
 from bot.store.requests import RequestStore
-from tests.clients import CLUSTER
+from tests.support.clients import CLUSTER
 
 
 async def truth(store: RequestStore) -> dict[str, int]:

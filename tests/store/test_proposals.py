@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from bot.core.args.payload import payload_hash
 from bot.core.candidates import candidate_hashes, proposal_hash
 from bot.core.models import ActionRequest, Decision
-from bot.core.payload import payload_hash
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import ForgedDecision, InvalidTransition, PayloadError
+from bot.gate.claims import ClaimCheck, claim_checked
 from bot.store import audit
-from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.requests import RequestStore
-from tests.keys import serve_signer
+from tests.support.keys import serve_signer
 
 CANDS: list[dict[str, Any]] = [{"amount": 5, "to": "A-1"}, {"amount": 7, "to": "A-2"}]
 

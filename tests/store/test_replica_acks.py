@@ -18,12 +18,12 @@ from bot.config import Settings
 from bot.core.models import Decision, QuestionState, RunState
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.db.connection import connect
 from bot.errors import NotReplicated
-from bot.store.connection import connect
-from bot.store.corrections import correct, stop_run
-from bot.store.runtime import Runtime
+from bot.gate.corrections import correct, stop_run
+from bot.gate.runtime import Runtime
 from tests.api.live import TOKEN, make_runtime
-from tests.replicated import Replicated
+from tests.support.replicated import Replicated
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -75,7 +75,7 @@ async def test_start_says_what_acknowledges_a_transition(
     acks: int,
     says: str,
 ) -> None:
-    with caplog.at_level(logging.INFO, logger="bot.store.durability"):
+    with caplog.at_level(logging.INFO, logger="bot.db.durability"):
         async with runtime(replicated, policy, acks):
             pass
     assert says in caplog.text

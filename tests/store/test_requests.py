@@ -6,8 +6,8 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.clock import FakeClock
+from bot.core.args.payload import payload_hash
 from bot.core.models import Decision, RiskTier
-from bot.core.payload import payload_hash
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import (
@@ -21,10 +21,7 @@ from bot.errors import (
 )
 from bot.store import audit
 from bot.store.requests import RequestStore
-
-
-def approve(req_hash: str, actor: str, **kw: object) -> Decision:
-    return Decision(event=Event.APPROVE, actor=actor, payload_hash=req_hash, **kw)  # type: ignore[arg-type]
+from tests.support.decisions import approve
 
 
 async def test_create_then_approve_records_who_and_what_they_saw(

@@ -12,13 +12,13 @@ from redis.asyncio import Redis, RedisCluster
 
 from bot.clock import FakeClock
 from bot.core.models import RUN_FINAL, Run, RunState
+from bot.gate.corrections import stop_run
 from bot.store import keys
-from bot.store.corrections import stop_run
 from bot.store.stores import StoreSet
-from tests.children import kill_9_when_written
-from tests.clients import CLUSTER
+from tests.cli.test_cli import cli
 from tests.store.test_run_questions import _scans
-from tests.test_cli import cli
+from tests.support.children import kill_9_when_written
+from tests.support.clients import CLUSTER
 
 
 async def _calls(redis: Redis, command: str) -> int:

@@ -11,11 +11,11 @@ from redis.asyncio import Redis, RedisCluster
 from bot.clock import FakeClock
 from bot.core.models import QuestionState
 from bot.store import keys
-from bot.store.questions import QuestionStore
-from bot.store.runs import RUN_TTL_S, RunStore
+from bot.store.run.questions import QuestionStore
+from bot.store.run.runs import RUN_TTL_S, RunStore
 from bot.store.scripts.common import QUESTION_TTL_S
-from tests.poll import eventually
-from tests.test_cli import cli
+from tests.cli.test_cli import cli
+from tests.support.poll import eventually
 
 HOUR_MS = 3_600_000
 

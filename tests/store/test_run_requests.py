@@ -11,9 +11,9 @@ from redis.asyncio import Redis, RedisCluster
 
 from bot.core.policy import Policy
 from bot.store import keys
-from bot.store.runs import RunStore
+from bot.store.run.runs import RunStore
 from bot.store.stores import StoreSet
-from tests.test_cli import cli
+from tests.cli.test_cli import cli
 
 REFUND = {"amount": 5, "to": "c1"}
 

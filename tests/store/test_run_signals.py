@@ -1,4 +1,4 @@
-"""The follower of a process's runs (bot/store/run_signals.py) lives as long as the store
+"""The follower of a process's runs (bot/store/run/run_signals.py) lives as long as the store
 it follows: a closed runtime leaves no subscription behind, and a server that is gone is
 reported once, not once per retry."""
 
@@ -15,9 +15,9 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from bot.config import Settings
-from bot.store.run_signals import close_signals, signals_for
-from bot.store.runtime import open_runtime
-from tests.poll import eventually
+from bot.gate.runtime import open_runtime
+from bot.store.run.run_signals import close_signals, signals_for
+from tests.support.poll import eventually
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("HITL_TEST_CLUSTER")), reason="one Redis: nobody follows runs on a cluster"
@@ -50,7 +50,7 @@ async def test_a_server_that_is_gone_is_reported_once_per_outage(
         port = s.getsockname()[1]
     # No retries inside redis-py: each of the follower's attempts fails at once.
     client = Redis(host="127.0.0.1", port=port, retry=Retry(NoBackoff(), 0))
-    caplog.set_level(logging.DEBUG, logger="bot.store.run_signals")
+    caplog.set_level(logging.DEBUG, logger="bot.store.run.run_signals")
     signals = signals_for(client)
     assert signals is not None
     try:

@@ -13,10 +13,11 @@ from bot.config import Settings
 from bot.core.models import RiskTier
 from bot.core.policy import parse_policy
 from bot.errors import ConfigError
-from bot.store import keys, shadow
+from bot.gate.runtime import open_runtime
+from bot.store import keys
+from bot.store.figures import shadow
 from bot.store.requests import RequestStore
-from bot.store.runtime import open_runtime
-from tests.policy_pair import NEW, OLD, dump
+from tests.support.policy_pair import NEW, OLD, dump
 
 old, new = parse_policy(OLD), parse_policy(NEW)
 

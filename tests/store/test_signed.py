@@ -18,12 +18,13 @@ from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event, State
 from bot.deadlines.sweeper import Sweeper
 from bot.errors import ConfigError, ForgedDecision
+from bot.gate.claims import ClaimCheck, claim_checked
 from bot.signing import KEY_FILE, PUB_FILE, load_signer, public_keys
 from bot.store import audit, keys
-from bot.store.claims import ClaimCheck, claim_checked
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from tests.keys import other_signer, serve_signer
+from bot.store.run.questions import QuestionStore
+from tests.support.decisions import approve
+from tests.support.keys import other_signer, serve_signer
 
 
 async def _refund(store: RequestStore, policy: Policy) -> ActionRequest:
@@ -32,7 +33,7 @@ async def _refund(store: RequestStore, policy: Policy) -> ActionRequest:
 
 
 def _approve(req: ActionRequest, actor: str = "U2") -> Decision:
-    return Decision(event=Event.APPROVE, actor=actor, payload_hash=req.payload_hash)
+    return approve(req, actor)
 
 
 def check(policy: Policy) -> ClaimCheck:

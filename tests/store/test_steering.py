@@ -6,8 +6,8 @@ import asyncio
 
 from redis.asyncio import Redis
 
-from bot.store.steering import SteeringStore
-from tests.clients import open_client
+from bot.store.run.steering import SteeringStore
+from tests.support.clients import open_client
 
 
 async def test_each_correction_is_consumed_once(redis: Redis, redis_url: str) -> None:

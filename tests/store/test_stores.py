@@ -8,9 +8,9 @@ from redis.asyncio import Redis
 from bot.clock import FakeClock
 from bot.core.models import RunState
 from bot.store import keys
-from bot.store.run_audit import RUN_AUDIT_TTL_S
+from bot.store.run.run_audit import RUN_AUDIT_TTL_S
+from bot.store.run.threads import CARDS_TTL_S
 from bot.store.stores import StoreSet
-from bot.store.threads import CARDS_TTL_S
 
 
 async def test_the_run_list_holds_every_run_newest_first_and_nothing_else(

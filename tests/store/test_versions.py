@@ -7,22 +7,19 @@ from __future__ import annotations
 import pytest
 from redis.asyncio import Redis
 
-from bot.core.models import ActionRequest, Decision
+from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.errors import AlreadyResolved
+from bot.gate.claims import ClaimCheck, claim_checked
 from bot.store import audit
-from bot.store.claims import ClaimCheck, claim_checked
 from bot.store.requests import RequestStore
-from tests.keys import serve_signer
+from tests.support.decisions import approve
+from tests.support.keys import serve_signer
 
 
 def check(policy: Policy) -> ClaimCheck:
     return ClaimCheck(serve_signer().public(), policy)
-
-
-def approve(req: ActionRequest, actor: str) -> Decision:
-    return Decision(event=Event.APPROVE, actor=actor, payload_hash=req.payload_hash)
 
 
 async def test_a_decision_signed_at_a_version_left_does_nothing(

@@ -15,13 +15,13 @@ from redis.asyncio import Redis, RedisCluster
 from bot.core.models import Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
+from bot.db import hub
+from bot.db.hub import hub_for
 from bot.errors import AlreadyResolved, StoreUnavailable
-from bot.store import hub
-from bot.store.hub import hub_for
-from bot.store.questions import QuestionStore
 from bot.store.requests import RequestStore
-from tests.clients import CLUSTER, open_client
-from tests.poll import eventually
+from bot.store.run.questions import QuestionStore
+from tests.support.clients import CLUSTER, open_client
+from tests.support.poll import eventually
 
 LONGER_THAN_ANY_TEST = 3600.0
 

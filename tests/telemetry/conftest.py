@@ -19,7 +19,7 @@ from bot.server.serve import ServeOptions, run_serve
 from bot.store.requests import RequestStore
 from tests.e2e.conftest import POLICY as E2E_POLICY
 from tests.e2e.conftest import SECRET, TOKEN
-from tests.keys import SERVE_SEED
+from tests.support.keys import SERVE_SEED
 
 API_TOKEN = "api-token-0123456789"
 POLICY = parse_policy(E2E_POLICY)
@@ -27,11 +27,16 @@ POLICY = parse_policy(E2E_POLICY)
 
 @contextlib.asynccontextmanager
 async def serving(
-    redis_url: str, tmp_path: Path, *, settings: dict[str, Any] | None = None, **options: Any
+    redis_url: str,
+    tmp_path: Path,
+    *,
+    settings: dict[str, Any] | None = None,
+    policy: dict[str, Any] | None = None,
+    **options: Any,
 ) -> AsyncIterator[str]:
-    """The URL of a `serve` until the block ends."""
+    """The URL of a `serve` until the block ends (`policy`: the e2e tests' by default)."""
     policy_file = tmp_path / "policy.yaml"
-    policy_file.write_text(yaml.safe_dump(E2E_POLICY))
+    policy_file.write_text(yaml.safe_dump(policy or E2E_POLICY))
     async with SlackEmulator(signing_secret=SECRET, bot_token=TOKEN) as emu:
         s = Settings(
             slack_bot_token=SecretStr(TOKEN),
@@ -60,6 +65,6 @@ async def serving(
 
 def store(redis: Any) -> RequestStore:
     from bot.clock import wall_ms
-    from tests.keys import serve_signer
+    from tests.support.keys import serve_signer
 
     return RequestStore(redis, clock=wall_ms, signer=serve_signer())  # decides as serve

@@ -26,7 +26,7 @@ from bot.sdk import Gate, require_approval
 from bot.telemetry import spans
 from tests.agent.conftest import ModelFactory, Stores, scripted, stores
 from tests.e2e.conftest import SECRET, TOKEN
-from tests.poll import eventually
+from tests.support.poll import eventually
 from tests.telemetry.conftest import POLICY, serving
 from tests.telemetry.test_traces import approve, review
 

@@ -4,8 +4,10 @@ agent's own trace, as the request's span with one event per transition."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import threading
 from collections.abc import Iterator
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -18,24 +20,18 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 from redis.asyncio import Redis
 
-from bot.core.models import ActionRequest, Decision
-from bot.core.states import Event
 from bot.sdk import Gate, Rejected, require_approval
 from bot.telemetry import spans
-from tests.poll import eventually
+from tests.e2e.conftest import POLICY as E2E_POLICY
+from tests.support import decisions
+from tests.support.poll import eventually
 from tests.telemetry.conftest import API_TOKEN, serving, store
 
 pytestmark = pytest.mark.timeout(60)
 
 
-def approve(req: ActionRequest) -> Decision:
-    return Decision(event=Event.APPROVE, actor="UREV", payload_hash=req.payload_hash)
-
-
-def reject(req: ActionRequest) -> Decision:
-    return Decision(
-        event=Event.REJECT, actor="UREV", payload_hash=req.payload_hash, reason_code="too_risky"
-    )
+approve = partial(decisions.approve, actor="UREV")
+reject = partial(decisions.reject, actor="UREV")
 
 
 async def review(redis: Redis, decide: Any) -> None:
@@ -143,6 +139,26 @@ async def test_a_rejected_call_still_leaves_its_span_with_the_reason(
     assert "too_risky" in (span.status.description or "")
     reasons = [e.attributes.get("hitl.reason_code") for e in span.events if e.attributes]
     assert "too_risky" in reasons
+
+
+async def test_a_timed_out_call_still_leaves_its_span_with_the_safe_default(
+    redis_url: str, tmp_path: Path, exporter: InMemorySpanExporter, agent: Any
+) -> None:
+    """Nobody decides: the sweeper applies the tier's default (reject), the agent is told
+    it timed out, and the trace still holds the wait, ended as auto_rejected."""
+    policy = copy.deepcopy(E2E_POLICY)
+    policy["tiers"]["medium"].update(review_timeout="1s", escalation=[])
+    tracer = spans.provider(SimpleSpanProcessor(exporter))
+    async with serving(redis_url, tmp_path, tracer_provider=tracer, policy=policy) as url:
+        tool, out = await refund_in_agent_span(url, agent)
+        span = await hitl_span(exporter)
+    assert out.startswith("rejected: ")  # TimedOut is a Rejected: the call did not run
+    assert span.parent is not None and span.parent.span_id == tool.get_span_context().span_id
+    attrs = dict(span.attributes or {})
+    assert attrs["hitl.approval.status"] == "auto_rejected"
+    assert span.status.status_code == StatusCode.ERROR
+    moves = [e.attributes.get("hitl.event") for e in span.events if e.attributes]
+    assert "timeout" in moves
 
 
 class Collector(BaseHTTPRequestHandler):

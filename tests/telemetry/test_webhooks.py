@@ -23,8 +23,8 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.store import keys
-from bot.store.group_reader import Retry
-from tests.poll import eventually
+from bot.store.stream.group_reader import Retry
+from tests.support.poll import eventually
 from tests.telemetry.conftest import serving
 from tests.telemetry.test_traces import approve, refund_in_agent_span, reject, review
 

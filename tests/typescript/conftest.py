@@ -18,3 +18,9 @@ __all__ = ["Bot", "bot", "serve_env", "serve_options", "slack_mode"]
 def ts_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project with the packed client installed (and `./tsc`, its compiler)."""
     return built_or_skip(tmp_path_factory.mktemp("ts-client"))
+
+
+@pytest.fixture(scope="session")
+def runtimes_project(ts_project: Path) -> Path:
+    """Beside it, the pinned agent frameworks (`ai`, `@openai/agents`) and the client."""
+    return built_or_skip(ts_project.parent, runtimes=True)

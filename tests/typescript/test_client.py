@@ -7,7 +7,6 @@ correction at the tool boundary, a stop. And its types hold a user's code to the
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -16,57 +15,32 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.core.models import ActionRequest
 from bot.core.states import State
-from bot.slack import render
-from bot.slack.options import ACTION_OPTION
+from bot.slack.blocks import render
+from bot.slack.blocks.options import ACTION_OPTION
 from tests.e2e.conftest import Bot, all_text
-from tests.poll import eventually
+from tests.support.poll import eventually
+from tests.typescript.steps import STEP_S, Agent, pending
 
 pytestmark = pytest.mark.timeout(300)  # the first test packs and installs the client
 
 HERE = Path(__file__).parent
+TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 API_TOKEN = "api-token-0123456789"  # the e2e bot's HITL_API_TOKEN
 AUTH = {"Authorization": f"Bearer {API_TOKEN}"}
 RUN = "ts-agent:ticket-7"
-STEP_S = 60.0
-
-
-class Agent:
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-
-    async def step(self, name: str) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        line = await asyncio.wait_for(self.proc.stdout.readline(), STEP_S)
-        if not line:
-            err = await self.proc.stderr.read() if self.proc.stderr else b""
-            pytest.fail(f"the agent ended before {name}: {err.decode()[-3000:]}")
-        got: dict[str, Any] = json.loads(line)
-        assert got["step"] == name, got
-        return got
-
-    async def go_on(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(b"go\n")
-        await self.proc.stdin.drain()
-
-
-async def _pending(bot: Bot, tool: str, order: str) -> ActionRequest:
-    async def found() -> ActionRequest | None:
-        for r in await bot.requests.list_pending():
-            if r.tool == tool and r.args.get("order") == order:
-                return r
-        return None
-
-    return await eventually(found, what=f"{tool} {order} in review", timeout_s=STEP_S)
 
 
 async def test_an_agent_on_the_packed_client_through_people_in_slack(
     bot: Bot, ts_project: Path
 ) -> None:
     (ts_project / "agent.mjs").write_text((HERE / "agent.mjs").read_text())
-    env = os.environ | {"HITL_API_URL": bot.url, "HITL_API_TOKEN": API_TOKEN, "RUN_ID": RUN}
+    env = os.environ | {
+        "HITL_API_URL": bot.url,
+        "HITL_API_TOKEN": API_TOKEN,
+        "RUN_ID": RUN,
+        "TRACEPARENT": TRACEPARENT,  # a traced parent process hands its children its span
+    }
     proc = await asyncio.create_subprocess_exec(
         "node",
         "agent.mjs",
@@ -79,16 +53,18 @@ async def test_an_agent_on_the_packed_client_through_people_in_slack(
     agent = Agent(proc)
     try:
         # 1. requireApproval files the exact call; a person approves; it runs and reports
-        req = await _pending(bot, "refund", "A1")
+        req = await pending(bot, "refund", "A1")
         assert req.args == {"order": "A1", "amount": 5}
         ch, ts = await bot.message_of(req.id)
         await bot.emu.click("UPARENT", render.ACTION_APPROVE, channel=ch, ts=ts)
         assert (await agent.step("approve"))["result"] == "refunded A1"
         done = await bot.requests.get(req.id)
         assert done.state == State.COMPLETED
+        # the agent's span is the parent of the request's (docs/tracing.md)
+        assert (await bot.requests.fields(req.id))["trace"] == TRACEPARENT
 
         # 2. a rejection with the person's reason: a typed error carrying it
-        req = await _pending(bot, "refund", "A2")
+        req = await pending(bot, "refund", "A2")
         ch, ts = await bot.message_of(req.id)
         await bot.emu.post("UPARENT", ch, "reject: wrong order, A1 was refunded", thread_ts=ts)
         err = (await agent.step("reject"))["error"]
@@ -121,7 +97,7 @@ async def test_an_agent_on_the_packed_client_through_people_in_slack(
         assert (await agent.step("after"))["result"] == "looked up A3"  # read once
 
         # 6. a stop while a gated call of the run waits: RunStopped, and the run aborts
-        req = await _pending(bot, "refund", "A4")
+        req = await pending(bot, "refund", "A4")
         out = await bot.emu.command("UPARENT", "#hitl-approvals", "/hitl", f"stop {RUN}")
         assert out.status == 200
         err = (await agent.step("stop"))["error"]

@@ -8,11 +8,11 @@ See `emulator.py` for the entry point and `control.py` for the `/_emu/` endpoint
 
 from bot.sandbox.slack.acting import Outcome
 from bot.sandbox.slack.defaults import BOT_ID, BOT_NAME, BOT_USER_ID, DEFAULT_CHANNEL_NAMES
-from bot.sandbox.slack.delivery import Delivery, signature
 from bot.sandbox.slack.emulator import SlackEmulator
 from bot.sandbox.slack.errors import ControlError, WebApiError
-from bot.sandbox.slack.events import Posted
 from bot.sandbox.slack.serving import BackgroundServer
+from bot.sandbox.slack.to_app.delivery import Delivery, signature
+from bot.sandbox.slack.to_app.events import Posted
 from bot.sandbox.slack.workspace import Channel, Ephemeral, Message, User, UserGroup, View
 
 __all__ = [

@@ -25,8 +25,11 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from bot.sandbox.slack.acting import Outcome
-from bot.sandbox.slack.api_common import ApiContext
-from bot.sandbox.slack.commands import Commands
+from bot.sandbox.slack.api.api_common import ApiContext
+from bot.sandbox.slack.api.faults import CallLog, Delay, Fault, Faults
+from bot.sandbox.slack.api.membership import invite_bot, membership_routes, remove_bot
+from bot.sandbox.slack.api.ratelimits import RateLimits, channel_id_in
+from bot.sandbox.slack.api.webapi import WebApi
 from bot.sandbox.slack.control import control_routes
 from bot.sandbox.slack.defaults import (
     BOT_SCOPES,
@@ -35,26 +38,23 @@ from bot.sandbox.slack.defaults import (
     default_usergroups,
     default_users,
 )
-from bot.sandbox.slack.delivery import (
+from bot.sandbox.slack.ids import Clock, Ids
+from bot.sandbox.slack.page import page_routes
+from bot.sandbox.slack.serving import BackgroundServer
+from bot.sandbox.slack.snapshot import snapshot
+from bot.sandbox.slack.to_app.commands import Commands
+from bot.sandbox.slack.to_app.delivery import (
     ACK_TIMEOUT_SECONDS,
     RETRY_DELAYS_SECONDS,
     Deliverer,
     Delivery,
 )
-from bot.sandbox.slack.events import Events, Posted
-from bot.sandbox.slack.faults import CallLog, Delay, Fault, Faults
-from bot.sandbox.slack.ids import Clock, Ids
-from bot.sandbox.slack.interactions import Interactions
-from bot.sandbox.slack.membership import invite_bot, membership_routes, remove_bot
-from bot.sandbox.slack.page import page_routes
-from bot.sandbox.slack.payloads import Payloads
-from bot.sandbox.slack.ratelimits import RateLimits, channel_id_in
-from bot.sandbox.slack.responses import Responses
-from bot.sandbox.slack.serving import BackgroundServer
-from bot.sandbox.slack.snapshot import snapshot
-from bot.sandbox.slack.socket_mode import SocketHub
+from bot.sandbox.slack.to_app.events import Events, Posted
+from bot.sandbox.slack.to_app.interactions import Interactions
+from bot.sandbox.slack.to_app.payloads import Payloads
+from bot.sandbox.slack.to_app.responses import Responses
+from bot.sandbox.slack.to_app.socket_mode import SocketHub
 from bot.sandbox.slack.triggers import TRIGGER_TTL_SECONDS, Triggers
-from bot.sandbox.slack.webapi import WebApi
 from bot.sandbox.slack.workspace import JSON, Channel, Message, User, UserGroup, View, Workspace
 
 

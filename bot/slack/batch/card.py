@@ -17,13 +17,13 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from bot.core.models import ActionRequest, RiskTier
-from bot.slack import escape as esc
 from bot.slack import messages as smsg
 from bot.slack.batch import messages as bm
-from bot.slack.render import (
+from bot.slack.blocks import escape as esc
+from bot.slack.blocks.render import (
     Rendered,
 )
-from bot.slack.views import reason_inputs
+from bot.slack.blocks.views import reason_inputs
 
 ACTION_APPROVE_ALL = "hitl_digest_approve"
 ACTION_REJECT_ALL = "hitl_digest_reject"

@@ -20,16 +20,16 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.models import ActionRequest, Decision
 from bot.core.states import Event, State
+from bot.db.failures import STORE_DOWN
 from bot.errors import AlreadyResolved, Expired, HitlError, NotEligible, NotFound, StalePayload
-from bot.slack import escape as esc
-from bot.slack import lines, views
+from bot.gate.runtime import Runtime
 from bot.slack import messages as smsg
-from bot.slack.approvals import MAX_REASON, Approvals, open_view, refusal_text, tell
+from bot.slack.access.permissions import actor_team, is_foreign
 from bot.slack.batch import card
 from bot.slack.batch import messages as bm
-from bot.slack.permissions import actor_team, is_foreign
-from bot.store.failures import STORE_DOWN
-from bot.store.runtime import Runtime
+from bot.slack.blocks import escape as esc
+from bot.slack.blocks import lines, views
+from bot.slack.listeners.approvals import MAX_REASON, Approvals, open_view, refusal_text, tell
 
 log = logging.getLogger(__name__)
 

@@ -20,10 +20,11 @@ from bot.core.models import ActionRequest
 from bot.core.states import State
 from bot.errors import NotFound
 from bot.slack.batch import card
-from bot.slack.escape import Block
-from bot.slack.once import OncePoster, Tag
-from bot.slack.render import blocks_hash
-from bot.store.digests import group_id
+from bot.slack.blocks.escape import Block
+from bot.slack.blocks.render import blocks_hash
+from bot.slack.delivery.once import OncePoster, Tag
+from bot.slack.seams import CardPart
+from bot.store.posted.digests import group_id
 from bot.store.stores import StoreSet
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,10 @@ log = logging.getLogger(__name__)
 LEASE_S = 10
 
 
-class DigestKeeper:
+class DigestKeeper(CardPart):
+    """The batch digest's part of the card flow (bot/slack/seams.py): every request's
+    notice, after its own card, enrols or redraws it in its group's digest."""
+
     def __init__(
         self, rt: StoreSet, client: AsyncWebClient, once: OncePoster, *, holder: str
     ) -> None:
@@ -40,6 +44,9 @@ class DigestKeeper:
         self.client = client
         self.once = once
         self.holder = holder
+
+    async def after(self, rid: str) -> None:
+        await self.touch(rid)
 
     async def touch(self, rid: str) -> None:
         """The request `rid` changed: enrol it in its group if it waits, and redraw."""

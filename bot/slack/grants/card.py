@@ -8,10 +8,9 @@ from bot.core.grants import Bound, crosses_zero, scopes, standing_max
 from bot.core.models import ActionRequest
 from bot.core.policy import Policy
 from bot.core.states import State
-from bot.slack import escape as esc
-from bot.slack.escape import Block, ButtonValue
+from bot.slack.blocks import escape as esc
+from bot.slack.blocks.escape import Block, ButtonValue
 from bot.slack.grants import messages as gmsg
-from bot.slack.render import Rendered
 from bot.store.grants import Held
 
 ACTION_GRANT = "hitl_grant"
@@ -78,16 +77,6 @@ def grant_blocks(held: Held, now: int) -> list[Block]:
         revoke = esc.button(gmsg.BTN_REVOKE, ACTION_REVOKE, held.grant.id, style="danger")
         blocks.append(esc.actions([revoke], block_id="hitl_grant_revoke"))
     return blocks
-
-
-def decorate(msg: Rendered, extra: list[Block]) -> Rendered:
-    """The card with `extra` above its foot line, within Slack's block limit."""
-    if not extra:
-        return msg
-    blocks = [*msg.blocks[:-1], *extra, *msg.blocks[-1:]]
-    if len(blocks) > esc.MESSAGE_BLOCKS:  # keep the buttons: drop argument blocks instead
-        return msg
-    return Rendered(msg.text, blocks)
 
 
 def card_extra(req: ActionRequest, policy: Policy, held: Held | None, now: int) -> list[Block]:

@@ -20,22 +20,23 @@ from bot.core.grants import Grant, expiry, scopes
 from bot.core.models import Decision
 from bot.core.states import Event, State
 from bot.errors import HitlError, NotFound
-from bot.slack import escape as esc
-from bot.slack import lines
+from bot.gate.runtime import Runtime
 from bot.slack import messages as smsg
-from bot.slack.approvals import Approvals, open_view, tell
-from bot.slack.escape import VIEW_BLOCKS, ButtonValue
+from bot.slack.access.groups import groups_of, needs_lookup
+from bot.slack.access.permissions import actor_team, is_foreign, is_operator, may_decide
+from bot.slack.blocks import escape as esc
+from bot.slack.blocks import lines
+from bot.slack.blocks.escape import VIEW_BLOCKS, ButtonValue
+from bot.slack.blocks.modal_errors import fit, modal_refusal
+from bot.slack.blocks.render import Rendered
 from bot.slack.grants import messages as gmsg
 from bot.slack.grants.card import ACTION_GRANT, ACTION_REVOKE, VIEW_GRANT
 from bot.slack.grants.listing import grants_list, home_blocks
 from bot.slack.grants.notes import redraw
 from bot.slack.grants.views import SCOPE_BLOCK, grant_modal, read_submission
-from bot.slack.groups import groups_of, needs_lookup
-from bot.slack.modal_errors import fit, modal_refusal
-from bot.slack.permissions import actor_team, is_foreign, is_operator, may_decide
-from bot.slack.render import Rendered
+from bot.slack.listeners.approvals import Approvals, open_view, tell
 from bot.store.grants import Held
-from bot.store.runtime import Runtime
+from bot.store.replies import Reply
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +64,9 @@ async def revoke(rt: Runtime, client: AsyncWebClient, user: str, gid: str) -> st
         log.info("refused", extra={"what": "revoke_grant", "actor": user, "grant": gid})
         return gmsg.MAY_NOT_REVOKE.format(gid=shown)
     status, who = await rt.grants.revoke(gid, user)
-    if status == "already":
+    if status == Reply.ALREADY:
         return gmsg.REVOKED_ALREADY.format(gid=shown, who=esc.user(who))
-    if status != "ok":
+    if status != Reply.OK:
         return gmsg.REVOKE_GONE.format(gid=shown)
     log.info("grant revoked", extra={"grant": gid, "actor": user})
     await redraw(rt, client, rt.policy, held.grant.source)

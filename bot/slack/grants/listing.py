@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.slack import escape as esc
-from bot.slack.escape import Block, section
+from bot.slack.blocks import escape as esc
+from bot.slack.blocks.escape import Block, section
+from bot.slack.blocks.render import Rendered
 from bot.slack.grants import messages as gmsg
 from bot.slack.grants.card import ACTION_REVOKE, grant_line
-from bot.slack.render import Rendered
 from bot.store.grants import Held
 
 MAX_SHOWN = 15

@@ -13,11 +13,12 @@ from bot.core.models import ActionRequest, Run
 from bot.core.policy import Policy
 from bot.core.states import State
 from bot.errors import HitlError, NotFound
-from bot.slack import escape as esc
-from bot.slack import render
+from bot.gate.grant_pass import pass_if_granted
+from bot.slack.blocks import escape as esc
+from bot.slack.blocks import render
 from bot.slack.grants import messages as gmsg
-from bot.slack.grants.card import card_extra, decorate
-from bot.store.grant_pass import pass_if_granted
+from bot.slack.grants.card import card_extra
+from bot.slack.seams import CardPart
 from bot.store.stores import StoreSet
 
 
@@ -35,19 +36,21 @@ def passed_line(
     )
 
 
-class GrantNotes:
+class GrantNotes(CardPart):
+    """Standing approvals' part of the card flow (bot/slack/seams.py)."""
+
     def __init__(self, rt: StoreSet, client: AsyncWebClient, policy: Policy | None) -> None:
         self.rt = rt
         self.client = client
         self.policy = policy
 
-    async def pass_new(self, req: ActionRequest) -> ActionRequest:
+    async def on_new(self, req: ActionRequest) -> ActionRequest:
         """`req` approved under a grant that covers it, or as it was."""
         if self.policy is None:
             return req
         return await pass_if_granted(self.rt.requests, self.rt.grants, self.policy, req)
 
-    async def note(self, req: ActionRequest, run: Run | None, where: str) -> bool:
+    async def passed(self, req: ActionRequest, run: Run | None, where: str) -> bool:
         """Post the one-line note of a call passed under a grant; False: it was not."""
         res = req.resolution
         gid = grant_of(res.reason_code if res else None)
@@ -90,6 +93,6 @@ async def redraw(rt: StoreSet, client: AsyncWebClient, policy: Policy, rid: str)
         return
     held = None if req.state == State.PENDING_REVIEW else await rt.grants.made_on(rid)
     msg = render.approval_message(req, now_ms=rt.clock())
-    msg = decorate(msg, card_extra(req, policy, held, rt.clock()))
+    msg = render.decorate(msg, card_extra(req, policy, held, rt.clock()))
     await client.chat_update(channel=ref.channel, ts=ref.ts, text=msg.text, blocks=msg.blocks)
     await rt.cards.set_request_view(rid, render.blocks_hash(msg.blocks))

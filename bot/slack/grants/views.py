@@ -15,8 +15,8 @@ from typing import Any
 from bot.core.grants import Bound, Scope, bounds_of, scopes, set_range, standing_max
 from bot.core.models import ActionRequest
 from bot.core.policy import Policy
-from bot.slack import escape as esc
-from bot.slack.escape import Block, ButtonValue, section
+from bot.slack.blocks import escape as esc
+from bot.slack.blocks.escape import Block, ButtonValue, section
 from bot.slack.grants import messages as gmsg
 from bot.slack.grants.card import VIEW_GRANT
 

@@ -51,7 +51,7 @@ end
 local function flat(h)
   return cjson.encode(h)
 end
--- Not stored: the empty values a reader puts back exactly (ALWAYS, bot/core/chain.py),
+-- Not stored: the empty values a reader puts back exactly (ALWAYS, bot/core/proof/chain.py),
 -- and the all-zero prev of a first entry (~75 B of a waiting request's one entry).
 local function audit(A, h, e)
   local seq = tonumber(h.audit_seq or '0') + 1

@@ -14,13 +14,14 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from importlib.resources import files
 
-from bot.core.chain import ALWAYS
 from bot.core.models import SYSTEM, QuestionState, RiskTier
-from bot.core.seal import FORGED
+from bot.core.proof.chain import ALWAYS
+from bot.core.proof.seal import FORGED
 from bot.core.states import FINAL, HUMAN_EVENTS, TRANSITIONS, Event, ReasonCode, State, SystemReason
 from bot.store import keys
 from bot.store.codec import GONE, OPTIONAL, REF_LEN, TERMS
-from bot.store.events import MAXLEN
+from bot.store.replies import Reply
+from bot.store.stream.events import MAXLEN
 from bot.store.waiting import WAKE_MAXLEN, WAKE_TTL_S
 
 WAITING_TTL_S = 30 * 86_400  # a run's set of waiting requests lives as long as its record
@@ -48,8 +49,8 @@ def lua_map(m: Mapping[str, object]) -> str:
     return "{" + ", ".join(f"[{_str(k)}]={_str(v)}" for k, v in m.items()) + "}"
 
 
-# `S.name`, `E.name`, `SR.name` and `QS.name` in a script's text are its state, event,
-# system reason and question state names: each is replaced by its quoted value as the
+# `S.name`, `E.name`, `SR.name`, `QS.name` and `R.name` in a script's text are its state,
+# event, system reason, question state and reply names: each is replaced by its quoted value as the
 # script is read, so a name the enum lacks fails at import, not as a nil at run time,
 # and the server spends nothing on looking them up.
 ENUMS: dict[str, type[StrEnum]] = {
@@ -57,6 +58,7 @@ ENUMS: dict[str, type[StrEnum]] = {
     "E": Event,
     "SR": SystemReason,
     "QS": QuestionState,
+    "R": Reply,
 }
 _NAME = re.compile(r"\b(" + "|".join(ENUMS) + r")\.([a-z_]+)\b")
 

@@ -13,14 +13,14 @@ local records = cjson.decode(ARGV[3])  -- [[event, from, to, reason, seal?], ...
 local h = fill(cjson.decode(ARGV[4]))
 local terms = ARGV[5]  -- the review terms' JSON, kept once per shard
 local claimer = ARGV[6] or ''  -- '' or the executor that claims an approved new request
-local token = ARGV[7] or ''  -- and its claim token (bot/core/fence.py)
+local token = ARGV[7] or ''  -- and its claim token (bot/core/proof/fence.py)
 
 -- A run's correction queue and record are in the run's hash slot (one Redis only): a
 -- call made while a correction waits or a stop is asked creates nothing, and the
 -- caller takes the correction first, as it would have checking before the create.
 if run and (redis.call('LLEN', steering) > 0
             or redis.call('HGET', run, 'stop_requested') == '1') then
-  return {'steered', ''}
+  return {R.steered, ''}
 end
 if redis.call('EXISTS', K.req) == 1 then
   local given = h
@@ -28,8 +28,8 @@ if redis.call('EXISTS', K.req) == 1 then
   -- the same key must mean the same call by the same asker at the same risk
   local same = (h.payload_hash == given.payload_hash or h.original_hash == given.payload_hash)
     and h.requester == given.requester and h.obo == given.obo and h.risk == given.risk
-  if same then return {'exists', flat(h)} end
-  return {'conflict', flat(h)}
+  if same then return {R.exists, flat(h)} end
+  return {R.conflict, flat(h)}
 end
 if string.sub(redis.sha1hex(terms), 1, REF_LEN) ~= h.terms then
   return error(TERMS_ERROR .. ' ' .. h.terms .. ' do not hash to their name')
@@ -76,13 +76,13 @@ if h.state == S.pending_review then
 else redis.call('ZADD', K.all, h.created_at, h.id) end
 if h.expires_at ~= '' then redis.call('ZADD', K.due, h.expires_at, due_member(DUE_REQUEST, h)) end
 -- In the same step as the correction check above: a correction queued after this is
--- sure to find the request (bot/store/corrections.py).
+-- sure to find the request (bot/gate/corrections.py).
 if waiting and h.state == S.pending_review then
   redis.call('SADD', waiting, h.id)
   redis.call('EXPIRE', waiting, WAITING_TTL_S)
 end
 -- The run's index of its calls, in the same step: `show RUN` reads it (a cluster
--- writes it in a step of its own, bot/store/run_requests.py).
+-- writes it in a step of its own, bot/store/run/run_requests.py).
 if run_requests then
   redis.call('ZADD', run_requests, 'NX', h.created_at, h.id)
   redis.call('EXPIRE', run_requests, WAITING_TTL_S)
@@ -93,5 +93,5 @@ if h.state == S.executing then
   publish(K.events, 'request', h.id, h.version, E.claim, h.state, h.run_id)
 end
 -- The caller holds every other field already: it sent them.
-return {'ok', cjson.encode({state = h.state, version = h.version, expires_at = h.expires_at,
+return {R.ok, cjson.encode({state = h.state, version = h.version, expires_at = h.expires_at,
                            audit_head = h.audit_head, fence = h.fence})}

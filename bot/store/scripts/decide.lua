@@ -7,7 +7,7 @@ local seen, view = ARGV[7], ARGV[8]  -- the payload hash and the card's hash the
 local reason, text = ARGV[9], ARGV[10]  -- a rejection's code and words
 local new_args, new_hash = ARGV[11], ARGV[12]  -- an edit's arguments and their hash
 local via = ARGV[13]  -- how they decided: '' a button, 'thread_reply:CHANNEL:TS' a reply
-local seal = ARGV[14]  -- serve's signature (bot/core/seal.py): kept with the decision
+local seal = ARGV[14]  -- serve's signature (bot/core/proof/seal.py): kept with the decision
 local foreign = ARGV[15]  -- '1': the actor is from another workspace: '*' never counts
 if not HUMAN[event] then return error('DECIDE takes a person\'s decision, not ' .. event) end
 
@@ -20,17 +20,17 @@ local approvals = list(h.approvals)
 local mine = false
 for _, a in ipairs(approvals) do if a[1] == actor then mine = true end end
 if event == E.reject then
-  if h.res_event == E.reject and h.res_actor == actor then return {'repeat', flat(h)} end
+  if h.res_event == E.reject and h.res_actor == actor then return {R.repeat, flat(h)} end
 elseif mine and (event ~= E.edit_and_approve or new_hash == h.payload_hash)
        and (h.res_event == '' or h.res_event == E.approve
             or h.res_event == E.edit_and_approve) then
-  return {'repeat', flat(h)}
+  return {R.repeat, flat(h)}
 end
 if t.state ~= S.pending_review then return resolved_or_invalid(t, entry) end
-if now >= tonumber(h.expires_at) then return refuse(t, 'expired', entry) end
+if now >= tonumber(h.expires_at) then return refuse(t, R.expired, entry) end
 local own = actor == h.requester or (h.obo ~= '' and actor == h.obo)
 if own and event ~= E.reject and h.self_approval ~= '1' then
-  return refuse(t, 'not_eligible', entry)
+  return refuse(t, R.not_eligible, entry)
 end
 local ok = own and event == E.reject  -- saying no to one's own request is always safe
 local names = {}
@@ -45,33 +45,33 @@ for i = 1, tonumber(h.level) + 1 do
 end
 if (names['*'] and foreign ~= '1') or names[actor] then ok = true end
 for _, g in ipairs(groups) do if names[g] then ok = true end end
-if not ok then return refuse(t, 'not_eligible', entry) end
+if not ok then return refuse(t, R.not_eligible, entry) end
 -- A proposal (bot/core/candidates.py) was seen under its own hash, kept as the
 -- original once a candidate is chosen; it approves only by choosing a candidate.
 local proposal = h.cand_hashes ~= ''
 local shown = h.payload_hash
 if proposal and h.original_hash ~= '' then shown = h.original_hash end
-if seen ~= shown then return refuse(t, 'stale_payload', entry) end
+if seen ~= shown then return refuse(t, R.stale_payload, entry) end
 
 local expires_in
 if event == E.reject then
-  if not REASONS[reason] then return refuse(t, 'invalid', entry) end
+  if not REASONS[reason] then return refuse(t, R.invalid, entry) end
   resolve(t, E.reject, reason, text, view, seal)
   move(t, E.reject, S.rejected)
   move(t, E.close, S.cancelled)
 else
   if proposal then
-    if event ~= E.edit_and_approve or new_args == '' then return refuse(t, 'invalid', entry) end
+    if event ~= E.edit_and_approve or new_args == '' then return refuse(t, R.invalid, entry) end
     local known = false
     for _, c in ipairs(list(h.cand_hashes)) do if c == new_hash then known = true end end
-    if not known then return refuse(t, 'invalid', entry) end
+    if not known then return refuse(t, R.invalid, entry) end
     if new_hash ~= h.payload_hash then  -- another candidate: the count starts again
       t.upd.args, t.upd.payload_hash = new_args, new_hash
       t.upd.original_hash = (h.original_hash ~= '' and h.original_hash) or h.payload_hash
       approvals = {}
     end
   elseif event == E.edit_and_approve then
-    if h.allow_edit ~= '1' or new_args == '' then return refuse(t, 'invalid', entry) end
+    if h.allow_edit ~= '1' or new_args == '' then return refuse(t, R.invalid, entry) end
     t.upd.args, t.upd.payload_hash = new_args, new_hash
     t.upd.original_hash = (h.original_hash ~= '' and h.original_hash) or h.payload_hash
     t.upd.original_args = (h.original_args ~= '' and h.original_args) or h.args

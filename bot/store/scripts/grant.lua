@@ -20,7 +20,7 @@ local function keep(expires_at)
 end
 
 if op == 'make' then  -- arg: the grant's JSON
-  if redis.call('EXISTS', grant) == 1 then return {'exists'} end
+  if redis.call('EXISTS', grant) == 1 then return {R.exists} end
   local uses, expires_at, source = tonumber(x7), tonumber(x8), x9
   redis.call('HSET', grant, 'json', arg, 'left', uses, 'expires_at', expires_at,
              'revoked_by', '', 'revoked_at', '')
@@ -28,37 +28,37 @@ if op == 'make' then  -- arg: the grant's JSON
   redis.call('HSET', sources, source, gid)
   note('granted', {source = source, uses = uses, expires_at = expires_at})
   keep(expires_at)
-  return {'ok'}
+  return {R.ok}
 end
 
-if redis.call('EXISTS', grant) == 0 then return {'gone'} end
+if redis.call('EXISTS', grant) == 0 then return {R.gone} end
 local h = redis.call('HMGET', grant, 'left', 'expires_at', 'revoked_by')
 local left, expires_at, revoked_by = tonumber(h[1]), tonumber(h[2]), h[3]
 
 if op == 'use' then  -- arg: the request id the grant would pass
-  if redis.call('SISMEMBER', used, arg) == 1 then return {'again', left} end
-  if revoked_by ~= '' then return {'revoked', left} end
-  if now >= expires_at then return {'expired', left} end
-  if left <= 0 then return {'used_up', left} end
+  if redis.call('SISMEMBER', used, arg) == 1 then return {R.again, left} end
+  if revoked_by ~= '' then return {R.revoked, left} end
+  if now >= expires_at then return {R.expired, left} end
+  if left <= 0 then return {R.used_up, left} end
   left = redis.call('HINCRBY', grant, 'left', -1)
   redis.call('SADD', used, arg)
   note('used', {request = arg, left = left})
   keep(expires_at)
-  return {'ok', left}
+  return {R.ok, left}
 end
 
 if op == 'give_back' then  -- arg: the request the grant could not approve after all
-  if redis.call('SREM', used, arg) == 0 then return {'noop', left} end
+  if redis.call('SREM', used, arg) == 0 then return {R.noop, left} end
   left = redis.call('HINCRBY', grant, 'left', 1)
   note('given_back', {request = arg, left = left, why = x7})
-  return {'ok', left}
+  return {R.ok, left}
 end
 
 if op == 'revoke' then
-  if revoked_by ~= '' then return {'already', revoked_by} end
+  if revoked_by ~= '' then return {R.already, revoked_by} end
   redis.call('HSET', grant, 'revoked_by', actor, 'revoked_at', now)
   redis.call('ZREM', live, gid)
   note('revoked', {left = left})
-  return {'ok', actor}
+  return {R.ok, actor}
 end
 return redis.error_reply('GRANT: unknown op ' .. op)

@@ -12,7 +12,7 @@ local t, done = begin(K, now, event, actor, expect, false)
 if not t then return done end
 if fence ~= '' and fence ~= t.h.fence then
   local entry = {text = detail, payload_hash = t.h.payload_hash, fence = fence}
-  return refuse(t, 'stale_fence', entry)
+  return refuse(t, R.stale_fence, entry)
 end
 local expires_in
 if event == E.succeed or event == E.fail then

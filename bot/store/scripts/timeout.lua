@@ -3,7 +3,7 @@ local K = request_keys()
 local now, actor = tonumber(ARGV[1]), ARGV[2]
 local expect, lean = ARGV[3], ARGV[4]  -- see `begin` and `commit`
 local fence = ARGV[5]  -- '' or the version the timer was set at: moved since, a no-op
-local seal = ARGV[6]  -- serve's signature of the default it applies (bot/core/seal.py)
+local seal = ARGV[6]  -- serve's signature of the default it applies (bot/core/proof/seal.py)
 -- '1': a timeout that would auto-approve is left undone (reply 'unsigned'): a store
 -- without the key leaves approving defaults to serve's sweeper, since no executor
 -- would claim an unsigned one.
@@ -14,7 +14,7 @@ if not t then return done end
 local h, state = t.h, t.state
 if (fence ~= '' and tonumber(fence) ~= t.version) or FINAL[state] or h.expires_at == ''
    or now < tonumber(h.expires_at) then
-  return {'noop', flat(h)}
+  return {R.noop, flat(h)}
 end
 local expires_in
 if state == S.pending_review then
@@ -28,7 +28,7 @@ if state == S.pending_review then
     local default = h.on_exhausted
     if default == S.auto_approved and h.risk ~= LOW_RISK then default = S.auto_rejected end
     if default == S.auto_approved and seal == '' and leave == '1' then
-      return {'unsigned', flat(h)}
+      return {R.unsigned, flat(h)}
     end
     t.actor = SYSTEM
     resolve(t, E.timeout, SR.no_response, '', '', seal)

@@ -22,12 +22,12 @@ end
 -- checks or signs again.
 local function begin(K, now, event, actor, expect, terms)
   local h = load(K.req, K.terms)  -- one HGETALL answers whether it exists too
-  if h == nil then return nil, {'not_found', '{}'} end
+  if h == nil then return nil, {R.not_found, '{}'} end
   if terms and h.terms_gone then
     return error(TERMS_ERROR .. ' missing or damaged: ' .. K.req)
   end
   if expect ~= '' and tonumber(expect) ~= tonumber(h.version) then
-    return nil, {'moved', flat(h)}
+    return nil, {R.moved, flat(h)}
   end
   return start(K, h, now, event, actor)
 end
@@ -48,9 +48,9 @@ local function refuse(t, code, entry)
 end
 local function resolved_or_invalid(t, entry)
   if t.state ~= S.pending_review and t.h.res_actor ~= '' then
-    return refuse(t, 'already_resolved', entry)
+    return refuse(t, R.already_resolved, entry)
   end
-  return refuse(t, 'invalid', entry)
+  return refuse(t, R.invalid, entry)
 end
 local function move(t, e, to)
   if not ALLOWED[t.cur .. '|' .. e .. '|' .. to] then
@@ -67,7 +67,7 @@ local function resolve(t, e, why, text, view, seal)
 end
 -- approved -> executing: the CLAIM script's move, and CREATE's for a call it claims at
 -- once. The fence names the version the claim moves the request to and the executor's
--- `token` (bot/core/fence.py): a claim lost in a failover and the next one share the
+-- `token` (bot/core/proof/fence.py): a claim lost in a failover and the next one share the
 -- version, never the token. Returns how long the execution may take.
 local function claim(t, token)
   move(t, E.claim, S.executing)
@@ -128,8 +128,8 @@ local function commit(t, expires_in, dress, lean)
   -- The moves too (event, from, to), so the caller logs one line per audited step.
   local moves = cjson.encode(t.recs)
   if lean == '1' then
-    return {'ok', cjson.encode({id = h.id, state = t.cur, version = h.version, tool = h.tool,
+    return {R.ok, cjson.encode({id = h.id, state = t.cur, version = h.version, tool = h.tool,
                                run_id = h.run_id}), t.state, moves}
   end
-  return {'ok', flat(h), t.state, moves}
+  return {R.ok, flat(h), t.state, moves}
 end

@@ -27,6 +27,13 @@ export interface HitlOptions {
   pollSeconds?: number;
   /** Another fetch (tests, proxies); the platform's by default. */
   fetch?: Fetch;
+  /**
+   * The W3C `traceparent` of the agent's current span, sent with each call so the wait
+   * for a person shows inside the agent's own trace (docs/tracing.md). A function is
+   * asked at each call, e.g. one reading OpenTelemetry's active context; `fromEnv`
+   * takes TRACEPARENT, the variable a traced parent process hands its children.
+   */
+  traceparent?: string | (() => string | undefined);
 }
 
 export interface AskOptions {
@@ -63,7 +70,13 @@ export class Hitl {
   constructor(opts: HitlOptions) {
     if (!opts.url || !opts.token) throw new HitlError(msg.NEED_URL_AND_TOKEN, "config");
     const fetchImpl = opts.fetch ?? globalThis.fetch.bind(globalThis);
-    this.http = new Http(opts.url.replace(/\/+$/, ""), opts.token, fetchImpl);
+    const trace = opts.traceparent;
+    this.http = new Http(
+      opts.url.replace(/\/+$/, ""),
+      opts.token,
+      fetchImpl,
+      typeof trace === "function" ? trace : () => trace,
+    );
     this.channel = opts.channel;
     this.pollSeconds = Math.min(Math.max(opts.pollSeconds ?? 30, 1), 60);
   }
@@ -72,7 +85,11 @@ export class Hitl {
   static fromEnv(env?: Record<string, string | undefined>): Hitl {
     const e = env ?? (globalThis as { process?: { env: Record<string, string | undefined> } })
       .process?.env ?? {};
-    return new Hitl({ url: e.HITL_API_URL ?? "", token: e.HITL_API_TOKEN ?? "" });
+    return new Hitl({
+      url: e.HITL_API_URL ?? "",
+      token: e.HITL_API_TOKEN ?? "",
+      traceparent: e.TRACEPARENT || undefined,
+    });
   }
 
   // Approvals
@@ -274,7 +291,8 @@ export function newClaimToken(): string {
   return s;
 }
 
-function describe(result: unknown): string | undefined {
+/** A result as the outcome's detail: text, cut to the API's limit. */
+export function describe(result: unknown): string | undefined {
   if (result === undefined) return undefined;
   const s = typeof result === "string" ? result : JSON.stringify(result);
   return s === undefined ? undefined : s.slice(0, DETAIL_MAX);

@@ -8,6 +8,7 @@ export type Fetch = typeof fetch;
 
 const RETRIES = 3; // 503 (store unavailable, not replicated) on a call safe to repeat
 const NETWORK_SLACK_MS = 15_000; // past a long-poll's own wait, before the socket gives up
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 export interface Exchange {
   method: "GET" | "POST";
@@ -25,6 +26,7 @@ export class Http {
     private readonly url: string,
     private readonly token: string,
     private readonly fetchImpl: Fetch,
+    private readonly traceparent: () => string | undefined = () => undefined,
   ) {}
 
   async call<T>(ex: Exchange): Promise<T | null> {
@@ -48,6 +50,9 @@ export class Http {
     const signals = [AbortSignal.timeout(timeout), ...(ex.signal ? [ex.signal] : [])];
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}` };
     if (ex.body !== undefined) headers["content-type"] = "application/json";
+    const trace = this.traceparent();
+    // W3C Trace Context's shape only: the server ignores any other, as the spec says.
+    if (trace && TRACEPARENT.test(trace)) headers.traceparent = trace;
     try {
       return await this.fetchImpl(this.url + ex.path, {
         method: ex.method,

@@ -30,3 +30,8 @@ export const API_ERROR = (status: number, detail: string): string =>
   `The hitl-bot API answered ${status}: ${detail}`;
 export const NEED_URL_AND_TOKEN =
   "Hitl needs the API's url and a token (HITL_API_URL and HITL_API_TOKEN for Hitl.fromEnv()).";
+export const NOT_DECIDED = (callId: string): string =>
+  `Tool call ${callId} was not approved through hitl-bot, so it did not run: ` +
+  "decide the framework's approval requests with the adapter (respond / decide) first.";
+export const HANDED_TO_CLAUDE =
+  "Handed to Claude Code, which runs the call and does not report how it went.";

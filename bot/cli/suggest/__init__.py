@@ -1,0 +1,1 @@
+"""`hitl-bot policy suggest`: the policy changes the recorded requests support."""

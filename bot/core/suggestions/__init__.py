@@ -1,0 +1,1 @@
+"""Policy suggestions mined from the recorded requests (`hitl-bot policy suggest`)."""

@@ -1,0 +1,1 @@
+"""The `hitl-bot` commands, run as a person runs them."""

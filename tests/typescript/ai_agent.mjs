@@ -1,0 +1,52 @@
+// An agent on the Vercel AI SDK (`ai`), its approvals decided in Slack through the
+// packed client's adapter; the model is the scripted one at MODEL_URL. Driven by
+// test_runtimes.py: each conversation prints one JSON line.
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { generateText, tool } from "ai";
+import { z } from "zod";
+import { Hitl, HitlError } from "@hitl-bot/client";
+import { AiSdkApprovals } from "@hitl-bot/client/ai";
+
+const provider = createOpenAICompatible({ name: "scripted", baseURL: process.env.MODEL_URL, apiKey: "none" });
+const model = provider.chatModel("scripted");
+const approvals = new AiSdkApprovals(Hitl.fromEnv(), { runId: process.env.RUN_ID, runTitle: "Refunds (AI SDK)" });
+const ran = [];
+
+const refund = tool({
+  description: "Refund an order",
+  inputSchema: z.object({ order: z.string(), amount: z.number() }),
+  needsApproval: true,
+  execute: approvals.execute(async ({ order, amount }) => {
+    ran.push({ order, amount });
+    return `refunded ${order}`;
+  }),
+});
+
+async function converse(prompt, wait) {
+  const messages = [{ role: "user", content: prompt }];
+  for (;;) {
+    const result = await generateText({ model, tools: { refund }, messages });
+    messages.push(...result.response.messages);
+    const reply = await approvals.respond(result.content, wait);
+    if (reply === null) return result.text;
+    messages.push(reply);
+  }
+}
+
+const say = (o) => process.stdout.write(JSON.stringify({ ...o, ran }) + "\n");
+const attempt = async (step, prompt, wait) => {
+  try {
+    say({ step, text: await converse(prompt, wait), error: null });
+  } catch (err) {
+    if (!(err instanceof HitlError)) throw err;
+    say({ step, text: null, error: { name: err.constructor.name, message: err.message } });
+  }
+};
+
+await attempt("approve", "Refund order A1");
+await attempt("edit", "Refund order A2");
+await attempt("reject", "Refund order A3");
+await attempt("steer", "Refund order A4");
+await attempt("timeout", "Refund order A5", { timeoutSeconds: 1 });
+await attempt("stop", "Refund order A6");
+process.exit(0);
