@@ -11,7 +11,9 @@ from rich.console import Console
 
 from bot.cli import messages as msg
 from bot.cli.audit import run_cli
+from bot.gate.runtime import Runtime
 from bot.store.run.question_upkeep import index_every_question
+from bot.store.run.run_upkeep import index_every_request, index_every_run
 
 maintenance_app = typer.Typer(
     no_args_is_help=True,
@@ -29,3 +31,23 @@ def index_questions() -> None:
     (questions asked before either existed). A SCAN over every question; safe to repeat."""
     n = run_cli(lambda rt: index_every_question(rt.questions.redis, now_ms=rt.clock()))
     out.print(msg.MAINT_QUESTIONS_INDEXED.format(n=n), markup=False, highlight=False)
+
+
+@maintenance_app.command(
+    "index-runs", short_help="Rebuild the run indexes that list runs (after an upgrade)."
+)
+def index_runs() -> None:
+    """Put every run in the run indexes (every run, the live ones, each starter's live
+    ones) and drop entries naming no run: runs started before the indexes existed, or
+    left out by a crash between a run's record and its index; and put every request
+    filed under a run in its run's index. A SCAN over every run and every request; safe
+    to repeat."""
+
+    async def both(rt: Runtime) -> tuple[int, int]:
+        redis = rt.runs.redis
+        return await index_every_run(redis), await index_every_request(redis)
+
+    runs, requests = run_cli(both)
+    out.print(
+        msg.MAINT_RUNS_INDEXED.format(n=runs, requests=requests), markup=False, highlight=False
+    )

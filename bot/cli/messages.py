@@ -276,3 +276,7 @@ MAINT_QUESTIONS_INDEXED = (
 PASSKEY_NONE = "No passkey is enrolled."
 PASSKEY_REVOKED = "Revoked {user}'s passkey {id}: a confirmation with it is refused from now on."
 PASSKEY_NOTHING_REVOKED = "{user} has no such passkey; `hitl-bot passkey list {user}` shows theirs."
+MAINT_RUNS_INDEXED = (
+    "Checked {n} runs: each is in the run indexes, which name no run the store lost;"
+    " and {requests} requests: each filed under a run is in its run's index."
+)

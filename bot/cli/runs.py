@@ -1,7 +1,7 @@
 """Agent runs for the operator's CLI: `hitl-bot runs` and `hitl-bot show RUN_ID`.
 
 Read straight from the store (runs are kept 30 days): the run, the requests it made
-(from the request index since the run started), the corrections people sent (the
+(from the run's request index), the corrections people sent (the
 run's audit), and the link to its Slack thread that the bot recorded.
 """
 
@@ -14,7 +14,6 @@ from rich.table import Table
 
 from bot import messages as msg
 from bot.core.models import ActionRequest, Question, Run
-from bot.errors import NotFound
 from bot.gate.runtime import Runtime
 from bot.slack.delivery.runlines import thread_link
 
@@ -39,20 +38,14 @@ class RunView:
 
 
 async def list_runs(rt: Runtime, limit: int) -> list[Run]:
-    """The newest `limit` runs (`RunStore.list`: a SCAN, fine for an operator's look)."""
-    return (await rt.runs.list())[:limit]
+    """The newest `limit` runs, read through the run index."""
+    return await rt.runs.list(limit)
 
 
 async def run_view(rt: Runtime, run_id: str) -> RunView:
     run = await rt.runs.get(run_id)
     view = RunView(run, await rt.cards.thread_link(run_id))
-    for rid in await rt.requests.ids_between(run.created_at):
-        try:
-            req = await rt.requests.get(rid)
-        except NotFound:
-            continue
-        if req.run_id == run_id:
-            view.requests.append(req)
+    view.requests = await rt.requests.of_run(run_id)
     view.steering = await rt.run_audit.entries(run_id)
     view.queued = await rt.steering.pending(run_id)
     view.questions = await rt.questions.of_run(run_id)

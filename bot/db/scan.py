@@ -1,5 +1,5 @@
-"""Reading every hash of one kind by SCAN, for an operator's look (runs, a run's
-questions): items with no index of their own. Never for a hot path."""
+"""Reading every key of one kind by SCAN, for operator maintenance only (`hitl-bot
+maintenance ...`: bot/store/run/run_upkeep.py, question_upkeep.py). Listings read indexes."""
 
 from __future__ import annotations
 

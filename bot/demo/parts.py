@@ -14,7 +14,6 @@ from typing import Any
 from rich.console import Console
 
 from bot.config import Settings
-from bot.core.models import RUN_FINAL
 from bot.demo import messages as say
 from bot.gate.runtime import Runtime
 from bot.logs import JsonFormatter
@@ -35,10 +34,9 @@ class Found:
 
 
 async def count_store(rt: Runtime) -> Found:
-    """How many runs and requests the store holds (RunStore.list: a SCAN)."""
-    runs = await rt.runs.list()
-    unfinished = sum(1 for r in runs if r.state not in RUN_FINAL)
-    return Found(len(runs), unfinished, len(await rt.requests.ids_between()))
+    """How many runs and requests the store holds (the run indexes count the runs)."""
+    runs, unfinished = await rt.runs.counts()
+    return Found(runs, unfinished, len(await rt.requests.ids_between()))
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 import orjson
+from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
 from bot import messages as msg
@@ -30,6 +31,7 @@ from bot.store import keys, tools
 from bot.store.codec import created, from_hash, reply, split_terms, to_hash
 from bot.store.figures.shadow import create_fields
 from bot.store.replies import Reply
+from bot.store.run import run_requests
 from bot.store.transition_argv import exempted, log_created
 
 
@@ -76,6 +78,7 @@ class CreateOptions(TypedDict, total=False):
 class Creating:
     """The create half of RequestStore (bot/store/requests.py), which sets these."""
 
+    redis: Redis
     clock: Clock
     ids: IdFactory
     signer: Signer | None
@@ -156,10 +159,20 @@ class Creating:
         token = claim_token or new_claim_token()
         if claim_as and not needs_review:
             argv += [claim_as, token]
-        script_keys = keys.request_keys(rid)
         if unless_steered is not None:
             if not self.guards_steering:
                 raise ValueError("unless_steered needs one Redis, not a cluster")
+            if unless_steered != run_id:
+                raise ValueError("unless_steered names the call's own run")
+        script_keys = keys.request_keys(rid)
+        if run_id and self.guards_steering:  # one Redis: the script indexes it by run
+            script_keys.append(keys.run_requests(run_id))
+        elif run_id:
+            # A cluster: the run's slot is not the request's, so the index is written in
+            # a step of its own, before the script. A crash in between leaves an entry
+            # readers skip, never a call its run's `show` cannot reach.
+            await run_requests.index(self.redis, run_id, rid, now)
+        if unless_steered is not None:
             script_keys += [
                 keys.steering(unless_steered),
                 keys.run(unless_steered),

@@ -43,6 +43,10 @@ def posts(rid: str) -> str:
     return f"{_t(rid)}posts:{rid}"
 
 
+# SCAN pattern over every request's hash: for operator maintenance only.
+REQUEST_RECORDS = f"{PREFIX}{{s??}}:req:*"
+
+
 def audit(rid: str) -> str:
     return f"{_t(rid)}audit:{rid}"
 
@@ -182,6 +186,28 @@ def run_questions(run_id: str) -> str:
     return f"{PREFIX}{{run:{run_id}}}:questions"
 
 
+# The run indexes (bot/store/run/run_index.py): sorted sets of run ids scored by `created_at`,
+# all in one slot of their own so one MULTI keeps them together on a cluster; a run's
+# record is in its own slot, so an index is written in a step of its own after it.
+_RUN_INDEX = f"{PREFIX}{{idx:runs}}"
+RUNS_ALL = f"{_RUN_INDEX}:all"  # every run the store holds
+RUNS_LIVE = f"{_RUN_INDEX}:live"  # the runs not final yet
+
+
+def runs_live_by(requester: str) -> str:
+    """The live runs one person (or identity) started: what the App Home shows them first."""
+    return f"{_RUN_INDEX}:live:by:{requester}"
+
+
+RUNS_LIVE_BY = f"{_RUN_INDEX}:live:by:*"  # SCAN pattern over them, for maintenance only
+
+
+def run_requests(run_id: str) -> str:
+    """Sorted set of the requests filed under a run (id, scored by `created_at`): how
+    `show RUN` finds them (bot/store/run/run_requests.py)."""
+    return f"{PREFIX}{{run:{run_id}}}:requests"
+
+
 def thread_cards(channel: str, thread_ts: str) -> str:
     """Set of request ids whose approval card sits in (or heads) this Slack thread."""
     return f"{PREFIX}thread:{channel}:{thread_ts}:cards"
@@ -198,7 +224,9 @@ def thread(channel: str, thread_ts: str) -> str:
 
 
 RUN_QUEUE = f"{PREFIX}runs"  # stream of runs to start; workers share one consumer group
-RUN_KEYS = f"{PREFIX}{{run:*"  # SCAN pattern over every run's keys (run_id_of picks the hashes)
+# SCAN pattern over every run's keys (run_id_of picks the hashes): for operator
+# maintenance only (listings read the run indexes).
+RUN_KEYS = f"{PREFIX}{{run:*"
 
 
 def run_id_of(key: str) -> str | None:

@@ -29,6 +29,7 @@ from bot.store import keys, tools
 from bot.store.codec import from_hash, reply
 from bot.store.creating import Created, CreateOptions, Creating
 from bot.store.replies import Reply
+from bot.store.run import run_requests
 from bot.store.scripts import CREATE, TRANSITION_SCRIPTS, WITH_AUDIT, script_for
 from bot.store.terms import Terms, terms_checked
 from bot.store.transition_argv import (
@@ -303,6 +304,20 @@ class RequestStore(Creating):
             if status == Reply.OK:  # logged as any other transition: operators alert on these
                 log_moved(rid, Decision(event=Event.TIMEOUT), h, rest)
             out.append(Moved(from_hash(h), noop=status != Reply.OK, left=status == Reply.UNSIGNED))
+        return out
+
+    async def of_run(self, run_id: str) -> list[ActionRequest]:
+        """The requests filed under a run, oldest first, read through the run's index
+        (bot/store/run/run_requests.py), not every request since the run started: an entry
+        naming no request, or one of another run, is left out."""
+        out: list[ActionRequest] = []
+        for rid in await run_requests.ids(self.redis, run_id):
+            try:
+                req = await self.get(rid)
+            except NotFound:
+                continue
+            if req.run_id == run_id:
+                out.append(req)
         return out
 
     async def list_pending(self, limit: int = 100) -> list[ActionRequest]:

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from bot.core.models import Decision
+from bot.core.models import Decision, RunState
 from bot.core.states import Event
-from tests.e2e.conftest import Bot
+from bot.slack.listeners.commands import HOME_RUNS_LOOKED
+from tests.e2e.conftest import Bot, all_text
 from tests.support.poll import eventually
 
 
@@ -71,3 +72,21 @@ async def test_app_home_lists_my_pending_approvals(bot: Bot) -> None:
 
     view = await eventually(home)
     assert rid in json.dumps(view.definition)
+
+
+async def test_app_home_shows_my_live_runs_however_many_runs_others_started(bot: Bot) -> None:
+    """The App Home looks at the newest live runs and at the opener's own: a run UKID
+    started stays on their Home though fifty later runs of other people's are live."""
+    mine = await bot.runs.start(agent="claw", prompt="my bear", requester="UKID")
+    for i in range(HOME_RUNS_LOOKED):
+        bot.clock.advance(1)  # each newer than UKID's
+        await bot.runs.start(agent="claw", prompt=f"other {i}", requester="UOTHER")
+    done = await bot.runs.start(agent="claw", prompt="my done one", requester="UKID")
+    await bot.runs.update(done.id, state=RunState.FINISHED)
+    await bot.emu.open_home("UKID")
+
+    async def home() -> Any:
+        return bot.emu.home_view("UKID")
+
+    text = all_text((await eventually(home, what="UKID's App Home")).definition["blocks"])
+    assert mine.id in text and "Runs you can steer: 1" in text  # not others', nor a done one

@@ -9,7 +9,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.models import RUN_FINAL, ActionRequest
+from bot.core.models import ActionRequest, Run
 from bot.errors import HitlError
 from bot.gate.corrections import correct, stop_run
 from bot.gate.runtime import Runtime
@@ -113,16 +113,18 @@ class Commands:
 
     async def my_runs(self, client: AsyncWebClient, user: str) -> list[RunLine]:
         """The live runs `user` may steer or stop (all of them for an operator), newest
-        first, with their threads' links. Only the newest HOME_RUNS_LOOKED are looked at:
-        the list is a SCAN of the run records (`RunStore.list`), and each run may cost
-        Slack lookups of who may decide what it waits on."""
-        live = [r for r in await self.runs.list() if r.state not in RUN_FINAL]
+        first, with their threads' links: the newest HOME_RUNS_LOOKED the user started,
+        and of the newest HOME_RUNS_LOOKED of everyone's, those the user may direct. Read
+        through the run indexes, so as quick with years of runs stored as with none;
+        each run looked at may cost Slack lookups of who may decide what it waits on."""
         operator = await is_operator(self.rt, client, user)
-        out: list[RunLine] = []
-        for run in live[:HOME_RUNS_LOOKED]:
-            if operator or await may_direct(self.rt, client, user, run):
-                out.append((run, await self.rt.cards.thread_link(run.id)))
-        return out
+        mine = [] if operator else await self.runs.started_by(user, HOME_RUNS_LOOKED)
+        out: dict[str, Run] = {r.id: r for r in mine}
+        for run in await self.runs.list(HOME_RUNS_LOOKED, live=True):
+            if run.id not in out and (operator or await may_direct(self.rt, client, user, run)):
+                out[run.id] = run
+        newest = sorted(out.values(), key=lambda r: (r.created_at, r.id), reverse=True)
+        return [(run, await self.rt.cards.thread_link(run.id)) for run in newest]
 
     async def on_home(self, event: dict[str, Any], client: AsyncWebClient) -> None:
         user = event.get("user", "")

@@ -16,15 +16,17 @@ from redis.asyncio import Redis
 from bot.clock import Clock, wall_ms
 from bot.core.models import RunState
 from bot.store import keys
+from bot.store.run import run_index
 
 OWNER_TTL_S = 30 * 86_400  # as long as a run's record is kept (bot/store/run/runs.py)
 
 # KEYS: the run's record, its owner key.  ARGV: the identity using it, ttl seconds, the
-# run id, now, a title ('' for none). Reply: the run's owner ('' for a run whose record
-# names none). An id nobody used gets a run record too (`outside`, running, the identity
-# as its agent and requester, the title as its prompt): a run like a worker's, listed,
-# shown, steered and stopped by the same paths. The owner may name a run that has no
-# title yet (its first use was a read of its corrections); a title is never replaced.
+# run id, now, a title ('' for none). Reply: [the run's owner ('' for a run whose record
+# names none), 1 if this call wrote the run's record else 0]. An id nobody used gets a
+# run record too (`outside`, running, the identity as its agent and requester, the title
+# as its prompt): a run like a worker's, listed, shown, steered and stopped by the same
+# paths. The owner may name a run that has no title yet (its first use was a read of its
+# corrections); a title is never replaced.
 CLAIM = f"""
 local R, O = KEYS[1], KEYS[2]
 local who, ttl, id, now, title = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
@@ -37,15 +39,15 @@ if had then
       redis.call('HSET', R, 'prompt', title)
     end
   end
-  return had
+  return {{had, 0}}
 end
-if redis.call('EXISTS', R) == 1 then return redis.call('HGET', R, 'owner') or '' end
+if redis.call('EXISTS', R) == 1 then return {{redis.call('HGET', R, 'owner') or '', 0}} end
 redis.call('SET', O, who, 'EX', ttl)
 redis.call('HSET', R, 'id', id, 'agent', who, 'prompt', title, 'requester', who, 'owner', who,
            'state', '{RunState.RUNNING.value}', 'created_at', now, 'updated_at', now,
            'outside', '1')
 redis.call('EXPIRE', R, ttl)
-return who
+return {{who, 1}}
 """
 
 
@@ -58,11 +60,17 @@ class RunOwners:
     async def claim(self, run_id: str, identity: str, *, title: str | None = None) -> str:
         """The run's owner, which is `identity` if nobody used the id before. `title`
         names the run if it is `identity`'s and has no name yet."""
-        got = await self._claim(
-            keys=[keys.run(run_id), keys.run_owner(run_id)],
-            args=[identity, OWNER_TTL_S, run_id, self.clock(), title or ""],
+        now = self.clock()
+        owner, wrote = cast(
+            list[str | bytes | int],
+            await self._claim(
+                keys=[keys.run(run_id), keys.run_owner(run_id)],
+                args=[identity, OWNER_TTL_S, run_id, now, title or ""],
+            ),
         )
-        return got.decode() if isinstance(got, bytes) else str(got)
+        if wrote:  # a new outside run: listed like a worker's, once its record is there
+            await run_index.entered(self.redis, run_id, now, identity)
+        return owner.decode() if isinstance(owner, bytes) else str(owner)
 
     async def owner(self, run_id: str) -> str | None:
         """The run's owner without taking it: None for an id nobody used."""

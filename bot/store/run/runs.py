@@ -10,11 +10,11 @@ from redis.asyncio import Redis
 
 from bot.clock import Clock, IdFactory, new_id, wall_ms
 from bot.core.ids import new_run_id
-from bot.core.models import WORKER, Run
+from bot.core.models import RUN_FINAL, WORKER, Run
 from bot.db.replicas import acks_for
-from bot.db.scan import hashes, key_names
 from bot.errors import NotFound
 from bot.store import keys
+from bot.store.run import run_index
 from bot.store.stream.events import publish
 
 RUN_TTL_S = 30 * 86_400
@@ -72,6 +72,7 @@ class RunStore:
         # the id is new, so nobody used it before: it is the owner's (bot/store/run/owners.py)
         pipe.set(keys.run_owner(run.id), owner, ex=RUN_TTL_S)
         await pipe.execute()
+        await run_index.entered(self.redis, run.id, now, requester)
         if channel and thread_ts:
             await self.redis.set(keys.thread(channel, thread_ts), run.id, ex=RUN_TTL_S)
         await self.redis.xadd(keys.RUN_QUEUE, {"run_id": run.id})
@@ -107,6 +108,11 @@ class RunStore:
         # Only what changed: a whole-hash write would undo a concurrent stop flag.
         mine = {k: fields[k] for k in (*changes, "updated_at")}
         await self.redis.hset(keys.run(run_id), mapping=mine)  # type: ignore[arg-type]
+        if (after.state in RUN_FINAL) != (before.state in RUN_FINAL):
+            # After the record (its own step on a cluster): a crash in between leaves a
+            # final run in a live index, which its readers prune.
+            live = after.state not in RUN_FINAL
+            await run_index.turned(self.redis, run_id, after.created_at, after.requester, live=live)
         if after.state != before.state:
             await publish(
                 self.redis,
@@ -148,12 +154,18 @@ class RunStore:
         raw = cast(list[str], await self.redis.lrange(keys.transcript(run_id), 0, -1))
         return [json.loads(x) for x in raw]
 
-    async def list(self, *, batch: int = 500) -> builtins.list[Run]:
-        """Every run the store holds, newest first. A SCAN over the run hashes: fine for
-        an operator's look, not for a hot path (runs have no index of their own)."""
-        names = await key_names(self.redis, keys.RUN_KEYS, batch=batch)
-        runs = [keys.run(run_id) for name in names if (run_id := keys.run_id_of(name))]
-        # no id: only fields written after the record expired (a late HSET)
-        found = [_from_hash(h) for h in await hashes(self.redis, runs, batch=batch) if h.get("id")]
-        found.sort(key=lambda r: (r.created_at, r.id), reverse=True)
-        return found
+    async def list(self, limit: int = 50, *, live: bool = False) -> builtins.list[Run]:
+        """The newest `limit` runs (`live`: only those not final), newest first, read
+        through the run index: as quick with a million runs stored as with ten."""
+        key = keys.RUNS_LIVE if live else keys.RUNS_ALL
+        return [_from_hash(h) for h in await run_index.newest(self.redis, key, limit, live=live)]
+
+    async def started_by(self, requester: str, limit: int) -> builtins.list[Run]:
+        """The newest `limit` live runs `requester` started, newest first."""
+        key = keys.runs_live_by(requester)
+        return [_from_hash(h) for h in await run_index.newest(self.redis, key, limit, live=True)]
+
+    async def counts(self) -> tuple[int, int]:
+        """How many runs the store holds, and how many of them are live (the indexes'
+        count: a run expired since its index was last tidied may still be in it)."""
+        return await run_index.counts(self.redis)

@@ -2,8 +2,10 @@
 -- request is claimed in the same step when a claimer is given (the free path: one
 -- round trip instead of two), audited, woken and published as CLAIM would.
 local K = request_keys()
+-- optional (one Redis, a call under a run): the run's index of its requests; then,
 -- optional: the run's correction queue, record and set of requests it waits on
-local steering, run, waiting = KEYS[10], KEYS[11], KEYS[12]
+local run_requests = KEYS[10]
+local steering, run, waiting = KEYS[11], KEYS[12], KEYS[13]
 local now, requester = tonumber(ARGV[1]), ARGV[2]
 local records = cjson.decode(ARGV[3])  -- [[event, from, to, reason, seal?], ...]
 -- The request's hash as JSON (one argument instead of ~70: packing them cost the client
@@ -78,6 +80,12 @@ if h.expires_at ~= '' then redis.call('ZADD', K.due, h.expires_at, due_member(DU
 if waiting and h.state == S.pending_review then
   redis.call('SADD', waiting, h.id)
   redis.call('EXPIRE', waiting, WAITING_TTL_S)
+end
+-- The run's index of its calls, in the same step: `show RUN` reads it (a cluster
+-- writes it in a step of its own, bot/store/run/run_requests.py).
+if run_requests then
+  redis.call('ZADD', run_requests, 'NX', h.created_at, h.id)
+  redis.call('EXPIRE', run_requests, WAITING_TTL_S)
 end
 publish(K.events, 'request', h.id, created_version, E.create, created_state, h.run_id)
 if h.state == S.executing then
