@@ -28,6 +28,7 @@ from bot.cli.passkey import passkey_app
 from bot.cli.policy_replay import policy_diff, shadow_report
 from bot.cli.preflight import check_preflight_in_slack
 from bot.cli.report import report
+from bot.cli.suggest.apply import policy_applied, policy_apply
 from bot.cli.suggest.command import policy_suggest
 from bot.cli.valkey import valkey_app
 from bot.core.durations import format_duration
@@ -57,6 +58,12 @@ policy_app.command("diff", short_help="What a policy change would do to recorded
 policy_app.command("shadow-report", short_help="Where the shadow policy disagrees.")(shadow_report)
 policy_app.command("suggest", short_help="Policy changes the recorded requests support.")(
     policy_suggest
+)
+policy_app.command("apply", short_help="Merge a reviewed fragment into the policy, audited.")(
+    policy_apply
+)
+policy_app.command("applied", short_help="The policy changes applied, who and when.")(
+    policy_applied
 )
 # Each with a short_help of its own: click cuts one it derives to fit the terminal.
 app.add_typer(audit_app, name="audit", short_help="Verify and export the audit trail.")

@@ -302,6 +302,7 @@ def parse_due_member(member: str) -> tuple[str, str, int]:
 # hashes: JSON [requester, tool] -> JSON schema of its arguments (bot/store/tools.py), as
 # sent with calls, and as a worker registered its own tools. Global keys, no shard tag:
 # read-mostly records that no script touches, fine on Cluster.
+POLICY_APPLIED = f"{PREFIX}policy:applied"  # stream: `hitl-bot policy apply`, audited
 AGENTS_OFFERED = f"{PREFIX}agents:offered"  # agent name -> until when a worker offers it (ms)
 TOOL_SCHEMAS = f"{PREFIX}schemas"
 WORKER_SCHEMAS = f"{PREFIX}schemas:worker"

@@ -74,3 +74,18 @@ OUT_SKIPPED = (
     "# {tool}: another suggestion is written here for this tool; this one is printed only.\n"
 )
 WROTE = "Wrote {n} suggestion(s) to {path}: review it; nothing changes until you apply it."
+
+# `hitl-bot policy apply FRAGMENT` and `hitl-bot policy applied`
+APPLY_NOT_A_FRAGMENT = (
+    "{path} is not a policy fragment: it needs a `tools:` mapping (as `policy suggest "
+    "--out` writes), and only that."
+)
+APPLY_REFUSED = "Not applied: the policy with {path} merged in does not load: {problem}"
+APPLIED = (
+    "Applied {path} to {target} ({n} tool(s): {tools}), as {by}; recorded in the store's "
+    "policy log (fragment sha256 {sha}). Restart serve, or point HITL_SHADOW_POLICY at "
+    "{target} first to watch it without enforcing it."
+)
+APPLIED_NONE = "No policy change was applied with `hitl-bot policy apply`."
+APPLIED_LINE = "{at}  {by}  {target}  {tools}  fragment {sha}  {before} -> {after}"
+APPLY_NEEDS_BY = "Say who applies it: --by NAME (it goes in the policy log)."
