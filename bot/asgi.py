@@ -60,6 +60,20 @@ class Served:
             await asyncio.wait_for(self.task, 10)
 
 
+def bind_tcp(host: str, port: int) -> socket.socket:
+    """A listening-ready socket on `host`:`port` (0: any free port), bound here rather than
+    in uvicorn, which exits the process on a busy port: here it raises OSError."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 async def serve_asgi(
     app: Any,
     host: str = "127.0.0.1",

@@ -38,6 +38,10 @@ class ConfigError(HitlError):
     """A setting or a policy file is missing or invalid; the message says how to fix it."""
 
 
+class PortInUse(ConfigError):
+    """The address serve should listen on is taken by another process."""
+
+
 class InvalidTransition(HitlError):
     """The event is not allowed from the request's current state."""
 

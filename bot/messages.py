@@ -131,6 +131,10 @@ TEXT_LONE_SURROGATE = (
 TASK_DOWN = "background task {task} failing for {seconds} s ({failures} failures; see the log)"
 REDIS_DOWN = "Redis/Valkey does not answer (see the log)"
 TASK_ENDED = "the task returned before it was asked to stop"
+PORT_IN_USE = (
+    "Cannot listen on {host}:{port}: {error}; fix: stop what holds the port, or set "
+    "HITL_PORT to a free one."
+)
 SERVE_READY_HTTP = "hitl-bot serving on {url}; Slack events over HTTP at {url}/slack/events"
 SERVE_READY_SOCKET = (
     "hitl-bot serving on {url}; Slack events over Socket Mode from {api} (no HTTP Slack endpoint)"

@@ -51,6 +51,7 @@ from bot.demo.parts import (
 )
 from bot.demo.policy import ASK_TIMEOUT_MS, REVIEW_S, policy_for
 from bot.demo.refund_script import refund_responder
+from bot.errors import PortInUse
 from bot.gate.runtime import Runtime, open_runtime
 from bot.sandbox.model import ScriptedModel, Turn
 from bot.sandbox.slack import SlackEmulator
@@ -194,7 +195,14 @@ async def serve_demo(
             settings = base.model_copy(update={"slack_api_url": emu.api_url})
             tasks = Supervisor()  # one for bot and worker: /healthz reports them all
             wanted = kept_port(data_dir) or API_PORT
-            bot_url, bot = await start_bot(settings, stop, options.agent, tasks)
+            try:
+                bot_url, bot = await start_bot(settings, stop, options.agent, tasks)
+            except PortInUse:
+                if options.api_port is not None:
+                    raise  # the port asked for: say it is taken
+                # Another process took the port between the pick and the bind: any free one.
+                settings = settings.model_copy(update={"hitl_port": 0})
+                bot_url, bot = await start_bot(settings, stop, options.agent, tasks)
             stack.push_async_callback(stop_task, stop, bot)
             if options.api_port is None:
                 _keep_api_port(out, data_dir, wanted, bot_url)

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 
 from bot import messages as msg
 from bot.api.app import create_app
-from bot.asgi import serve_asgi
+from bot.asgi import bind_tcp, serve_asgi
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.core.policy import load_policy
 from bot.deadlines.sweeper import Sweeper
+from bot.errors import PortInUse
 from bot.gate.runtime import open_runtime
 from bot.gate.stepup import check_public_url
 from bot.server.passkeys import passkey_pages
@@ -151,7 +152,12 @@ async def run_serve(
         )
         if settings.hitl_public_url:
             api.mount("/passkey", passkey_pages(rt, Approvals(rt), client))
-        served = await serve_asgi(api, settings.hitl_host, settings.hitl_port)
+        host, port = settings.hitl_host, settings.hitl_port
+        try:  # bound here: a busy port is an error that says so, not uvicorn exiting
+            sock = bind_tcp(host, port)
+        except OSError as exc:
+            raise PortInUse(msg.PORT_IN_USE.format(host=host, port=port, error=exc)) from None
+        served = await serve_asgi(api, host, port, sock=sock)
         consumer = f"{socket.gethostname()}-{os.getpid()}"
         notifier = Notifier(
             rt,

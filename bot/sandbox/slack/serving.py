@@ -9,7 +9,7 @@ import socket
 
 from starlette.types import ASGIApp
 
-from bot.asgi import Served, serve_asgi
+from bot.asgi import Served, bind_tcp, serve_asgi
 
 
 class BackgroundServer:
@@ -29,15 +29,7 @@ class BackgroundServer:
         """Start serving; returns the base URL (with the port the OS picked for port 0)."""
         if self._served is not None:
             return self.base_url
-        # bind here, not in uvicorn: a busy port raises OSError instead of exiting
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((self.host, self.port))
-        except OSError:
-            sock.close()
-            raise
+        sock = bind_tcp(self.host, self.port)  # a busy port raises OSError, not an exit
         self._socket = sock
         self.port = sock.getsockname()[1]
         try:
