@@ -2,6 +2,7 @@
 
     HitlError
     ├── ConfigError              a setting or policy file is missing or wrong
+    │   └── PortInUse            the address serve should listen on is taken
     ├── InvalidTransition        the state machine has no such move
     │   ├── AlreadyResolved      someone else decided first (names who, when, how)
     │   ├── Expired              the request's deadline passed before the decision

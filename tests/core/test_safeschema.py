@@ -208,7 +208,9 @@ def test_no_subschema_escapes_to_the_plain_validator(schema: dict[str, Any]) -> 
 def test_checking_a_schema_against_its_draft_is_prompt(schema: dict[str, Any]) -> None:
     started = time.process_time()
     schema_problem(schema)
-    assert time.process_time() - started < 0.5
+    # The pairwise comparison took 5 s; a bound well under it, and well above a loaded
+    # CI machine's 0.52 s for the linear check (bench/ holds the timings).
+    assert time.process_time() - started < 2.0
 
 
 def test_failing_one_long_text_many_times_over_is_cut_short() -> None:
