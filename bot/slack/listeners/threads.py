@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.choices import matching_option
-from bot.core.models import RUN_FINAL, QuestionState, Run
+from bot.core.models import RUN_FINAL, Question, QuestionState, Run
 from bot.errors import HitlError, NotFound, StoreUnavailable
 from bot.gate.corrections import correct, open_question
 from bot.gate.runtime import Runtime
@@ -130,31 +131,19 @@ class Threads:
     ) -> bool:
         """Take the reply as the answer to `qid`; False when the question is no longer open
         (answered or closed meanwhile), so the reply is read as anything else would be."""
-        try:
-            if (await self.rt.questions.get(qid)).state != QuestionState.OPEN:
-                return False
-        except HitlError:
+        q = await self._open(qid)
+        if q is None:
             return False
         user = event.get("user", "")
         if not await may_direct(self.rt, client, user, run, foreign=foreign):
             why = smsg.FOREIGN_MAY_NOT_DIRECT if foreign else smsg.MAY_NOT_ANSWER
             await self._refuse(client, event, run.id, "answer", why.format(run_id=run.id))
             return True
-        q = await self.rt.questions.get(qid)
-        answer = matching_option(q.options, text) if q.options else text
-        if answer is None:  # told why, never silently taken as steering instead
-            hint = smsg.OPTION_REPLY_NOT_ONE.format(options=options_line(q.options))
+
+        async def refuse(hint: str) -> None:  # told why, never silently taken as steering
             await self._refuse(client, event, run.id, "answer", hint)
-            return True
-        try:
-            await self.rt.questions.answer(qid, actor=user, answer=answer)
-        except StoreUnavailable as exc:  # not (yet) saved: never read as a correction
-            await self._tell(event, client, str(exc))
-            return True
-        except HitlError:
-            return False  # answered a moment ago: the reply is a correction instead
-        await self.rt.cards.set_answer_source(qid, event["channel"], event["ts"])
-        return True
+
+        return await self._take(client, event, q, text, refuse)
 
     async def _answer_card(
         self, client: AsyncWebClient, event: dict[str, Any], text: str, foreign: bool
@@ -162,31 +151,48 @@ class Threads:
         """A reply in the thread of a question's own card (asked outside any run's thread):
         its answer, if it is still open and this person may answer it."""
         qid = await self.rt.threads.question(event["channel"], event["thread_ts"])
-        if qid is None:
+        q = await self._open(qid) if qid is not None else None
+        if q is None:
             return False
+        if not await self._may_answer(client, event.get("user", ""), q.id, foreign=foreign):
+            await self._tell(event, client, smsg.CARD_MAY_NOT_ANSWER)
+            return True
+
+        async def say(hint: str) -> None:
+            await self._tell(event, client, hint)
+
+        return await self._take(client, event, q, text, say)
+
+    async def _open(self, qid: str) -> Question | None:
+        """The question, while it is still open."""
         try:
             q = await self.rt.questions.get(qid)
         except HitlError:
-            return False
-        if q.state != QuestionState.OPEN:
-            return False
-        user = event.get("user", "")
-        if not await self._may_answer(client, user, qid, foreign=foreign):
-            await self._tell(event, client, smsg.CARD_MAY_NOT_ANSWER)
-            return True
+            return None
+        return q if q.state == QuestionState.OPEN else None
+
+    async def _take(
+        self,
+        client: AsyncWebClient,
+        event: dict[str, Any],
+        q: Question,
+        text: str,
+        refuse: Callable[[str], Awaitable[None]],
+    ) -> bool:
+        """Record the reply as `q`'s answer, or `refuse` it saying which options there are;
+        False when someone answered a moment before (the reply is read as anything else)."""
         answer = matching_option(q.options, text) if q.options else text
-        if answer is None:  # told why, never dropped
-            hint = smsg.OPTION_REPLY_NOT_ONE.format(options=options_line(q.options))
-            await self._tell(event, client, hint)
+        if answer is None:
+            await refuse(smsg.OPTION_REPLY_NOT_ONE.format(options=options_line(q.options)))
             return True
         try:
-            await self.rt.questions.answer(qid, actor=user, answer=answer)
-        except StoreUnavailable as exc:
+            await self.rt.questions.answer(q.id, actor=event.get("user", ""), answer=answer)
+        except StoreUnavailable as exc:  # not (yet) saved: never read as a correction
             await self._tell(event, client, str(exc))
             return True
         except HitlError:
-            return False  # answered a moment ago: the reply is told it went nowhere
-        await self.rt.cards.set_answer_source(qid, event["channel"], event["ts"])
+            return False
+        await self.rt.cards.set_answer_source(q.id, event["channel"], event["ts"])
         return True
 
     async def _refuse(
