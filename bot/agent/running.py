@@ -22,7 +22,7 @@ from bot.core.proof.fence import claim_retried
 from bot.core.states import Event, State, SystemReason
 from bot.errors import Expired, ForgedDecision, InvalidTransition
 from bot.gate.claims import ClaimCheck, claim_checked
-from bot.gate.execution import cancel, fail_claimed, orphan, report_executed, report_rollback
+from bot.gate.execution import fail_claimed, orphan, report_executed, report_rollback, withdraw
 from bot.store.free_call import SentCreate
 from bot.store.requests import RequestStore
 from bot.store.run.run_signals import RunSignals
@@ -203,4 +203,4 @@ class Running:
 
     async def _cancel(self, req: ActionRequest, reason: str, *, text: str | None = None) -> None:
         with contextlib.suppress(InvalidTransition):
-            await cancel(self.requests, req.id, reason=reason, text=text)
+            await withdraw(self.requests, req.id, reason=reason, text=text)

@@ -11,7 +11,7 @@ connections of their own with a read timeout past their block.
 
 from __future__ import annotations
 
-from bot.core.models import ActionRequest, Decision, Question, clip
+from bot.core.models import SYSTEM, ActionRequest, Decision, Question, clip
 from bot.core.proof.fence import fence_of, token_of
 from bot.core.states import Event, State
 from bot.errors import StaleFence
@@ -130,9 +130,18 @@ async def report_executed(
     return done.state
 
 
-async def withdraw(requests: RequestStore, rid: str, *, actor: str, reason: str) -> ActionRequest:
-    """Cancel a request that has not started (pending, approved): nobody will run it."""
-    decision = Decision(event=Event.CANCEL, actor=actor, reason_code=reason)
+async def withdraw(
+    requests: RequestStore,
+    rid: str,
+    *,
+    actor: str = SYSTEM,
+    reason: str,
+    text: str | None = None,
+) -> ActionRequest:
+    """Cancel a request that has not started (pending, approved): nobody will run it.
+    `reason` is the audited reason code; `actor` who withdrew it (the system, for a stop,
+    a correction or a superseded call); `text` what a person wrote, if anyone did."""
+    decision = Decision(event=Event.CANCEL, actor=actor, reason_code=reason, text=text)
     return (await requests.transition(rid, decision)).request
 
 
@@ -160,12 +169,3 @@ async def orphan(requests: RequestStore, rid: str, *, executing: bool, detail: s
     reconciles it (manual_intervention)."""
     event = Event.FAIL if executing else Event.ROLLBACK_FAILED
     return await requests.advance(rid, Decision(event=event, detail=detail))
-
-
-async def cancel(
-    requests: RequestStore, rid: str, *, reason: str, text: str | None = None
-) -> ActionRequest:
-    """Withdraw a call the system gave up on (a stop, a correction, a superseded call):
-    `reason` is the audited reason code, `text` what the person wrote, if anyone did."""
-    decision = Decision(event=Event.CANCEL, reason_code=reason, text=text)
-    return (await requests.transition(rid, decision)).request
