@@ -46,6 +46,11 @@ def _kind(spec: Mapping[str, Any]) -> str:
     return str(spec.get("type", "string"))
 
 
+def _how(fields: Mapping[str, Any]) -> str:
+    """How a person answers this form: one value, or a line per field."""
+    return msg.ELICIT_ONE if len(fields) == 1 else msg.ELICIT_MANY
+
+
 def question_of(upstream: str, p: ElicitRequestFormParams) -> tuple[str, list[str]]:
     """The question's text and its buttons (for a single choice or a single yes/no)."""
     fields, required = _fields(p.requested_schema)
@@ -60,7 +65,7 @@ def question_of(upstream: str, p: ElicitRequestFormParams) -> tuple[str, list[st
                 about=f": {about}" if about else "",
             )
         )
-    lines.append(msg.ELICIT_ONE if len(fields) == 1 else msg.ELICIT_MANY)
+    lines.append(_how(fields))
     options: list[str] = []
     if len(fields) == 1:
         [spec] = fields.values()
@@ -135,7 +140,7 @@ class Elicitor:
             log.info("elicitation_declined", extra={"upstream": self.upstream, "mode": "url"})
             return ElicitResult(action="decline")
         text, options = question_of(self.upstream, params)
-        how = msg.ELICIT_ONE if len(_fields(params.requested_schema)[0]) == 1 else msg.ELICIT_MANY
+        how = _how(_fields(params.requested_schema)[0])
         asked = text
         for _ in range(ATTEMPTS):
             try:

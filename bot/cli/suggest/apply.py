@@ -32,16 +32,19 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _fragment(path: Path) -> dict[str, Any]:
+def _fragment(path: Path) -> tuple[dict[str, Any], bytes]:
+    """The fragment's tools, and the bytes they were read from: the log's hash is of what
+    was applied, even if the file changes meanwhile."""
     try:
-        data = yaml.safe_load(path.read_text())
+        raw = path.read_bytes()
+        data = yaml.safe_load(raw)
     except (OSError, yaml.YAMLError) as exc:
         err.print(msg.APPLY_REFUSED.format(path=path, problem=exc), markup=False)
         raise typer.Exit(2) from None
     if not isinstance(data, dict) or set(data) != {"tools"} or not isinstance(data["tools"], dict):
         err.print(msg.APPLY_NOT_A_FRAGMENT.format(path=path), markup=False)
         raise typer.Exit(2)
-    return data["tools"]
+    return data["tools"], raw
 
 
 def _write_atomically(target: Path, text: str) -> None:
@@ -70,7 +73,7 @@ def policy_apply(
         problem = f"no policy file {target}"
         err.print(msg.APPLY_REFUSED.format(path=fragment, problem=problem), markup=False)
         raise typer.Exit(2)
-    tools = _fragment(fragment)
+    tools, raw = _fragment(fragment)
     before = target.read_bytes()
     current = yaml.safe_load(before) or {}
     merged = {**current, "tools": {**(current.get("tools") or {}), **tools}}
@@ -83,7 +86,7 @@ def policy_apply(
     entry = Applied(
         at=0,
         by=by.strip(),
-        fragment_sha256=_sha(fragment.read_bytes()),
+        fragment_sha256=_sha(raw),
         before_sha256=_sha(before),
         after_sha256=_sha(after.encode()),
         target=str(target),
