@@ -5,8 +5,9 @@
 import { Agent, OpenAIChatCompletionsModel, run, setTracingDisabled, tool } from "@openai/agents";
 import OpenAI from "openai";
 import { z } from "zod";
-import { Hitl, HitlError } from "@hitl-bot/client";
+import { Hitl } from "@hitl-bot/client";
 import { OpenAIAgentsApprovals } from "@hitl-bot/client/openai-agents";
+import { runSessions } from "./sessions.mjs";
 
 setTracingDisabled(true); // nothing leaves the machine
 const client = new OpenAI({ baseURL: process.env.MODEL_URL, apiKey: "none" });
@@ -39,20 +40,4 @@ async function converse(prompt, wait) {
   return result.finalOutput;
 }
 
-const say = (o) => process.stdout.write(JSON.stringify({ ...o, ran }) + "\n");
-const attempt = async (step, prompt, wait) => {
-  try {
-    say({ step, text: await converse(prompt, wait), error: null });
-  } catch (err) {
-    if (!(err instanceof HitlError)) throw err;
-    say({ step, text: null, error: { name: err.constructor.name, message: err.message } });
-  }
-};
-
-await attempt("approve", "Refund order A1");
-await attempt("edit", "Refund order A2");
-await attempt("reject", "Refund order A3");
-await attempt("steer", "Refund order A4");
-await attempt("timeout", "Refund order A5", { timeoutSeconds: 1 });
-await attempt("stop", "Refund order A6");
-process.exit(0);
+await runSessions(converse, ran);

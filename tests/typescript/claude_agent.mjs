@@ -4,8 +4,9 @@
 // test_runtimes.py: each session prints one JSON line.
 import { createSdkMcpServer, query, tool } from "@anthropic-ai/claude-agent-sdk";
 import { z } from "zod";
-import { Hitl, HitlError } from "@hitl-bot/client";
+import { Hitl } from "@hitl-bot/client";
 import { claudeCanUseTool } from "@hitl-bot/client/claude-agent-sdk";
+import { runSessions } from "./sessions.mjs";
 
 const hitl = Hitl.fromEnv();
 const ran = [];
@@ -28,20 +29,4 @@ async function converse(prompt, wait) {
   return text;
 }
 
-const say = (o) => process.stdout.write(JSON.stringify({ ...o, ran }) + "\n");
-const attempt = async (step, prompt, wait) => {
-  try {
-    say({ step, text: await converse(prompt, wait), error: null });
-  } catch (err) {
-    if (!(err instanceof HitlError)) throw err;
-    say({ step, text: null, error: { name: err.constructor.name, message: err.message } });
-  }
-};
-
-await attempt("approve", "Refund order A1");
-await attempt("edit", "Refund order A2");
-await attempt("reject", "Refund order A3");
-await attempt("steer", "Refund order A4");
-await attempt("timeout", "Refund order A5", { timeoutSeconds: 1 });
-await attempt("stop", "Refund order A6");
-process.exit(0);
+await runSessions(converse, ran);

@@ -83,7 +83,8 @@ CLAUDE_STEPS = [
 async def _agent(
     bot: Bot, project: Path, script: str, run_id: str, env: dict[str, str]
 ) -> AsyncIterator[Agent]:
-    (project / script).write_text((HERE / script).read_text())
+    for name in (script, "sessions.mjs"):  # the agent, and the sessions every agent runs
+        (project / name).write_text((HERE / name).read_text())
     env = os.environ | env | {"HITL_API_URL": bot.url, "HITL_API_TOKEN": API_TOKEN}
     proc = await asyncio.create_subprocess_exec(
         "node",
