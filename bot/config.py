@@ -17,6 +17,7 @@ import platformdirs
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.core.durations import parse_duration
 from bot.core.models import SYSTEM, WORKER
 from bot.errors import ConfigError
 
@@ -113,6 +114,16 @@ HOW_TO_SET: dict[str, str] = {
         "the share of a tier's decisions in a week one person may take before the operators "
         "are told, 0 to 1, default 0.75"
     ),
+    "HITL_RETENTION": (
+        "how long finished requests and runs stay in the live store after they ended, "
+        "like 90d (the default) or 30d; they leave only once the archive holds them "
+        "(docs/retention.md); off keeps them for ever"
+    ),
+    "HITL_ARCHIVE_DIR": (
+        "the directory retention writes the audit archive to (default HITL_DATA_DIR/archive): "
+        "keep it on storage that outlives the machine, shared by every serve"
+    ),
+    "HITL_RETENTION_CHECK_S": "how often serve runs a retention pass, in seconds, default 3600",
 }
 
 MIN_TOKEN_CHARS = 16  # HITL_API_TOKEN and each token of HITL_API_TOKENS
@@ -190,6 +201,11 @@ class Settings(BaseSettings):
     hitl_fatigue_fast_window: int = Field(default=20, ge=1, le=1000)
     hitl_fatigue_fast_share: float = Field(default=0.5, ge=0, le=1)
     hitl_fatigue_carry_share: float = Field(default=0.75, ge=0, le=1)
+    # Retention (bot/store/retire.py, docs/retention.md): finished requests and runs leave
+    # the live store this long after they ended, once the archive holds them; "off": never.
+    hitl_retention: str = "90d"
+    hitl_archive_dir: Path | None = None  # unset: HITL_DATA_DIR/archive
+    hitl_retention_check_s: float = Field(default=3600.0, gt=0, le=86_400)
 
     @field_validator("slack_api_url")
     @classmethod
@@ -217,7 +233,27 @@ class Settings(BaseSettings):
             )
         return f"{url.scheme}://{url.netloc}"
 
-    @field_validator("hitl_data_dir", "hitl_policy", "hitl_shadow_policy", "hitl_signing_key_file")
+    @field_validator("hitl_retention")
+    @classmethod
+    def _retention(cls, value: str) -> str:
+        if value.strip().lower() != "off":
+            parse_duration(value)  # a ValueError names the form
+        return value.strip()
+
+    def retention_ms(self) -> int | None:
+        """How long a finished record stays in the live store; None: for ever."""
+        return None if self.hitl_retention.lower() == "off" else parse_duration(self.hitl_retention)
+
+    def archive_dir(self) -> Path:
+        return self.hitl_archive_dir or self.hitl_data_dir / "archive"
+
+    @field_validator(
+        "hitl_data_dir",
+        "hitl_policy",
+        "hitl_shadow_policy",
+        "hitl_signing_key_file",
+        "hitl_archive_dir",
+    )
     @classmethod
     def _expand_user(cls, value: Path | None) -> Path | None:
         # A quoted "~/..." in a unit file or .env reaches us unexpanded.

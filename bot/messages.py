@@ -226,3 +226,17 @@ NEEDS_SERVER = (
     "pip install 'hitl-bot[server]'. An agent that talks to a running serve over HTTP "
     "(api_url and api_token) needs only `pip install hitl-bot`."
 )
+
+# Retention (bot/deadlines/retention.py, bot/cli/maintenance.py)
+ARCHIVE_UNWRITABLE = (
+    "retention could not write the archive at {path} ({error}): nothing left the live "
+    "store. Give serve a writable HITL_ARCHIVE_DIR (docs/retention.md)."
+)
+RETIRED = "Retired {requests} requests, {runs} runs and {questions} questions to {segment}."
+RETIRED_NONE = "Nothing ended before {cutoff}: nothing retired."
+RETIRED_KEPT = (
+    "Kept {n} finished requests whose history does not verify (run `hitl-bot audit verify`): {ids}"
+)
+RETENTION_OFF = (
+    "HITL_RETENTION is off: nothing leaves the live store. Give --older-than to run once."
+)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 
@@ -34,6 +35,9 @@ from tests.support.localcluster import LocalCluster, free_ports
 # as they would from a deployment's HITL_SIGNING_KEY (tests of a missing key unset it).
 os.environ["HITL_SIGNING_KEY"] = SERVE_SEED
 os.environ.pop("HITL_SIGNING_PUBLIC_KEY", None)
+# Retention's archive (bot/store/archive.py) of every serve and CLI the tests start, away
+# from the user's data dir; tests of retention give each its own.
+os.environ["HITL_ARCHIVE_DIR"] = tempfile.mkdtemp(prefix="hitl-test-archive-")
 
 
 @pytest.fixture(scope="session")

@@ -28,7 +28,8 @@ from bot.gate.runtime import Runtime, open_runtime
 from bot.gate.stepup_audit import stepup_findings
 from bot.logs import setup as setup_logging
 from bot.signing import Signer, load_signer, require_public_keys
-from bot.store import audit, heads
+from bot.store import archive, archive_audit, audit, heads
+from bot.store.archive import Archive
 
 audit_app = typer.Typer(
     no_args_is_help=True, help="Verify and export the audit trail.", rich_markup_mode=None
@@ -81,7 +82,7 @@ def _signer() -> Signer:
 
 @audit_app.command("verify", short_help="Check every chain and every signature.")
 def audit_verify(
-    since: Since = None,
+    since_text: Annotated[str | None, typer.Option("--since", help="ISO date or '24h'")] = None,
     heads_file: Annotated[
         Path | None,
         typer.Option("--heads", help="A file `audit heads` wrote: check no history changed."),
@@ -91,46 +92,74 @@ def audit_verify(
     fails."""
     text = heads_file.read_text() if heads_file is not None else None
 
-    async def work(rt: Runtime) -> tuple[int, list[str]]:
+    async def work(rt: Runtime) -> tuple[int, int, list[str]]:
         trusted = require_public_keys(rt.claims.keys)
-        ids = await rt.requests.ids_between(since_ms(since))
-        found = [
-            f"request {f.request_id}: entry {f.seq}: {f.why}"
-            async for f in audit.verify_all(rt.requests, since_ms(since))
-        ]
+        since = since_ms(since_text)
+        kept = await archived(rt)
+        ids = await rt.requests.ids_between(since)
+        found = [f"archive: {p}" for p in kept.problems]
+        found += [_line(f) for f in archive_audit.findings(kept, trusted.verify, since)]
+        found += [_line(f) async for f in audit.verify_all(rt.requests, since)]
+        found += [_line(f) async for f in audit.unsealed_all(rt.requests, trusted.verify, since)]
+        # One copy each: a request a stopped pass archived but did not remove yet is
+        # checked where it stands, so no grant's passes are counted twice.
+        live = set(await rt.requests.ids_between())
+        old = [r for r in kept.requests() if _created(r) >= since and r["id"] not in live]
+        by_tool = [(str(r["id"]), r["fields"].get("tool"), list(r["audit"])) for r in old]
         found += [
-            f"request {f.request_id}: entry {f.seq}: {f.why}"
-            async for f in audit.unsealed_all(rt.requests, trusted.verify, since_ms(since))
+            _line(f)
+            async for f in grant_findings(
+                rt.requests, rt.grants, trusted.verify, since, archived=by_tool
+            )
         ]
+        by_tier = [(str(r["id"]), str(r["fields"].get("risk")), list(r["audit"])) for r in old]
         found += [
-            f"request {f.request_id}: entry {f.seq}: {f.why}"
-            async for f in grant_findings(rt.requests, rt.grants, trusted.verify, since_ms(since))
+            _line(f)
+            async for f in stepup_findings(
+                rt.requests, rt.passkeys, rt.policy, since, archived=by_tier
+            )
         ]
-        found += [
-            f"request {f.request_id}: entry {f.seq}: {f.why}"
-            async for f in stepup_findings(rt.requests, rt.passkeys, rt.policy, since_ms(since))
-        ]
-        found += await _disorder(rt, since_ms(since))
+        found += await _disorder(rt, since)
         if text is not None:
             try:
-                kept = heads.read_heads(text, trusted)
+                heads_kept = heads.read_heads(text, trusted)
             except heads.BadHeadsFile as exc:
-                return len(ids), [f"heads file {heads_file}: {exc}"]
-            found += [f"request {f.request_id}: {f.why}" for f in await rt.check_heads(kept)]
-        return len(ids), found
+                return len(ids), 0, [f"heads file {heads_file}: {exc}"]
+            gone = await rt.check_heads(heads_kept)
+            found += [
+                f"request {f.request_id}: {f.why}"
+                for f in archive_audit.recheck_heads(kept, gone, heads_kept)
+            ]
+        return len(ids), len(old), found
 
-    count, findings = run_cli(work)
+    count, old, findings = run_cli(work)
     for line in findings:
         err.print(line, markup=False, soft_wrap=True)  # one finding a line, for grep
     if findings:
         raise typer.Exit(1)
     anchored = " Every kept head matches." if text is not None else ""
+    where = f" ({old} of them in the archive)" if old else ""
     out.print(
-        f"{count} requests, every audit chain intact. "
+        f"{count + old} requests{where}, every audit chain intact. "
         "Every decision signed with this bot's key, every approval under a standing "
         f"approval made by its signed grant.{anchored}",
         soft_wrap=True,
     )
+
+
+def _line(f: audit.Finding) -> str:
+    return f"request {f.request_id}: entry {f.seq}: {f.why}"
+
+
+def _created(rec: dict[str, Any]) -> int:
+    return int(rec["fields"].get("created_at") or 0)
+
+
+async def archived(rt: Runtime) -> Archive:
+    """The archive retention wrote (HITL_ARCHIVE_DIR), followed back from the newest
+    segment the store names."""
+    newest = await archive.newest(rt.requests.redis)
+    return rt.archive(newest[1] if newest else None)
 
 
 async def _disorder(rt: Runtime, since: int) -> list[str]:
@@ -150,7 +179,10 @@ def audit_export(
     """Every audit entry as JSON lines (to stdout, or --output FILE)."""
 
     async def work(rt: Runtime) -> list[str]:
-        return [line async for line in audit.export(rt.requests, since_ms(since))]
+        kept = await archived(rt)
+        live = [line async for line in audit.export(rt.requests, since_ms(since))]
+        ids = set(await rt.requests.ids_between())
+        return [*archive_audit.export(kept, ids, since_ms(since)), *live]
 
     lines = run_cli(work)
     _write("".join(line + "\n" for line in lines), output, f"{len(lines)} entries")

@@ -28,6 +28,7 @@ from bot.cli.passkey import passkey_app
 from bot.cli.policy_replay import policy_diff, shadow_report
 from bot.cli.preflight import check_preflight_in_slack
 from bot.cli.report import report
+from bot.cli.retention import audit_archive as _audit_archive  # noqa: F401  (registers `audit archive`)
 from bot.cli.suggest.apply import policy_applied, policy_apply
 from bot.cli.suggest.command import policy_suggest
 from bot.cli.valkey import valkey_app

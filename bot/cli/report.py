@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.cli import messages as m
-from bot.cli.audit import run_cli, since_ms
+from bot.cli.audit import archived, run_cli, since_ms
 from bot.cli.report_html import page
 from bot.core.hindsight.fatigue import OUTCOMES, READ_BASE_S, READ_PER_LINE_S, WEEK_MS, Report
 from bot.gate.runtime import Runtime
@@ -108,7 +108,10 @@ def report(
     fast to have read the card, the busiest approver's share, outcomes by week."""
 
     async def work(rt: Runtime) -> tuple[Report, dict[str, str]]:
-        r = await fatigue.figures(rt.requests, since_ms(since), rt.clock())
+        old = (await archived(rt)).requests()  # what retention moved out counts too
+        live = set(await rt.requests.ids_between())
+        kept = [rec for rec in old if rec["id"] not in live]
+        r = await fatigue.figures(rt.requests, since_ms(since), rt.clock(), archived_records=kept)
         # Names as Slack shows them, where serve looked them up (the JSON keeps the ids).
         return r, await rt.slack.names(a for t in r.tiers.values() for a in t.approvers)
 

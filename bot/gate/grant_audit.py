@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 
-from bot.core.grants import grant_of
+from bot.core.grants import grant_of, grant_problem
 from bot.core.proof.seal import Verify
 from bot.errors import NotFound
 from bot.store import keys
@@ -27,9 +27,12 @@ from bot.store.requests import RequestStore
 class _Grants:
     """Each grant read and checked once per verify, however many calls it passed."""
 
-    def __init__(self, grants: GrantStore, verify: Verify) -> None:
+    def __init__(
+        self, grants: GrantStore, verify: Verify, archived: dict[str, list[str]] | None = None
+    ) -> None:
         self.grants = grants
         self.verify = verify
+        self.archived = archived or {}  # a source request retention moved to the archive
         self.found: dict[str, tuple[Held | None, str | None]] = {}
 
     async def check(self, gid: str) -> tuple[Held | None, str | None]:
@@ -48,13 +51,24 @@ class _Grants:
 
     async def _problem(self, held: Held) -> str | None:
         g = held.grant
-        problem = await self.grants.check(held, self.verify)
+        source = self.archived.get(g.source)
+        if source is not None and not await lines(self.grants.redis, g.source):
+            problem = grant_problem(g, source, self.verify)
+        else:
+            problem = await self.grants.check(held, self.verify)
         if problem is not None:
             return problem
         made = [e for e in await self.grants.audit(g.id) if e.get("kind") == "granted"]
         if not any(e.get("source") == g.source and e.get("actor") == g.granted_by for e in made):
             return f"grant {g.id} has no `granted` audit entry by {g.granted_by}"
         return None
+
+
+async def _both(old: list[Archived], live: AsyncIterator[Archived]) -> AsyncIterator[Archived]:
+    for item in old:
+        yield item
+    async for item in live:
+        yield item
 
 
 def _entry_problem(held: Held, entry: dict[str, object], tool: str | None) -> str | None:
@@ -69,16 +83,30 @@ def _entry_problem(held: Held, entry: dict[str, object], tool: str | None) -> st
     return None
 
 
-async def grant_findings(
-    store: RequestStore, grants: GrantStore, verify: Verify, since_ms: int = 0
-) -> AsyncIterator[Finding]:
-    """Every approval under a grant that its grant does not account for."""
-    checked = _Grants(grants, verify)
-    passed: Counter[str] = Counter()
-    last: dict[str, Finding] = {}
+Archived = tuple[str, str | None, list[str]]  # request id, tool, audit lines
+
+
+async def _live(store: RequestStore, since_ms: int) -> AsyncIterator[Archived]:
     for rid in await store.ids_between(since_ms):
         tool = await store.redis.hget(keys.request(rid), "tool")
-        for line in await lines(store.redis, rid):
+        yield rid, None if tool is None else str(tool), await lines(store.redis, rid)
+
+
+async def grant_findings(
+    store: RequestStore,
+    grants: GrantStore,
+    verify: Verify,
+    since_ms: int = 0,
+    archived: Iterable[Archived] = (),
+) -> AsyncIterator[Finding]:
+    """Every approval under a grant that its grant does not account for, in the live
+    store and in what retention archived (`archived`)."""
+    old = list(archived)
+    checked = _Grants(grants, verify, {rid: audit for rid, _, audit in old})
+    passed: Counter[str] = Counter()
+    last: dict[str, Finding] = {}
+    async for rid, tool, history in _both(old, _live(store, since_ms)):
+        for line in history:
             try:
                 e = json.loads(line)
             except json.JSONDecodeError:
@@ -91,7 +119,7 @@ async def grant_findings(
             seq = int(e.get("seq") or 0)
             held, problem = await checked.check(gid)
             if held is not None and problem is None:
-                problem = _entry_problem(held, e, None if tool is None else str(tool))
+                problem = _entry_problem(held, e, tool)
             if problem is not None:
                 yield Finding(rid, seq, f"{e.get('event')} under a grant: {problem}")
                 continue

@@ -15,7 +15,10 @@ from bot.db.valkey.embedded import EmbeddedServer
 from bot.db.valkey.embedded_watch import EmbeddedWatch
 from bot.errors import ConfigError
 from bot.gate.claims import ClaimCheck
-from bot.signing import Signer, public_keys, trusted_keys
+from bot.signing import Signer, public_keys, require_public_keys, trusted_keys
+from bot.store.archive import Archive
+from bot.store.archive import read as read_archive
+from bot.store.retire import Retention
 from bot.store.run.run_signals import close_signals
 from bot.store.stores import StoreSet
 
@@ -44,6 +47,22 @@ class Runtime(StoreSet):
         self.claims = ClaimCheck(
             trusted_keys(settings, signer), policy, lambda: public_keys(settings), reread=True
         )
+
+    def retention(self, signer: Signer) -> Retention:
+        """Retention (bot/store/retire.py) sealing its segments with `signer` and checking
+        the histories it archives against the keys executors trust."""
+        trusted = self.claims.keys or signer.public()
+        return Retention(
+            self.requests.redis, signer, self.settings.archive_dir(), trusted.verify, self.clock
+        )
+
+    def archive(self, newest: str | None) -> Archive:
+        """The archive as `audit` and `report` read it (bot/store/archive.py)."""
+        where = self.settings.archive_dir()
+        if newest is None and not where.is_dir():
+            return Archive()  # retention never ran here: no key is needed to read nothing
+        trusted = require_public_keys(self.claims.keys)
+        return read_archive(self.settings.archive_dir(), trusted.verify, newest)
 
 
 def load_shadow(settings: Settings) -> Policy | None:

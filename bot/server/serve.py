@@ -22,6 +22,7 @@ from bot.asgi import bind_tcp, serve_asgi
 from bot.clock import Clock, wall_ms
 from bot.config import Settings
 from bot.core.policy import load_policy
+from bot.deadlines.retention import Retainer
 from bot.deadlines.sweeper import Sweeper
 from bot.errors import PortInUse
 from bot.gate.runtime import open_runtime
@@ -193,6 +194,10 @@ async def run_serve(
         if every := settings.hitl_fatigue_check_s:
             teller = Teller(rt, client, watch_of(rt))
             running.append(tasks.start("fatigue_signals", lambda: teller.run(stop, every), stop))
+        if (keep := settings.retention_ms()) is not None:
+            retainer = Retainer(rt.retention(signer), keep)
+            every_s = settings.hitl_retention_check_s
+            running.append(tasks.start("retention", lambda: retainer.run(stop, every_s), stop))
         if link is not None:
             # a task of its own: a refused token or a hung connect never holds up a stop
             running.append(tasks.start("socket_mode", lambda: link.run(stop), stop))

@@ -302,6 +302,9 @@ def parse_due_member(member: str) -> tuple[str, str, int]:
 # hashes: JSON [requester, tool] -> JSON schema of its arguments (bot/store/tools.py), as
 # sent with calls, and as a worker registered its own tools. Global keys, no shard tag:
 # read-mostly records that no script touches, fine on Cluster.
+# The newest segment of the retention archive (bot/store/archive.py): JSON {name, sha}.
+ARCHIVE_NEWEST = f"{PREFIX}archive:newest"
+RETENTION_LEASE = f"{PREFIX}archive:lease"  # one retention pass at a time
 POLICY_APPLIED = f"{PREFIX}policy:applied"  # stream: `hitl-bot policy apply`, audited
 AGENTS_OFFERED = f"{PREFIX}agents:offered"  # agent name -> until when a worker offers it (ms)
 TOOL_SCHEMAS = f"{PREFIX}schemas"

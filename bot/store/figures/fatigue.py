@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
+from typing import Any
 
 from redis.asyncio import Redis
 
@@ -83,10 +85,28 @@ async def history(
     return out
 
 
+def archived(records: Iterable[dict[str, Any]], since_ms: int, until_ms: int) -> list[Decided]:
+    """The decisions of requests retention archived (bot/store/archive.py), as `history`
+    reads a live one's."""
+    out: list[Decided] = []
+    for rec in records:
+        fields = rec["fields"]
+        got = [fields.get(f) for f in FIELDS]
+        found = _decisions(str(rec["id"]), got, list(rec["audit"]))
+        out += [d for d in found if since_ms <= d.at <= until_ms]
+    return out
+
+
 async def figures(
-    store: RequestStore, since_ms: int, now_ms: int, *, limit: int | None = None
+    store: RequestStore,
+    since_ms: int,
+    now_ms: int,
+    *,
+    limit: int | None = None,
+    archived_records: Iterable[dict[str, Any]] = (),
 ) -> Report:
-    decided = await history(store, since_ms, now_ms, limit=limit)
+    decided = archived(archived_records, since_ms, now_ms)
+    decided += await history(store, since_ms, now_ms, limit=limit)
     return report(decided, since_ms=since_ms, now_ms=now_ms)
 
 

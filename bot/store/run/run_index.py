@@ -71,6 +71,17 @@ async def turned(redis: Redis, run_id: str, created_at: int, requester: str, *, 
     await pipe.execute()
 
 
+async def left(redis: Redis, run_id: str, requester: str) -> None:
+    """A run retention removed (bot/store/retire.py), or one found expired: out of every
+    index (`requester` "": its own live index is pruned where it is next read)."""
+    pipe = redis.pipeline(transaction=True)
+    pipe.zrem(keys.RUNS_ALL, run_id)
+    pipe.zrem(keys.RUNS_LIVE, run_id)
+    if requester:
+        pipe.zrem(keys.runs_live_by(requester), run_id)
+    await pipe.execute()
+
+
 async def _fields(redis: Redis, run_ids: list[str]) -> list[Hash]:
     """Each run's record (empty for one gone), one round trip."""
     pipe = redis.pipeline(transaction=False)
