@@ -3,7 +3,6 @@ and nothing else leaves, twice, or unchecked (bot/store/retire.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -155,7 +154,7 @@ async def test_a_record_that_moved_after_it_was_archived_stays(
     rid = await _rejected(store, policy, 10)
     clock.advance(KEEP + 1)
     r = retention(redis, clock, tmp_path)
-    records, heads, _ = await r._requests(clock() - KEEP)
+    records, _heads, _ = await r._requests(clock() - KEEP)
     # An entry lands between the read and the delete: the archived copy is stale.
     await redis.rpush(keys.audit(rid), "{}")
     await redis.hset(keys.request(rid), "audit_head", "moved")
