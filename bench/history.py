@@ -22,6 +22,13 @@ PASS at <= 1.3, else MISS:
   decision          an approve of that call (the store's transition a click makes;
                     bench/click_latency.py times the whole click through Slack)
   sweeper pass      one pass of the real Sweeper (nothing due)
+  card draw         a waiting call read and its approval card drawn (what the
+                    notifier does for each card; no Slack)
+
+Then retention (bot/store/retire.py) runs on both stores with its clock past
+HITL_RETENTION, and the live store's memory after it is judged the same way: every
+finished unit left for the archive, so the grown store should hold what the reference
+holds (the live set).
 
 Prints figures; not a test. Starts its own Valkeys (REDIS_URL is not used).
 
@@ -36,8 +43,11 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
+from tempfile import TemporaryDirectory
 
 from _common import REFUND, embedded_memory, fan_out, print_load, server_url, used_memory, verdict
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
 from bot.cli.runs import run_view
@@ -48,7 +58,13 @@ from bot.core.policy import parse_policy
 from bot.core.states import Event
 from bot.deadlines.sweeper import Sweeper
 from bot.gate.runtime import Runtime
+from bot.signing import Signer
+from bot.slack.blocks.render import approval_message
 from bot.slack.listeners.commands import HOME_RUNS_LOOKED
+from bot.store import keys
+from bot.store.retire import Retention
+from bot.store.stream.events_trim import EventTrimmer
+from bot.store.run.runs import RUN_TTL_S
 
 TIERS = ("low", "medium", "high", "critical")
 LEVEL = {"review_timeout": "1h", "reviewers": {"channels": ["#hitl-approvals"]}}
@@ -78,6 +94,7 @@ class Store:
     redis: Redis
     size: int = 0
     oldest_run: str = ""
+    waiting: str = ""
     times: dict[str, list[float]] = field(default_factory=dict)
 
     async def live_set(self) -> None:
@@ -92,7 +109,7 @@ class Store:
                 for k in range(2):
                     await self.rt.questions.ask(f"Which {k}?", timeout_ms=HOUR_MS, run_id=run.id)
         for i in range(PENDING):
-            await self.file(None, i)
+            self.waiting = await self.file(None, i)
 
     async def file(self, run_id: str | None, i: int) -> str:
         made = await self.rt.requests.create(
@@ -151,6 +168,32 @@ class Store:
         await self.rt.requests.transition(req.id, Decision(event=Event.CANCEL, actor="U0OPS"))
         return t1 - t0, t2 - t1
 
+    async def card_draw(self) -> object:
+        req = await self.rt.requests.get(self.waiting)
+        return approval_message(req, now_ms=wall_ms())
+
+    async def retire(self, archive: Path) -> tuple[int, float]:
+        """Everything finished, out to the archive, as serve's pass would once the
+        retention period has passed; (units retired, seconds)."""
+        assert self.rt.signer is not None
+        later = wall_ms() + 2 * KEEP_MS
+        r = Retention(
+            self.redis, self.rt.signer, archive, self.rt.signer.public().verify, lambda: later
+        )
+        t0, n = time.perf_counter(), 0
+        while True:
+            got = await r.pass_once(KEEP_MS, RUN_TTL_S * 1000)
+            if got.segment is None:
+                break
+            n += got.runs
+        took = time.perf_counter() - t0
+        # As serve's own consumers would have by now: every event read, then trimmed
+        # (bot/store/stream/events_trim.py), so the streams hold no history either.
+        for shard in range(keys.SHARDS):
+            await self.redis.xgroup_create(keys.events(shard), "bench", id="$", mkstream=True)
+        await EventTrimmer(self.redis, ("bench",)).trim_once()
+        return n, took
+
     async def sweep(self) -> object:
         return await Sweeper(self.rt.requests, self.rt.questions, clock=wall_ms).sweep_once()
 
@@ -161,6 +204,7 @@ class Store:
             ("/hitl pending", self.pending),
             ("show RUN", self.show_run),
             ("sweeper pass", self.sweep),
+            ("card draw", self.card_draw),
         ):
             t0 = time.perf_counter()
             await op()
@@ -170,7 +214,16 @@ class Store:
         self.times.setdefault("decision", []).append(decide * 1000)
 
 
-NAMES = ("runs (App Home)", "/hitl pending", "show RUN", "create", "decision", "sweeper pass")
+NAMES = (
+    "runs (App Home)",
+    "/hitl pending",
+    "show RUN",
+    "card draw",
+    "create",
+    "decision",
+    "sweeper pass",
+)
+KEEP_MS = 90 * 86_400_000
 
 
 async def measure(stores: list[Store], samples: int) -> None:
@@ -184,7 +237,9 @@ async def measure(stores: list[Store], samples: int) -> None:
 async def open_store(name: str, url: str) -> Store:
     redis = Redis.from_url(url, decode_responses=True, socket_timeout=None)
     await embedded_memory(redis)
-    rt = Runtime(settings=Settings(), redis=redis, server=None, policy=POLICY)
+    # serve's key: decisions are sealed as serve seals them, so retention lets them go
+    signer = Signer(Ed25519PrivateKey.generate())
+    rt = Runtime(settings=Settings(), redis=redis, server=None, policy=POLICY, signer=signer)
     store = Store(name, rt, redis)
     await store.live_set()
     return store
@@ -234,7 +289,15 @@ async def main() -> None:
                 ok = ratio <= TARGET
                 print("  " + verdict(f"{n} {p} ratio", ratio, f"<= {TARGET}", ok, ".2f"))
         m0, m1 = await used_memory(ref.redis), rows[-1][2]
-        print(f"  live store memory: {m1 / m0:.1f}x (no retention yet: every unit stays 30 days)")
+        print(f"  live store memory before retention: {m1 / m0:.1f}x")
+        print()
+        for s in (ref, big):
+            n, took = await s.retire(Path(stack.enter_context(TemporaryDirectory())))
+            print(f"retention: {s.name} moved {n:,} runs to the archive in {took:.1f} s")
+        m0, m1 = await used_memory(ref.redis), await used_memory(big.redis)
+        print(f"{'used_memory':<18}{f'{m1 / 2**20:.1f} MiB':>18}{f'{m0 / 2**20:.1f} MiB':>18}")
+        ok = m1 / m0 <= TARGET
+        print("  " + verdict("memory after retention ratio", m1 / m0, f"<= {TARGET}", ok, ".2f"))
         for s in (ref, big):
             await s.redis.aclose()
 

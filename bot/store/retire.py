@@ -261,9 +261,22 @@ class Retention:
         return None
 
     async def _runs(self, cutoff: int, now: int) -> list[dict[str, Any]]:
-        ids = cast(list[str], await self.redis.zrangebyscore(keys.RUNS_ALL, 0, cutoff, 0, BATCH))
-        if not ids:
-            return []
+        out: list[dict[str, Any]] = []
+        start = 0
+        for _ in range(PAGES):  # past live runs at the head: they cannot stall the rest
+            ids = cast(
+                list[str],
+                await self.redis.zrangebyscore(keys.RUNS_ALL, 0, cutoff, start, BATCH),
+            )
+            if not ids:
+                break
+            start += len(ids)
+            out += await self._read_runs(ids, cutoff, now)
+            if len(out) >= BATCH:
+                break
+        return out
+
+    async def _read_runs(self, ids: list[str], cutoff: int, now: int) -> list[dict[str, Any]]:
         pipe = self.redis.pipeline(transaction=False)
         for run_id in ids:
             pipe.hgetall(keys.run(run_id))
