@@ -16,7 +16,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     HITL_PORT=3000 \
     HITL_DATA_DIR=/data
 RUN useradd --create-home --uid 10001 hitl \
- && mkdir -p /data && chown hitl /data
+ && mkdir -p /data/archive && chown hitl /data /data/archive
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir --no-index --find-links /wheels 'hitl-bot[server]' \
  && rm -rf /wheels
