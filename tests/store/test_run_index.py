@@ -11,14 +11,20 @@ from typing import Any, cast
 from redis.asyncio import Redis, RedisCluster
 
 from bot.clock import FakeClock
-from bot.core.models import RUN_FINAL, Run, RunState
+from bot.core.models import RUN_FINAL, Decision, Run, RunState
+from bot.core.policy import parse_policy
+from bot.core.states import Event
 from bot.gate.corrections import stop_run
 from bot.store import keys
+from bot.store.retire import Retention
+from bot.store.run.runs import RUN_TTL_S
 from bot.store.stores import StoreSet
+from tests.conftest import QUORUM_POLICY
 from tests.cli.test_cli import cli
 from tests.store.test_run_questions import _scans
 from tests.support.children import kill_9_when_written
 from tests.support.clients import CLUSTER
+from tests.support.keys import serve_signer
 
 
 async def _calls(redis: Redis, command: str) -> int:
@@ -80,6 +86,34 @@ async def test_the_indexes_agree_with_the_records_after_starts_finishes_stops_an
     await _agree(store, redis)
     assert expired.id not in await _index(redis, keys.RUNS_ALL)
     assert await store.runs.counts() == (5, 2)
+
+
+async def test_the_indexes_agree_with_the_records_after_retention(
+    redis: Redis, clock: FakeClock, tmp_path: Path
+) -> None:
+    """Retention moves finished runs (and the requests filed under them) out: every index
+    then names exactly what the store still holds."""
+    store = StoreSet(redis, clock=clock, signer=serve_signer())
+    policy = parse_policy(QUORUM_POLICY)
+    old = [await store.runs.start(agent="claw", prompt=f"p{i}", requester="U1") for i in range(3)]
+    for run in old[:2]:
+        made = await store.requests.create(
+            policy, tool="refund", args={"amount": 1}, requester="U1", run_id=run.id
+        )
+        await store.requests.transition(made.request.id, Decision(event=Event.CANCEL, actor="U0"))
+        await store.runs.update(run.id, state=RunState.FINISHED)
+    clock.advance(100 * 86_400_000)
+    young = await store.runs.start(agent="claw", prompt="new", requester="U1")
+    signer = serve_signer()
+    got = await Retention(redis, signer, tmp_path, signer.public().verify, clock).pass_once(
+        90 * 86_400_000, RUN_TTL_S * 1000
+    )
+    assert (got.runs, got.requests) == (2, 2)
+    await _agree(store, redis)
+    assert [r.id for r in await store.runs.list(10)] == [young.id, old[2].id]
+    assert await store.requests.ids_between() == []
+    for run in old[:2]:
+        assert await redis.zcard(keys.run_requests(run.id)) == 0
 
 
 async def test_an_outside_agents_run_is_listed_from_its_first_call(redis: Redis) -> None:
