@@ -83,6 +83,7 @@ async def test_finished_requests_leave_only_after_the_period_and_only_whole(
         approved.id, Decision(event=Event.APPROVE, actor="U2", payload_hash=approved.payload_hash)
     )
     before = {rid: await redis.lrange(keys.audit(rid), 0, -1) for rid in done}
+    assert await store.count() == 4  # the demo's banner: index sizes, not every id read
     r = retention(redis, clock, tmp_path)
 
     clock.advance(KEEP - 1)  # not yet
@@ -99,6 +100,7 @@ async def test_finished_requests_leave_only_after_the_period_and_only_whole(
     assert (await store.get(waiting.id)).state == State.PENDING_REVIEW
     assert (await store.get(approved.id)).state == State.APPROVED
     assert set(await store.ids_between()) == {waiting.id, approved.id}
+    assert await store.count() == 2
     # The archive holds each history exactly as it stood, sealed.
     found = archive.read(
         tmp_path, serve_signer().public().verify, got_newest(await archive.newest(redis))
