@@ -4,8 +4,8 @@ exits 1 when any line is FAIL, so a deploy script can run it before `serve`.
 
 The lines, in order: the policy; the Slack token and its scopes; the bot's membership of
 every channel the policy names; the policy's user groups; Socket Mode or the events URL;
-the signing key; the store (reachable, persistence, replicas); a worker offering an
-agent; the default agent.
+the signing key; retention and its archive; the store (reachable, persistence,
+replicas); a worker offering an agent; the default agent.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ STYLE = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
 
 async def run_checks(events_url: str | None) -> list[Line]:
     # Here, not at the top: every other command starts without the Slack client's weight.
-    from bot.cli.doctor_local import key_line, policy_line, store_lines
+    from bot.cli.doctor_local import key_line, policy_line, retention_line, store_lines
     from bot.cli.doctor_slack import slack_lines
     from bot.config import Settings
     from bot.slack.checks.principals import UNREACHABLE
@@ -45,7 +45,8 @@ async def run_checks(events_url: str | None) -> list[Line]:
     except UNREACHABLE as exc:  # Slack went away between two calls
         text = msg.DOCTOR_SLACK_UNREACHABLE.format(url=settings.slack_api_url, error=exc)
         slack = [fail("slack", text, msg.DOCTOR_SLACK_UNREACHABLE_FIX)]
-    return [first, *slack, key_line(settings), *await store_lines(settings, policy)]
+    local = [key_line(settings), retention_line(settings)]
+    return [first, *slack, *local, *await store_lines(settings, policy)]
 
 
 def _print(lines: list[Line]) -> None:

@@ -1,8 +1,10 @@
 """`hitl-bot doctor`'s lines that need no Slack: the policy (as `policy check` loads it),
-the signing key and its file mode, the store (reachable, persistence, replicas and
-HITL_REPLICA_ACKS), the workers' agents and the default agent."""
+the signing key and its file mode, retention and its archive, the store (reachable,
+persistence, replicas and HITL_REPLICA_ACKS), the workers' agents and the default agent."""
 
 from __future__ import annotations
+
+import os
 
 from bot.cli import messages as msg
 from bot.cli.doctor_lines import Line, fail, passed, warn
@@ -40,6 +42,23 @@ def key_line(settings: Settings) -> Line:
         return passed("signing key", msg.DOCTOR_KEY_ENV.format(key_id=signer.key_id))
     path = settings.hitl_data_dir / KEY_FILE
     return passed("signing key", msg.DOCTOR_KEY_FILE.format(path=path, key_id=signer.key_id))
+
+
+def retention_line(settings: Settings) -> Line:
+    """Retention as serve would run it: on, and able to write its archive (looked at, not
+    written: doctor changes nothing)."""
+    if settings.retention_ms() is None:
+        return warn("retention", msg.DOCTOR_RETENTION_OFF, msg.DOCTOR_RETENTION_OFF_FIX)
+    where = settings.archive_dir()
+    probe = where if where.exists() else next((p for p in where.parents if p.exists()), where)
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        text = msg.DOCTOR_RETENTION_UNWRITABLE.format(path=where)
+        return warn("retention", text, msg.DOCTOR_RETENTION_UNWRITABLE_FIX)
+    segments = len(list(where.glob("segment-*.jsonl"))) if where.is_dir() else 0
+    text = msg.DOCTOR_RETENTION_OK.format(
+        period=settings.hitl_retention, path=where, segments=segments
+    )
+    return passed("retention", text)
 
 
 async def _persistence_lines(rt: Runtime) -> list[Line]:

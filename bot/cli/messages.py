@@ -242,6 +242,23 @@ DOCTOR_REPLICAS_SHORT = (
 )
 DOCTOR_REPLICAS_SHORT_FIX = "connect {n} replica(s) to every primary, or lower HITL_REPLICA_ACKS"
 DOCTOR_REPLICAS_UNREAD = "Redis would not say how many replicas it has."
+DOCTOR_RETENTION_OFF = (
+    "Retention is off (HITL_RETENTION=off): every finished request stays in Redis for ever."
+)
+DOCTOR_RETENTION_OFF_FIX = (
+    "set HITL_RETENTION=90d with HITL_ARCHIVE_DIR on persistent storage every serve "
+    "shares (docs/retention.md)"
+)
+DOCTOR_RETENTION_UNWRITABLE = (
+    "Retention cannot write its archive at {path}: nothing will leave Redis."
+)
+DOCTOR_RETENTION_UNWRITABLE_FIX = (
+    "give serve's user a writable HITL_ARCHIVE_DIR on persistent storage (docs/retention.md)"
+)
+DOCTOR_RETENTION_OK = (
+    "Finished history leaves Redis after {period} for the archive at {path} "
+    "({segments} segments so far)."
+)
 DOCTOR_KEY_ENV = "The signing key comes from HITL_SIGNING_KEY (key id {key_id})."
 DOCTOR_KEY_FILE = "The signing key {path} is readable by its owner only (key id {key_id})."
 DOCTOR_KEY_BAD = "The signing key cannot be used: {error}."

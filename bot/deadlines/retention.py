@@ -37,13 +37,14 @@ class Retainer:
 
     async def check(self) -> int:
         """Passes until nothing is left to retire (or MAX_PASSES); records retired."""
-        if not await self.lease.take():
+        ttl_ms = RUN_TTL_S * 1000
+        if not await self.retention.due(self.keep_ms, ttl_ms) or not await self.lease.take():
             return 0
         done = 0
         try:
             async with self.lease.kept():
                 for _ in range(MAX_PASSES):
-                    got = await self.retention.pass_once(self.keep_ms, RUN_TTL_S * 1000)
+                    got = await self.retention.pass_once(self.keep_ms, ttl_ms)
                     if got.segment is None:
                         break
                     done += got.requests + got.runs

@@ -110,6 +110,19 @@ class Retention:
         self._drop_request = redis.register_script(DROP_REQUEST)
         self._drop_run = redis.register_script(DROP_RUN)
 
+    async def due(self, keep_ms: int, run_ttl_ms: int) -> bool:
+        """Whether a pass may have anything to move (cheap: a count per index), so an
+        idle store is not written to, not even a lease, until something is old enough."""
+        now = self.clock()
+        pipe = self.redis.pipeline(transaction=False)
+        for shard in range(keys.SHARDS):
+            pipe.zcount(keys.every(shard), 0, now - keep_ms)
+        pipe.zcount(keys.RUNS_ALL, 0, now - self._run_keep(keep_ms, run_ttl_ms))
+        return any(int(n) for n in await pipe.execute())
+
+    def _run_keep(self, keep_ms: int, run_ttl_ms: int) -> int:
+        return min(keep_ms, max(0, run_ttl_ms - RUN_TTL_MARGIN_MS))
+
     async def pass_once(self, keep_ms: int, run_ttl_ms: int) -> Retired:
         """Archive and remove what ended more than `keep_ms` ago (runs: or `run_ttl_ms`
         less a margin, before their own expiry would take them uncopied)."""
@@ -120,7 +133,7 @@ class Retention:
         newest = await self._recover()
         now = self.clock()
         records, heads, kept = await self._requests(now - keep_ms)
-        run_cut = now - min(keep_ms, max(0, run_ttl_ms - RUN_TTL_MARGIN_MS))
+        run_cut = now - self._run_keep(keep_ms, run_ttl_ms)
         records += await self._runs(run_cut, now)
         return Picked(newest[1] if newest else "", now, records, heads, kept)
 
