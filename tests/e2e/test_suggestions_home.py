@@ -19,6 +19,7 @@ import yaml
 
 from bot.core.policy import parse_policy
 from bot.core.states import Event
+from bot.store import keys
 from bot.store.figures.fatigue_told import FatigueTold
 from tests.cli.test_cli import cli
 from tests.e2e.conftest import POLICY, Bot
@@ -191,3 +192,9 @@ async def test_without_the_hourly_check_the_panel_says_not_computed(bot: Bot) ->
     shown = await opened(bot, OPERATOR)
     assert text(shown, "hitl_suggest_not_yet").startswith("Not computed yet (the hourly check")
     assert "`HITL_FATIGUE_CHECK_S=0`" in text(shown, "hitl_suggest_not_yet")
+
+    # A damaged summary says so; the rest of the tab still shows.
+    await bot.redis.set(keys.suggestions(), "not json")
+    shown = await opened(bot, OPERATOR)
+    assert "could not be read" in text(shown, "hitl_suggest_failed")
+    assert "hitl_fatigue_medium" in shown and "hitl_policy_head" in shown
