@@ -82,6 +82,9 @@ class Summary(_Frozen):
 def brief(s: Suggestion) -> Brief:
     ev, effect = s.evidence, s.effect
     moved = tuple((a, b, n) for (a, b), n in sorted(effect.tiers.items()) if a != b)
+    bounds = tuple(
+        BoundNote(argument=b.argument, low=b.low, high=b.high, values=b.values) for b in s.bounds
+    )
     return Brief(
         kind=s.kind,
         tool=s.pattern.tool,
@@ -89,8 +92,7 @@ def brief(s: Suggestion) -> Brief:
         tier=s.pattern.tier,
         new_tier=s.new_tier,
         above=s.above,
-        bounds=tuple(BoundNote(argument=b.argument, low=b.low, high=b.high, values=b.values)
-                     for b in s.bounds),
+        bounds=bounds,
         loose=tuple(u.argument for u in s.loose),
         requests=ev.requests,
         approved=ev.approved,
@@ -102,7 +104,7 @@ def brief(s: Suggestion) -> Brief:
         tiers=moved,
         to_auto=len(effect.to_auto),
         to_person=len(effect.to_person),
-    )  # fmt: skip
+    )
 
 
 def summarize(

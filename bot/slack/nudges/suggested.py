@@ -40,7 +40,7 @@ async def refresh(rt: Runtime, now_ms: int) -> Summary | None:
         found = await history(rt.requests, since, now_ms)
         # Pure CPU over a month of requests: off the event loop, which answers Slack.
         summary = await asyncio.to_thread(_mined, rt.policy, found, now_ms, since)
-    except (HitlError, ValueError, KeyError) as exc:  # a damaged request record
+    except (HitlError, ValueError) as exc:  # a damaged request record
         await kept.give_back(now_ms)  # the next check tries again
         log.warning("policy suggestions not mined: %s", exc)
         return None
