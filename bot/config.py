@@ -101,7 +101,8 @@ HOW_TO_SET: dict[str, str] = {
     "HITL_UVLOOP": "1 to run `hitl-bot serve` on uvloop (pip install 'hitl-bot[uvloop]')",
     "HITL_FATIGUE_CHECK_S": (
         "how often serve checks for approval fatigue to tell the policy's operators of "
-        "(docs/fatigue.md), in seconds, default 3600; 0 turns the messages off"
+        "(docs/fatigue.md), in seconds, default 3600; the same check mines the App Home's "
+        "policy suggestions, at most hourly; 0 turns both off"
     ),
     "HITL_FATIGUE_FAST_WINDOW": (
         "how many of an approver's last decisions the too-fast signal looks at, default 20"

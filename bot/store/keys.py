@@ -254,6 +254,17 @@ def fatigue_checked() -> str:
     return f"{PREFIX}fatigue:checked"
 
 
+def suggestions() -> str:
+    """The last mining of policy suggestions, as the operators' App Home shows it (JSON,
+    bot/store/figures/suggested.py)."""
+    return f"{PREFIX}suggest:summary"
+
+
+def suggestions_mined(hour: int) -> str:
+    """Set by the one serve that mines the suggestions in `hour` (hours since the epoch)."""
+    return f"{PREFIX}suggest:mined:{hour}"
+
+
 def notice_lease(entry_id: str, stream: str) -> str:
     """The lease one notifier holds while it delivers a stream entry (bot/db/lease.py)."""
     return f"{PREFIX}slack:lease:{entry_id}:{stream}"

@@ -31,7 +31,10 @@ def store(signed_store: RequestStore) -> RequestStore:
 
 
 async def cli(
-    *args: str, redis_url: str | None = None, env: dict[str, str] | None = None
+    *args: str,
+    redis_url: str | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> tuple[int, str, str]:
     extra = env or {}
     env = dict(os.environ) | extra
@@ -43,6 +46,7 @@ async def cli(
         "bot",
         *args,
         env=env,
+        cwd=cwd,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )

@@ -11,8 +11,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import random
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +18,11 @@ import pytest
 import yaml
 from redis.asyncio import Redis
 
-from bot.clock import FakeClock, wall_ms
 from bot.core.hindsight.verdicts import Call, judge
-from bot.core.models import Decision
 from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event
-from bot.store.requests import RequestStore
 from tests.cli.test_cli import cli
-from tests.support.keys import serve_signer
-
-SEC = 1000
-MIN = 60 * SEC
-DAY = 86_400_000
+from tests.support.month import MIN, SEC, Month, Seeded
 
 
 def _tier(timeout: str, **extra: Any) -> dict[str, Any]:
@@ -54,66 +45,8 @@ POLICY: dict[str, Any] = {
 }
 
 
-@dataclass
-class Seeded:
-    """What the month holds, as the test made it."""
-
-    ids: dict[str, list[str]] = field(default_factory=dict)  # by label
-    waits: dict[str, list[int]] = field(default_factory=dict)  # ms to a person's decision
-    args: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # approved as asked
-    deciders: dict[str, dict[str, int]] = field(default_factory=dict)
-
-
-class Month:
-    def __init__(self, redis: Redis) -> None:
-        self.clock = FakeClock(wall_ms() - 20 * DAY)
-        self.store = RequestStore(redis, clock=self.clock, signer=serve_signer())
-        self.policy = parse_policy(POLICY)
-        self.rng = random.Random(47)
-        self.seen = Seeded()
-
-    async def call(
-        self,
-        label: str,
-        tool: str,
-        requester: str,
-        args: dict[str, Any],
-        event: Event,
-        actor: str,
-        wait_ms: int,
-        groups: tuple[str, ...] = ("#approvals",),
-        new_args: dict[str, Any] | None = None,
-        second: str | None = None,
-    ) -> str:
-        self.clock.advance(self.rng.randint(1, 60) * MIN)
-        req = (
-            await self.store.create(self.policy, tool=tool, args=args, requester=requester)
-        ).request
-        self.clock.advance(wait_ms)
-        for who in (actor, second) if second else (actor,):
-            await self.store.transition(
-                req.id,
-                Decision(
-                    event=event,
-                    actor=who,
-                    actor_groups=groups,
-                    payload_hash=req.payload_hash,
-                    reason_code="too_risky" if event == Event.REJECT else None,
-                    new_args=new_args,
-                ),
-            )
-        s = self.seen
-        s.ids.setdefault(label, []).append(req.id)
-        s.waits.setdefault(label, []).append(wait_ms)
-        if event == Event.APPROVE:
-            s.args.setdefault(label, []).append(args)
-        who_count = s.deciders.setdefault(label, {})
-        who_count[actor] = who_count.get(actor, 0) + 1
-        return req.id
-
-
 async def _month(redis: Redis) -> Seeded:
-    m = Month(redis)
+    m = Month(redis, parse_policy(POLICY))
     r = m.rng
     people = ["UALICE", "UBOB"]
     # Small refunds by billing-agent: always approved within seconds...

@@ -1,7 +1,9 @@
 """Telling the operators of approval fatigue: every `HITL_FATIGUE_CHECK_S`, serve reads the
 last two weeks of decisions (bot/store/figures/fatigue.py), finds the signals that call
 for a person (bot/core/hindsight/fatigue_signals.py), and sends each to every operator's direct
-messages, once a (UTC) day per signal (bot/store/figures/fatigue_told.py).
+messages, once a (UTC) day per signal (bot/store/figures/fatigue_told.py). The same
+check mines the policy suggestions the operators' App Home shows, once an hour
+(suggested.py).
 
 Only to the operators, and only in direct messages: a signal may name the approver
 concerned, and a channel is no place to name them. The policy's operators are user ids,
@@ -24,6 +26,7 @@ from bot.gate.runtime import Runtime
 from bot.slack.access.groups import channel_members, is_channel, is_group, members
 from bot.slack.blocks import escape as esc
 from bot.slack.nudges import messages as msg
+from bot.slack.nudges import suggested
 from bot.store.figures import fatigue
 from bot.store.figures.fatigue_told import FatigueTold
 
@@ -91,6 +94,8 @@ class Teller:
             told.append(s)
         if found and not people:
             log.warning("fatigue signals found but the policy names no operators to tell")
+        if self.rt.policy.operators:  # only operators see them (fatigue_home.py)
+            await suggested.refresh(self.rt, now)
         await self.told.checked(now)
         return told
 
