@@ -63,8 +63,8 @@ from bot.slack.blocks.render import approval_message
 from bot.slack.listeners.commands import HOME_RUNS_LOOKED
 from bot.store import keys
 from bot.store.retire import Retention
-from bot.store.stream.events_trim import EventTrimmer
 from bot.store.run.runs import RUN_TTL_S
+from bot.store.stream.events_trim import EventTrimmer
 
 TIERS = ("low", "medium", "high", "critical")
 LEVEL = {"review_timeout": "1h", "reviewers": {"channels": ["#hitl-approvals"]}}

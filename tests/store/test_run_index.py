@@ -19,8 +19,8 @@ from bot.store import keys
 from bot.store.retire import Retention
 from bot.store.run.runs import RUN_TTL_S
 from bot.store.stores import StoreSet
-from tests.conftest import QUORUM_POLICY
 from tests.cli.test_cli import cli
+from tests.conftest import QUORUM_POLICY
 from tests.store.test_run_questions import _scans
 from tests.support.children import kill_9_when_written
 from tests.support.clients import CLUSTER
