@@ -141,6 +141,13 @@ class Retention:
         """Write `picked` as the next segment after the one it read as newest, and remove
         it from the store; nothing at all if another pass got there first."""
         out = Retired(kept=picked.kept)
+        if picked.kept:  # one line a pass, not one per request every hour
+            log.warning(
+                "retention kept %d finished requests whose history does not verify "
+                "(hitl-bot audit verify names why), such as %s",
+                len(picked.kept),
+                ", ".join(picked.kept[:5]),
+            )
         if not picked.records:
             return out
         text = fmt.build(
@@ -212,7 +219,7 @@ class Retention:
                         continue  # not finished, or finished too recently
                     if problem is not None:
                         kept.append(rec["id"])
-                        log.warning("retention kept request %s: %s", rec["id"], problem)
+                        log.debug("retention kept request %s: %s", rec["id"], problem)
                         continue
                     records.append(rec)
                     lines = rec["audit"]
