@@ -43,7 +43,7 @@ if known ~= terms then
   -- so it is the one, and the shard's requests that name it read again.
   redis.call('HSET', K.terms, h.terms, terms)
 end
-local given = cjson.decode(terms)
+local given, TERMS = cjson.decode(terms), TERMS()
 for k in pairs(TERMS) do h[k] = given[k] end
 for _, r in ipairs(records) do
   local who = requester

@@ -55,7 +55,7 @@ if seen ~= shown then return refuse(t, R.stale_payload, entry) end
 
 local expires_in
 if event == E.reject then
-  if not REASONS[reason] then return refuse(t, R.invalid, entry) end
+  if not REASONS()[reason] then return refuse(t, R.invalid, entry) end
   resolve(t, E.reject, reason, text, view, seal)
   move(t, E.reject, S.rejected)
   move(t, E.close, S.cancelled)
