@@ -31,17 +31,6 @@ local function load(key, T)
   put_terms(h, terms)
   return fill(h)
 end
--- HSET what has a value and HDEL what went empty.
-local function store(key, pairs_)
-  local set, gone = {}, {}
-  for i = 1, #pairs_, 2 do
-    if pairs_[i + 1] == '' then gone[#gone + 1] = pairs_[i] else
-      set[#set + 1] = pairs_[i]; set[#set + 1] = pairs_[i + 1]
-    end
-  end
-  if #set > 0 then redis.call('HSET', key, unpack(set)) end
-  if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
-end
 -- Replies are one JSON string: decoding ~70 array elements cost the client more
 -- than the whole transition cost the server (bench/store_throughput.py).
 local function flat(h)
