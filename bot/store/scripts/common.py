@@ -131,8 +131,11 @@ _ALLOWED = (f"{a.value}|{e.value}|{b.value}" for a, e, b in TRANSITIONS)
 # a script pays only for the constants it reads (bench/store_throughput.py).
 CONSTANTS = (
     f"local ALLOWED = {lua_string_set(_ALLOWED)}\n"
-    + f"local FINAL = {lua_set(s.value for s in FINAL)}\n"
-    + f"local HUMAN = {lua_set(e.value for e in HUMAN_EVENTS)}\n"
+    + f"local FINAL = {lua_string_set(s.value for s in FINAL)}\n"
+    + f"local HUMAN = {lua_string_set(e.value for e in HUMAN_EVENTS)}\n"
+    + "local function is(set, name)  -- is `name` one of a string set's?\n"
+    + "  return not string.find(name, '\\n', 1, true)"
+    + " and string.find(set, '\\n' .. name .. '\\n', 1, true) ~= nil\nend\n"
     + f"local function REASONS() return {lua_set(r.value for r in ReasonCode)} end\n"
     + f"local function TERMS() return {lua_set(TERMS)} end\n"
     + f"local REF_LEN = {REF_LEN}\n"
@@ -152,3 +155,47 @@ CONSTANTS = (
 COMMON = CONSTANTS + read("common.lua")
 # Every request transition (and CREATE, which may claim): those and the transition's.
 TRANSITION_COMMON = COMMON + read("transition.lua")
+
+
+# A top-level definition of the shared text: a one-line or a multi-line function (its
+# `end` at the start of a line), or a one-line local.
+_DEFINITION = re.compile(
+    r"^local function (\w+)\([^\n]*\bend\n"
+    r"|^local function (\w+)\(.*?^end\n"
+    r"|^local ([\w, ]+) = [^\n]*\n",
+    re.M | re.S,
+)
+
+
+_STRING = re.compile(r"'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"")
+_COMMENT = re.compile(r"--[^\n]*")
+
+
+def _code(text: str) -> str:
+    """Lua text without its strings and comments: what is left names what it uses."""
+    return _COMMENT.sub("", _STRING.sub("''", text))
+
+
+def script(shared: str, own: str) -> str:
+    """A script: the shared definitions it uses, then its own text. Every definition is
+    built at every call (a function is a closure made anew, a table filled anew), so
+    those no part of the script names are left out (bench/store_throughput.py)."""
+    parts: list[tuple[frozenset[str], str]] = []
+    at = 0
+    for m in _DEFINITION.finditer(shared):
+        parts.append((frozenset(), shared[at : m.start()]))
+        names = m[1] or m[2] or m[3]
+        parts.append((frozenset(n.strip() for n in names.split(",")), m[0]))
+        at = m.end()
+    parts.append((frozenset(), shared[at:]))
+    kept = [True] * len(parts)
+    while True:  # a definition only a dropped one named goes too
+        dropped = False
+        for i, (names, text) in enumerate(parts):
+            if not names or not kept[i]:
+                continue
+            rest = _code("".join(t for j, (_, t) in enumerate(parts) if kept[j] and j != i) + own)
+            if not any(re.search(rf"\b{n}\b", rest) for n in names):
+                kept[i], dropped = False, True
+        if not dropped:
+            return "".join(t for i, (_, t) in enumerate(parts) if kept[i]) + own

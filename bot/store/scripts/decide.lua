@@ -9,7 +9,7 @@ local new_args, new_hash = ARGV[11], ARGV[12]  -- an edit's arguments and their 
 local via = ARGV[13]  -- how they decided: '' a button, 'thread_reply:CHANNEL:TS' a reply
 local seal = ARGV[14]  -- serve's signature (bot/core/proof/seal.py): kept with the decision
 local foreign = ARGV[15]  -- '1': the actor is from another workspace: '*' never counts
-if not HUMAN[event] then return error('DECIDE takes a person\'s decision, not ' .. event) end
+if not is(HUMAN, event) then return error('DECIDE takes a person\'s decision, not ' .. event) end
 
 local t, done = begin(K, now, event, actor, expect, true)
 if not t then return done end

@@ -12,7 +12,7 @@ local leave = ARGV[7]
 local t, done = begin(K, now, E.timeout, actor, expect, false)
 if not t then return done end
 local h, state = t.h, t.state
-if (fence ~= '' and tonumber(fence) ~= t.version) or FINAL[state] or h.expires_at == ''
+if (fence ~= '' and tonumber(fence) ~= t.version) or is(FINAL, state) or h.expires_at == ''
    or now < tonumber(h.expires_at) then
   return {R.noop, flat(h)}
 end

@@ -82,7 +82,7 @@ local function settle(t, expires_in)
   local h = t.h
   for k, v in pairs(t.upd) do h[k] = v end
   h.state, h.version = t.cur, tostring(t.version + 1)
-  if FINAL[t.cur] or expires_in == nil then h.expires_at = '' else
+  if is(FINAL, t.cur) or expires_in == nil then h.expires_at = '' else
     h.expires_at = tostring(t.now + expires_in)
   end
 end
@@ -127,8 +127,10 @@ local function commit(t, expires_in, dress, lean)
   if #gone > 0 then redis.call('HDEL', K.req, unpack(gone)) end
   wake(K.wake, h.version, t.cur)
   publish(K.events, 'request', h.id, h.version, t.event, t.cur, h.run_id)
-  -- The moves too (event, from, to), so the caller logs one line per audited step.
-  local moves = cjson.encode(t.recs)
+  -- The moves too (event, from, to), so the caller logs one line per audited step; ''
+  -- for the one move of the event itself, the caller's own (bot/store/transition_argv.py).
+  local moves = ''
+  if #t.recs ~= 1 or t.recs[1][1] ~= t.event then moves = cjson.encode(t.recs) end
   if lean == '1' then
     return {R.ok, cjson.encode({id = h.id, state = t.cur, version = h.version, tool = h.tool,
                                run_id = h.run_id}), t.state, moves}
