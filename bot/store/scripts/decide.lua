@@ -2,7 +2,7 @@
 local K = request_keys()
 local now, event, actor = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local expect, lean = ARGV[4], ARGV[5]  -- see `begin` and `commit`
-local groups = cjson.decode(ARGV[6])  -- the actor's groups and channels
+local groups = ARGV[6]  -- the actor's groups and channels (JSON), read if needed
 local seen, view = ARGV[7], ARGV[8]  -- the payload hash and the card's hash they saw
 local reason, text = ARGV[9], ARGV[10]  -- a rejection's code and words
 local new_args, new_hash = ARGV[11], ARGV[12]  -- an edit's arguments and their hash
@@ -16,7 +16,8 @@ if not t then return done end
 local h = t.h
 local entry = {payload_hash = seen, view_hash = view, via = (via ~= '' and via) or nil}
 
-local approvals = list(h.approvals)
+local approvals = {}  -- none yet, the usual case: nothing to decode
+if h.approvals ~= '[]' then approvals = list(h.approvals) end
 local mine = false
 for _, a in ipairs(approvals) do if a[1] == actor then mine = true end end
 if event == E.reject then
@@ -33,18 +34,28 @@ if own and event ~= E.reject and h.self_approval ~= '1' then
   return refuse(t, R.not_eligible, entry)
 end
 local ok = own and event == E.reject  -- saying no to one's own request is always safe
+-- Who may decide: the approvers, then the chain's levels up to the current one, then
+-- the actor's groups; each is decoded only while the answer is still no.
 local names = {}
-for _, n in ipairs(list(h.approvers)) do names[n] = true end
-local levels = list(h.levels)
-for i = 1, tonumber(h.level) + 1 do
-  local lv = levels[i]
-  if lv then
-    for _, n in ipairs(lv.users or {}) do names[n] = true end
-    for _, n in ipairs(lv.groups or {}) do names[n] = true end
+local function named() return (names['*'] and foreign ~= '1') or names[actor] end
+if not ok then
+  for _, n in ipairs(list(h.approvers)) do names[n] = true end
+  ok = named()
+end
+if not ok then
+  local levels = list(h.levels)
+  for i = 1, tonumber(h.level) + 1 do
+    local lv = levels[i]
+    if lv then
+      for _, n in ipairs(lv.users or {}) do names[n] = true end
+      for _, n in ipairs(lv.groups or {}) do names[n] = true end
+    end
+  end
+  ok = named()
+  if not ok then
+    for _, g in ipairs(cjson.decode(groups)) do if names[g] then ok = true end end
   end
 end
-if (names['*'] and foreign ~= '1') or names[actor] then ok = true end
-for _, g in ipairs(groups) do if names[g] then ok = true end end
 if not ok then return refuse(t, R.not_eligible, entry) end
 -- A proposal (bot/core/candidates.py) was seen under its own hash, kept as the
 -- original once a candidate is chosen; it approves only by choosing a candidate.
