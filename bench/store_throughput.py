@@ -7,6 +7,10 @@ set; that database is FLUSHED, so point REDIS_URL at a scratch database.
 
     .venv/bin/python bench/store_throughput.py [--n 10000] [--rounds 3] [--workers 16]
 
+(c) times each script beside the contract skeleton, the floor every transition's
+contract sets (bench/_script_cost.py), and prints the approve, create and claim as
+ratios to it (issue #46) with PASS or MISS.
+
 `--cluster`: the transition rate on a local 3-primary + 3-replica Valkey Cluster
 (tests/support/localcluster.py, all on this machine) beside the single server, in the
 same run. On a small machine no speed-up is expected: it shows cluster mode's cost.

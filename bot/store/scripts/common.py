@@ -109,7 +109,9 @@ _FILL = _unrolled(
 )
 # `put_terms`: the review terms into h from their decoded copy; GONE's where it lacks one.
 _PUT_TERMS = _unrolled(
-    "put_terms", "h, terms", (f"{_field('h', k)} = {_field('terms', k)} or {_str(GONE[k])}" for k in TERMS)
+    "put_terms",
+    "h, terms",
+    (f"{_field('h', k)} = {_field('terms', k)} or {_str(GONE[k])}" for k in TERMS),
 )
 # `strip`: the empty values a reader of the audit puts back (ALWAYS), left out: those of
 # every entry, then those of an entry of the group's kind or event.
@@ -171,9 +173,9 @@ _STRING = re.compile(r"'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"")
 _COMMENT = re.compile(r"--[^\n]*")
 
 
-def _code(text: str) -> str:
-    """Lua text without its strings and comments: what is left names what it uses."""
-    return _COMMENT.sub("", _STRING.sub("''", text))
+def _names(text: str) -> set[str]:
+    """The words of Lua text outside its strings and comments: what it may use."""
+    return set(re.findall(r"\w+", _COMMENT.sub("", _STRING.sub("''", text))))
 
 
 def script(shared: str, own: str) -> str:
@@ -188,14 +190,15 @@ def script(shared: str, own: str) -> str:
         parts.append((frozenset(n.strip() for n in names.split(",")), m[0]))
         at = m.end()
     parts.append((frozenset(), shared[at:]))
+    # What each part names, its own definition's names left out (a recursive helper).
+    uses = [_names(text) - names for names, text in parts]
     kept = [True] * len(parts)
+    wanted = _names(own)
     while True:  # a definition only a dropped one named goes too
+        used = wanted.union(*(u for u, k in zip(uses, kept, strict=True) if k))
         dropped = False
-        for i, (names, text) in enumerate(parts):
-            if not names or not kept[i]:
-                continue
-            rest = _code("".join(t for j, (_, t) in enumerate(parts) if kept[j] and j != i) + own)
-            if not any(re.search(rf"\b{n}\b", rest) for n in names):
+        for i, (names, _) in enumerate(parts):
+            if names and kept[i] and not names & used:
                 kept[i], dropped = False, True
         if not dropped:
-            return "".join(t for i, (_, t) in enumerate(parts) if kept[i]) + own
+            return "".join(text for (_, text), k in zip(parts, kept, strict=True) if k) + own
