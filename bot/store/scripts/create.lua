@@ -60,7 +60,7 @@ if claimer ~= '' and h.state == S.approved then
   -- CLAIM's move, in memory: the claim deadline it replaces is never indexed
   local t = start(K, h, now, E.claim, claimer)
   settle(t, claim(t, token))
-  audit_moves(t, function(e) e.fence = h.fence end)
+  audit_moves(t, function(e, _, d) e.fence = d.h.fence end)
 end
 local args = {}
 for k, v in pairs(h) do

@@ -37,10 +37,9 @@ local ok = own and event == E.reject  -- saying no to one's own request is alway
 -- Who may decide: the approvers, then the chain's levels up to the current one, then
 -- the actor's groups; each is decoded only while the answer is still no.
 local names = {}
-local function named() return (names['*'] and foreign ~= '1') or names[actor] end
 if not ok then
   for _, n in ipairs(list(h.approvers)) do names[n] = true end
-  ok = named()
+  ok = (names['*'] and foreign ~= '1') or names[actor]
 end
 if not ok then
   local levels = list(h.levels)
@@ -51,7 +50,7 @@ if not ok then
       for _, n in ipairs(lv.groups or {}) do names[n] = true end
     end
   end
-  ok = named()
+  ok = (names['*'] and foreign ~= '1') or names[actor]
   if not ok then
     for _, g in ipairs(cjson.decode(groups)) do if names[g] then ok = true end end
   end
@@ -104,12 +103,16 @@ else
     expires_in = tonumber(h.claim_ms)
   end
 end
-return commit(t, expires_in, function(e, r)
-  e.reason_code, e.text, e.view_hash = t.upd.res_reason, t.upd.res_text, view
-  if r[1] == E.edit_and_approve then e.original_hash = h.original_hash end
-  if via ~= '' then e.via = via end
-  if proposal and r[1] == event then  -- the choice, among the candidates shown
-    e.chosen, e.candidates = new_hash, list(h.cand_hashes)
+-- What each audited move records, read from the transition `commit` hands it: a
+-- function that names few locals of this script is cheap to make (each one it names
+-- is looked up among every local the helpers hold).
+t.view, t.via, t.seal, t.new_hash, t.proposal = view, via, seal, new_hash, proposal
+return commit(t, expires_in, function(e, r, d)
+  e.reason_code, e.text, e.view_hash = d.upd.res_reason, d.upd.res_text, d.view
+  if r[1] == E.edit_and_approve then e.original_hash = d.h.original_hash end
+  if d.via ~= '' then e.via = d.via end
+  if d.proposal and r[1] == d.event then  -- the choice, among the candidates shown
+    e.chosen, e.candidates = d.new_hash, list(d.h.cand_hashes)
   end
-  if seal ~= '' and r[1] == event then e.seal = seal end
+  if d.seal ~= '' and r[1] == d.event then e.seal = d.seal end
 end, lean)

@@ -86,12 +86,12 @@ local function settle(t, expires_in)
     h.expires_at = tostring(t.now + expires_in)
   end
 end
--- One audit entry per move; `dress(e, r)` adds what the script's event records.
+-- One audit entry per move; `dress(e, r, t)` adds what the script's event records.
 local function audit_moves(t, dress)
   for _, r in ipairs(t.recs) do
     local e = {at = t.now, actor = t.actor, kind = 'transition', event = r[1], from = r[2],
                to = r[3], payload_hash = t.h.payload_hash, version = tonumber(t.h.version)}
-    if dress then dress(e, r) end
+    if dress then dress(e, r, t) end
     audit(t.K.audit, t.h, e)
   end
 end
