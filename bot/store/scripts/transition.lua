@@ -100,9 +100,12 @@ end
 -- that needs only to know it took: RequestStore.advance).
 local function commit(t, expires_in, dress, lean)
   local h, K = t.h, t.K
-  -- Empty fields are not stored: only one that held a value is deleted.
-  local gone = {}
-  for k, v in pairs(t.upd) do if v == '' and h[k] ~= '' then gone[#gone + 1] = k end end
+  -- Write back only what moved (the request's other fields never change here); empty
+  -- fields are not stored, so only one that held a value is deleted.
+  local w, gone = {'state', t.cur, 'version', tostring(t.version + 1)}, {}
+  for k, v in pairs(t.upd) do
+    if v ~= '' then w[#w + 1] = k; w[#w + 1] = v elseif h[k] ~= '' then gone[#gone + 1] = k end
+  end
   local had_deadline = h.expires_at ~= ''
   redis.call('ZREM', K.due, due_member(DUE_REQUEST, h))
   settle(t, expires_in)
@@ -117,12 +120,10 @@ local function commit(t, expires_in, dress, lean)
     end
   end
   audit_moves(t, dress)
-  -- Write back only what moved: the request's other fields never change here.
-  local w = {'state', t.cur, 'version', h.version, 'audit_head', h.audit_head,
-             'audit_seq', h.audit_seq}
+  w[#w + 1] = 'audit_head'; w[#w + 1] = h.audit_head
+  w[#w + 1] = 'audit_seq'; w[#w + 1] = h.audit_seq
   if h.expires_at ~= '' then w[#w + 1] = 'expires_at'; w[#w + 1] = h.expires_at
   elseif had_deadline then gone[#gone + 1] = 'expires_at' end
-  for k, v in pairs(t.upd) do if v ~= '' then w[#w + 1] = k; w[#w + 1] = v end end
   redis.call('HSET', K.req, unpack(w))
   if #gone > 0 then redis.call('HDEL', K.req, unpack(gone)) end
   wake(K.wake, h.version, t.cur)
