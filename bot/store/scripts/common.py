@@ -136,7 +136,7 @@ CONSTANTS = (
     + f"local FINAL = {lua_string_set(s.value for s in FINAL)}\n"
     + f"local HUMAN = {lua_string_set(e.value for e in HUMAN_EVENTS)}\n"
     + "local function is(set, name)  -- is `name` one of a string set's?\n"
-    + "  return not string.find(name, '\\n', 1, true)"
+    + "  return type(name) == 'string' and not string.find(name, '\\n', 1, true)"
     + " and string.find(set, '\\n' .. name .. '\\n', 1, true) ~= nil\nend\n"
     + f"local function REASONS() return {lua_set(r.value for r in ReasonCode)} end\n"
     + f"local function TERMS() return {lua_set(TERMS)} end\n"
