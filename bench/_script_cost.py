@@ -141,10 +141,8 @@ async def script_costs(url: str, m: int = 2_000) -> dict[str, tuple[float, float
     await fill(0)
     await r.hset(SKELETON_KEYS[0], mapping=await r.hgetall(keys.request(to_cancel.pop().id)))
     floor = r.register_script(SKELETON)
-    await floor(SKELETON_KEYS, [999])  # every script loaded before anything is timed
-    await noop()
-    await create(0)
-    pending.clear()
+    for text in (SKELETON, NOOP, CREATE, DECIDE, CLAIM, REPORT, CANCEL):
+        await r.script_load(text)  # loaded before anything is timed: no NOSCRIPT round
     out = {"noop": await _paired(r, m, NOOP, lambda i: noop(), floor)}
     out[CREATE_STEP] = await _paired(r, m, CREATE, create, floor)
     out[APPROVE] = await _paired(r, m, DECIDE, approve, floor)
