@@ -124,7 +124,8 @@ def timeout_seals(
 def log_moved(rid: str, d: Decision, h: dict[str, str], rest: Sequence[Any]) -> None:
     """The log lines of a transition that took, one per step the audit records (a
     timeout that escalates is `timeout` then `reassign`): `h` the script's reply,
-    `rest` what follows it (the state it moved from, then the steps as JSON)."""
+    `rest` what follows it (the state it moved from, then the steps as JSON, or '' for
+    the one step of `d`'s own event: the script spares encoding what the caller knows)."""
     was = str(rest[0]) if rest else None
     steps = json.loads(rest[1]) if len(rest) > 1 and rest[1] else []
     if not isinstance(steps, list) or not steps:  # cjson writes an empty list as {}

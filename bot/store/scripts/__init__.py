@@ -15,7 +15,7 @@ one hash tag, so each touches one cluster slot. Replies are {status, JSON}.
 from __future__ import annotations
 
 from bot.core.states import HUMAN_EVENTS, Event
-from bot.store.scripts.common import COMMON, TERMS_ERROR, TRANSITION_COMMON, read
+from bot.store.scripts.common import COMMON, TERMS_ERROR, TRANSITION_COMMON, read, script
 
 __all__ = [
     "ALL",
@@ -34,15 +34,15 @@ __all__ = [
     "script_for",
 ]
 
-CREATE = TRANSITION_COMMON + read("create.lua")
-DECIDE = TRANSITION_COMMON + read("decide.lua")
-TIMEOUT = TRANSITION_COMMON + read("timeout.lua")
-CLAIM = TRANSITION_COMMON + read("claim.lua")
-REPORT = TRANSITION_COMMON + read("report.lua")
-CANCEL = TRANSITION_COMMON + read("cancel.lua")
-QUESTION = COMMON + read("question.lua")
+CREATE = script(TRANSITION_COMMON, read("create.lua"))
+DECIDE = script(TRANSITION_COMMON, read("decide.lua"))
+TIMEOUT = script(TRANSITION_COMMON, read("timeout.lua"))
+CLAIM = script(TRANSITION_COMMON, read("claim.lua"))
+REPORT = script(TRANSITION_COMMON, read("report.lua"))
+CANCEL = script(TRANSITION_COMMON, read("cancel.lua"))
+QUESTION = script(COMMON, read("question.lua"))
 GRANT = read("grant.lua")  # standing approvals (bot/store/grants.py): no request keys
-STEP_UP = COMMON + read("stepup.lua")  # a refused step-up, audited (passkeys.py)
+STEP_UP = script(COMMON, read("stepup.lua"))  # a refused step-up, audited (passkeys.py)
 WITH_AUDIT = read("with_audit.lua")  # a request and its audit in one read (requests.py)
 
 # The transition scripts by name, and the name of each event's script.

@@ -12,9 +12,10 @@ if s ~= S.pending_review and s ~= S.approved and s ~= S.auto_approved then
 end
 if t.h.res_actor == '' then resolve(t, E.cancel, reason, text, view, '') end
 move(t, E.cancel, S.cancelled)
-return commit(t, nil, function(e)
-  e.reason_code, e.text, e.view_hash = t.upd.res_reason, t.upd.res_text, view
+t.reason, t.text, t.view = reason, text, view  -- for the audit entry, below
+return commit(t, nil, function(e, _, d)
+  e.reason_code, e.text, e.view_hash = d.upd.res_reason, d.upd.res_text, d.view
   -- A cancel after an approval keeps the approval as the resolution; its own why
   -- (a refused edit, a lapsed claim) still belongs in the audit.
-  if t.upd.res_reason == nil then e.reason_code, e.text = reason, text end
+  if d.upd.res_reason == nil then e.reason_code, e.text = d.reason, d.text end
 end, lean)

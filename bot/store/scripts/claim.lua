@@ -22,4 +22,4 @@ if t.h.expires_at ~= '' and now >= tonumber(t.h.expires_at) then
 end
 -- The fence is audited with the claim: a claim lost in a failover and the one after it
 -- are then told apart by whose report the audit refused.
-return commit(t, claim(t, token), function(e) e.fence = t.upd.fence end, lean)
+return commit(t, claim(t, token), function(e, _, d) e.fence = d.upd.fence end, lean)

@@ -11,11 +11,7 @@ local function read(key)
 end
 -- Fields that are often empty are not stored while empty (a pending request has a
 -- dozen, ~140 B of memory each: bench/memory_per_request.py); a loaded request reads
--- them as '', which is what the guards compare them with.
-local function fill(h)
-  for _, k in ipairs(OPTIONAL) do if h[k] == nil then h[k] = '' end end
-  return h
-end
+-- them as '' (`fill`, above), which is what the guards compare them with.
 -- A request keeps a reference to its review terms (chain, approvers, quorum, timeouts,
 -- default): the first REF_LEN hex of the sha1 of their copy, kept once per shard in T
 -- (bot/store/codec.py TERMS). A copy that is gone or no longer hashes to its name is
@@ -26,25 +22,14 @@ end
 local function load(key, T)
   local h = read(key)
   if next(h) == nil then return nil end  -- no such item
-  local text, terms = redis.call('HGET', T, h.terms or ''), GONE
+  local text, terms = redis.call('HGET', T, h.terms or ''), {}  -- {}: GONE's
   if text and string.sub(redis.sha1hex(text), 1, REF_LEN) == h.terms then
     terms = cjson.decode(text)
   else
     h.terms_gone = '1'
   end
-  for k in pairs(TERMS) do h[k] = terms[k] or GONE[k] end
+  put_terms(h, terms)
   return fill(h)
-end
--- HSET what has a value and HDEL what went empty.
-local function store(key, pairs_)
-  local set, gone = {}, {}
-  for i = 1, #pairs_, 2 do
-    if pairs_[i + 1] == '' then gone[#gone + 1] = pairs_[i] else
-      set[#set + 1] = pairs_[i]; set[#set + 1] = pairs_[i + 1]
-    end
-  end
-  if #set > 0 then redis.call('HSET', key, unpack(set)) end
-  if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
 end
 -- Replies are one JSON string: decoding ~70 array elements cost the client more
 -- than the whole transition cost the server (bench/store_throughput.py).
@@ -56,9 +41,7 @@ end
 local function audit(A, h, e)
   local seq = tonumber(h.audit_seq or '0') + 1
   e.seq = seq
-  for _, group in ipairs({'*', e.kind, e.event}) do
-    for _, k in ipairs(ALWAYS[group] or {}) do if e[k] == '' then e[k] = nil end end
-  end
+  strip(e)
   if h.audit_head ~= nil and h.audit_head ~= '' then e.prev = h.audit_head end
   local line = cjson.encode(e)
   redis.call('RPUSH', A, line)

@@ -80,19 +80,71 @@ def read(name: str) -> str:
     return render(files(__package__).joinpath(name).read_text())
 
 
+def lua_string_set(names: Iterable[str]) -> str:
+    """A set as one string, each name between newlines: a string constant is built once,
+    as the script is loaded, where a table constructor runs at every call."""
+    return _str("\n" + "".join(f"{n}\n" for n in names)).replace("\n", "\\n")
+
+
+def _unrolled(name: str, params: str, lines: Iterable[str], ret: str = "") -> str:
+    """A function of one statement per field: no table of the names to build or walk."""
+    body = "".join(f"  {line}\n" for line in lines)
+    return f"local function {name}({params})\n{body}{ret}end\n"
+
+
+def _field(table: str, k: str) -> str:
+    return f"{table}[{_str(k)}]"
+
+
+def _blank_to_nil(table: str, ks: Iterable[str]) -> str:
+    return " ".join(f"if {_field(table, k)} == '' then {_field(table, k)} = nil end" for k in ks)
+
+
+# `fill`: an optional field that is not stored reads as ''.
+_FILL = _unrolled(
+    "fill",
+    "h",
+    (f"if {_field('h', k)} == nil then {_field('h', k)} = '' end" for k in OPTIONAL),
+    "  return h\n",
+)
+# `put_terms`: the review terms into h from their decoded copy; GONE's where it lacks one.
+_PUT_TERMS = _unrolled(
+    "put_terms",
+    "h, terms",
+    (f"{_field('h', k)} = {_field('terms', k)} or {_str(GONE[k])}" for k in TERMS),
+)
+# `strip`: the empty values a reader of the audit puts back (ALWAYS), left out: those of
+# every entry, then those of an entry of the group's kind or event.
+_STRIP = _unrolled(
+    "strip",
+    "e",
+    [
+        _blank_to_nil("e", ALWAYS.get("*", ())),
+        *(
+            f"if e.kind == {_str(g)} or e.event == {_str(g)} then {_blank_to_nil('e', ks)} end"
+            for g, ks in ALWAYS.items()
+            if g != "*"
+        ),
+    ],
+)
+_KEYS = ", ".join(f"{name} = KEYS[{i}]" for i, name in enumerate(keys.REQUEST_KEYS, 1))
 _ALLOWED = (f"{a.value}|{e.value}|{b.value}" for a, e, b in TRANSITIONS)
-_ALWAYS = ", ".join(f"[{_str(g)}]={lua_list(ks)}" for g, ks in ALWAYS.items())
+# Built at every call, so kept small or made on demand (a function building the table):
+# a script pays only for the constants it reads (bench/store_throughput.py).
 CONSTANTS = (
-    f"local ALLOWED = {lua_set(_ALLOWED)}\n"
-    + f"local FINAL = {lua_set(s.value for s in FINAL)}\n"
-    + f"local HUMAN = {lua_set(e.value for e in HUMAN_EVENTS)}\n"
-    + f"local REASONS = {lua_set(r.value for r in ReasonCode)}\n"
-    + f"local OPTIONAL = {lua_list(OPTIONAL)}\n"
-    + f"local TERMS = {lua_set(TERMS)}\n"
-    + f"local GONE = {lua_map(GONE)}\n"
+    f"local ALLOWED = {lua_string_set(_ALLOWED)}\n"
+    + f"local FINAL = {lua_string_set(s.value for s in FINAL)}\n"
+    + f"local HUMAN = {lua_string_set(e.value for e in HUMAN_EVENTS)}\n"
+    + "local function is(set, name)  -- is `name` one of a string set's?\n"
+    + "  return type(name) == 'string' and not string.find(name, '\\n', 1, true)"
+    + " and string.find(set, '\\n' .. name .. '\\n', 1, true) ~= nil\nend\n"
+    + f"local function REASONS() return {lua_set(r.value for r in ReasonCode)} end\n"
+    + f"local function TERMS() return {lua_set(TERMS)} end\n"
     + f"local REF_LEN = {REF_LEN}\n"
-    + f"local ALWAYS = {{{_ALWAYS}}}\n"
-    + f"local REQUEST_KEYS = {lua_list(keys.REQUEST_KEYS)}\n"
+    + f"local function request_keys() return {{{_KEYS}}} end\n"
+    + _FILL
+    + _PUT_TERMS
+    + _STRIP
     + f"local DUE_REQUEST, DUE_QUESTION = {_str(keys.DUE_REQUEST)}, {_str(keys.DUE_QUESTION)}\n"
     + f"local EVENTS_MAXLEN, WAKE_MAXLEN = {MAXLEN}, {WAKE_MAXLEN}\n"
     + f"local WAKE_TTL_S, WAITING_TTL_S = {WAKE_TTL_S}, {WAITING_TTL_S}\n"
@@ -105,3 +157,48 @@ CONSTANTS = (
 COMMON = CONSTANTS + read("common.lua")
 # Every request transition (and CREATE, which may claim): those and the transition's.
 TRANSITION_COMMON = COMMON + read("transition.lua")
+
+
+# A top-level definition of the shared text: a one-line or a multi-line function (its
+# `end` at the start of a line), or a one-line local.
+_DEFINITION = re.compile(
+    r"^local function (\w+)\([^\n]*\bend\n"
+    r"|^local function (\w+)\(.*?^end\n"
+    r"|^local ([\w, ]+) = [^\n]*\n",
+    re.M | re.S,
+)
+
+
+_STRING = re.compile(r"'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"")
+_COMMENT = re.compile(r"--[^\n]*")
+
+
+def _names(text: str) -> set[str]:
+    """The words of Lua text outside its strings and comments: what it may use."""
+    return set(re.findall(r"\w+", _COMMENT.sub("", _STRING.sub("''", text))))
+
+
+def script(shared: str, own: str) -> str:
+    """A script: the shared definitions it uses, then its own text. Every definition is
+    built at every call (a function is a closure made anew, a table filled anew), so
+    those no part of the script names are left out (bench/store_throughput.py)."""
+    parts: list[tuple[frozenset[str], str]] = []
+    at = 0
+    for m in _DEFINITION.finditer(shared):
+        parts.append((frozenset(), shared[at : m.start()]))
+        names = m[1] or m[2] or m[3]
+        parts.append((frozenset(n.strip() for n in names.split(",")), m[0]))
+        at = m.end()
+    parts.append((frozenset(), shared[at:]))
+    # What each part names, its own definition's names left out (a recursive helper).
+    uses = [_names(text) - names for names, text in parts]
+    kept = [True] * len(parts)
+    wanted = _names(own)
+    while True:  # a definition only a dropped one named goes too
+        used = wanted.union(*(u for u, k in zip(uses, kept, strict=True) if k))
+        dropped = False
+        for i, (names, _) in enumerate(parts):
+            if names and kept[i] and not names & used:
+                kept[i], dropped = False, True
+        if not dropped:
+            return "".join(text for (_, text), k in zip(parts, kept, strict=True) if k) + own

@@ -43,7 +43,7 @@ if known ~= terms then
   -- so it is the one, and the shard's requests that name it read again.
   redis.call('HSET', K.terms, h.terms, terms)
 end
-local given = cjson.decode(terms)
+local given, TERMS = cjson.decode(terms), TERMS()
 for k in pairs(TERMS) do h[k] = given[k] end
 for _, r in ipairs(records) do
   local who = requester
@@ -60,7 +60,7 @@ if claimer ~= '' and h.state == S.approved then
   -- CLAIM's move, in memory: the claim deadline it replaces is never indexed
   local t = start(K, h, now, E.claim, claimer)
   settle(t, claim(t, token))
-  audit_moves(t, function(e) e.fence = h.fence end)
+  audit_moves(t, function(e, _, d) e.fence = d.h.fence end)
 end
 local args = {}
 for k, v in pairs(h) do

@@ -37,4 +37,5 @@ elseif event == E.rollback_ok or event == E.rollback_failed then
 else
   return error('REPORT takes an executor\'s report, not ' .. event)
 end
-return commit(t, expires_in, function(e) e.text = detail end, lean)
+t.detail = detail  -- for the audit entry, below
+return commit(t, expires_in, function(e, _, d) e.text = d.detail end, lean)

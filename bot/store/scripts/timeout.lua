@@ -12,7 +12,7 @@ local leave = ARGV[7]
 local t, done = begin(K, now, E.timeout, actor, expect, false)
 if not t then return done end
 local h, state = t.h, t.state
-if (fence ~= '' and tonumber(fence) ~= t.version) or FINAL[state] or h.expires_at == ''
+if (fence ~= '' and tonumber(fence) ~= t.version) or is(FINAL, state) or h.expires_at == ''
    or now < tonumber(h.expires_at) then
   return {R.noop, flat(h)}
 end
@@ -43,9 +43,10 @@ elseif state == S.executing then
 else
   move(t, E.timeout, S.manual_intervention)
 end
-return commit(t, expires_in, function(e, r)
+t.seal = seal  -- for the audit entry, below
+return commit(t, expires_in, function(e, r, d)
   if r[1] == E.timeout then
-    e.reason_code, e.text, e.view_hash = t.upd.res_reason, t.upd.res_text, ''
-    if seal ~= '' then e.seal = seal end
+    e.reason_code, e.text, e.view_hash = d.upd.res_reason, d.upd.res_text, ''
+    if d.seal ~= '' then e.seal = d.seal end
   end
 end, lean)

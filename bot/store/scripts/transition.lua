@@ -2,12 +2,6 @@
 -- the state and version it stood at, the moves made (t.recs) and the fields that
 -- change (t.upd). Each script checks its own guards, makes its moves and commits.
 
--- The request's KEYS by name, in bot/store/keys.py REQUEST_KEYS order.
-local function request_keys()
-  local K = {}
-  for i, name in ipairs(REQUEST_KEYS) do K[name] = KEYS[i] end
-  return K
-end
 -- A transition of the request h, already loaded: CREATE's claim starts here.
 local function start(K, h, now, event, actor)
   local t = {K = K, h = h, now = now, event = event, actor = actor, state = h.state,
@@ -53,7 +47,8 @@ local function resolved_or_invalid(t, entry)
   return refuse(t, R.invalid, entry)
 end
 local function move(t, e, to)
-  if not ALLOWED[t.cur .. '|' .. e .. '|' .. to] then
+  local k = t.cur .. '|' .. e .. '|' .. to  -- one line of ALLOWED, or none
+  if string.find(k, '\n', 1, true) or not string.find(ALLOWED, '\n' .. k .. '\n', 1, true) then
     return error('transition table refuses ' .. t.cur .. '|' .. e .. '|' .. to)
   end
   t.recs[#t.recs + 1] = {e, t.cur, to}
@@ -87,16 +82,16 @@ local function settle(t, expires_in)
   local h = t.h
   for k, v in pairs(t.upd) do h[k] = v end
   h.state, h.version = t.cur, tostring(t.version + 1)
-  if FINAL[t.cur] or expires_in == nil then h.expires_at = '' else
+  if is(FINAL, t.cur) or expires_in == nil then h.expires_at = '' else
     h.expires_at = tostring(t.now + expires_in)
   end
 end
--- One audit entry per move; `dress(e, r)` adds what the script's event records.
+-- One audit entry per move; `dress(e, r, t)` adds what the script's event records.
 local function audit_moves(t, dress)
   for _, r in ipairs(t.recs) do
     local e = {at = t.now, actor = t.actor, kind = 'transition', event = r[1], from = r[2],
                to = r[3], payload_hash = t.h.payload_hash, version = tonumber(t.h.version)}
-    if dress then dress(e, r) end
+    if dress then dress(e, r, t) end
     audit(t.K.audit, t.h, e)
   end
 end
@@ -105,6 +100,13 @@ end
 -- that needs only to know it took: RequestStore.advance).
 local function commit(t, expires_in, dress, lean)
   local h, K = t.h, t.K
+  -- Write back only what moved (the request's other fields never change here); empty
+  -- fields are not stored, so only one that held a value is deleted.
+  local w, gone = {'state', t.cur, 'version', tostring(t.version + 1)}, {}
+  for k, v in pairs(t.upd) do
+    if v ~= '' then w[#w + 1] = k; w[#w + 1] = v elseif h[k] ~= '' then gone[#gone + 1] = k end
+  end
+  local had_deadline = h.expires_at ~= ''
   redis.call('ZREM', K.due, due_member(DUE_REQUEST, h))
   settle(t, expires_in)
   if h.expires_at ~= '' then redis.call('ZADD', K.due, h.expires_at, due_member(DUE_REQUEST, h)) end
@@ -118,15 +120,18 @@ local function commit(t, expires_in, dress, lean)
     end
   end
   audit_moves(t, dress)
-  -- Write back only what moved: the request's other fields never change here.
-  local w = {'state', t.cur, 'version', h.version, 'expires_at', h.expires_at,
-             'audit_head', h.audit_head, 'audit_seq', h.audit_seq}
-  for k, v in pairs(t.upd) do w[#w + 1] = k; w[#w + 1] = v end
-  store(K.req, w)
+  w[#w + 1] = 'audit_head'; w[#w + 1] = h.audit_head
+  w[#w + 1] = 'audit_seq'; w[#w + 1] = h.audit_seq
+  if h.expires_at ~= '' then w[#w + 1] = 'expires_at'; w[#w + 1] = h.expires_at
+  elseif had_deadline then gone[#gone + 1] = 'expires_at' end
+  redis.call('HSET', K.req, unpack(w))
+  if #gone > 0 then redis.call('HDEL', K.req, unpack(gone)) end
   wake(K.wake, h.version, t.cur)
   publish(K.events, 'request', h.id, h.version, t.event, t.cur, h.run_id)
-  -- The moves too (event, from, to), so the caller logs one line per audited step.
-  local moves = cjson.encode(t.recs)
+  -- The moves too (event, from, to), so the caller logs one line per audited step; ''
+  -- for the one move of the event itself, the caller's own (bot/store/transition_argv.py).
+  local moves = ''
+  if #t.recs ~= 1 or t.recs[1][1] ~= t.event then moves = cjson.encode(t.recs) end
   if lean == '1' then
     return {R.ok, cjson.encode({id = h.id, state = t.cur, version = h.version, tool = h.tool,
                                run_id = h.run_id}), t.state, moves}
