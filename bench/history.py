@@ -192,7 +192,7 @@ class Store:
         for shard in range(keys.SHARDS):
             await self.redis.xgroup_create(keys.events(shard), "bench", id="$", mkstream=True)
         await EventTrimmer(self.redis, ("bench",)).trim_once()
-        # and each started run taken off the run queue, as a worker does (bot/store/run/run_queue.py)
+        # and each run taken off the run queue, as a worker does (bot/store/run/run_queue.py)
         await self.redis.xtrim(keys.RUN_QUEUE, maxlen=0)
         return n, took
 
