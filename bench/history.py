@@ -191,7 +191,9 @@ class Store:
         # (bot/store/stream/events_trim.py), so the streams hold no history either.
         for shard in range(keys.SHARDS):
             await self.redis.xgroup_create(keys.events(shard), "bench", id="$", mkstream=True)
-        await EventTrimmer(self.redis, ("bench",)).trim_once()
+        trimmer = EventTrimmer(self.redis, ("bench",))
+        while (await trimmer.trim_once()).trimmed:  # serve's trims every 5 s, a chunk each
+            pass
         # and each run taken off the run queue, as a worker does (bot/store/run/run_queue.py)
         await self.redis.xtrim(keys.RUN_QUEUE, maxlen=0)
         return n, took
