@@ -195,7 +195,7 @@ class Store:
         while (await trimmer.trim_once()).trimmed:  # serve's trims every 5 s, a chunk each
             pass
         # and each run taken off the run queue, as a worker does (bot/store/run/run_queue.py)
-        await self.redis.xtrim(keys.RUN_QUEUE, maxlen=0)
+        await self.redis.xtrim(keys.RUN_QUEUE, maxlen=0, approximate=False)
         return n, took
 
     async def sweep(self) -> object:
