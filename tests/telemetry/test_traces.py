@@ -142,10 +142,12 @@ async def test_a_rejected_call_still_leaves_its_span_with_the_reason(
 
 
 async def test_a_timed_out_call_still_leaves_its_span_with_the_safe_default(
-    redis_url: str, tmp_path: Path, exporter: InMemorySpanExporter, agent: Any
+    redis: Redis, redis_url: str, tmp_path: Path, exporter: InMemorySpanExporter, agent: Any
 ) -> None:
     """Nobody decides: the sweeper applies the tier's default (reject), the agent is told
-    it timed out, and the trace still holds the wait, ended as auto_rejected."""
+    it timed out, and the trace still holds the wait, ended as auto_rejected. (`redis`
+    empties the store first: a final request an earlier test left in the event streams
+    would have its own span read first.)"""
     policy = copy.deepcopy(E2E_POLICY)
     policy["tiers"]["medium"].update(review_timeout="1s", escalation=[])
     tracer = spans.provider(SimpleSpanProcessor(exporter))
