@@ -104,20 +104,13 @@ def audit_verify(
         # One copy each: a request a stopped pass archived but did not remove yet is
         # checked where it stands, so no grant's passes are counted twice.
         live = set(await rt.requests.ids_between())
-        old = [r for r in kept.requests() if _created(r) >= since and r["id"] not in live]
-        by_tool = [(str(r["id"]), r["fields"].get("tool"), list(r["audit"])) for r in old]
+        old = [r for r in kept.requests() if archive.created_at(r) >= since and r["id"] not in live]
         found += [
             _line(f)
-            async for f in grant_findings(
-                rt.requests, rt.grants, trusted.verify, since, archived=by_tool
-            )
+            async for f in grant_findings(rt.requests, rt.grants, trusted.verify, since, old)
         ]
-        by_tier = [(str(r["id"]), str(r["fields"].get("risk")), list(r["audit"])) for r in old]
         found += [
-            _line(f)
-            async for f in stepup_findings(
-                rt.requests, rt.passkeys, rt.policy, since, archived=by_tier
-            )
+            _line(f) async for f in stepup_findings(rt.requests, rt.passkeys, rt.policy, since, old)
         ]
         found += await _disorder(rt, since)
         if text is not None:
@@ -149,10 +142,6 @@ def audit_verify(
 
 def _line(f: audit.Finding) -> str:
     return f"request {f.request_id}: entry {f.seq}: {f.why}"
-
-
-def _created(rec: dict[str, Any]) -> int:
-    return int(rec["fields"].get("created_at") or 0)
 
 
 async def archived(rt: Runtime) -> Archive:

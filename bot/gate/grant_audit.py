@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from bot.core.grants import grant_of, grant_problem
 from bot.core.proof.seal import Verify
 from bot.errors import NotFound
-from bot.store import keys
-from bot.store.audit import Finding, lines
+from bot.store.audit import Finding, histories, lines
 from bot.store.grants import GrantStore, Held
 from bot.store.requests import RequestStore
 
@@ -64,13 +64,6 @@ class _Grants:
         return None
 
 
-async def _both(old: list[Archived], live: AsyncIterator[Archived]) -> AsyncIterator[Archived]:
-    for item in old:
-        yield item
-    async for item in live:
-        yield item
-
-
 def _entry_problem(held: Held, entry: dict[str, object], tool: str | None) -> str | None:
     g = held.grant
     if entry.get("actor") != g.granted_by:
@@ -83,29 +76,20 @@ def _entry_problem(held: Held, entry: dict[str, object], tool: str | None) -> st
     return None
 
 
-Archived = tuple[str, str | None, list[str]]  # request id, tool, audit lines
-
-
-async def _live(store: RequestStore, since_ms: int) -> AsyncIterator[Archived]:
-    for rid in await store.ids_between(since_ms):
-        tool = await store.redis.hget(keys.request(rid), "tool")
-        yield rid, None if tool is None else str(tool), await lines(store.redis, rid)
-
-
 async def grant_findings(
     store: RequestStore,
     grants: GrantStore,
     verify: Verify,
     since_ms: int = 0,
-    archived: Iterable[Archived] = (),
+    archived: Sequence[dict[str, Any]] = (),
 ) -> AsyncIterator[Finding]:
     """Every approval under a grant that its grant does not account for, in the live
-    store and in what retention archived (`archived`)."""
-    old = list(archived)
-    checked = _Grants(grants, verify, {rid: audit for rid, _, audit in old})
+    store and in what retention archived (`archived`: bot/store/archive.py's records)."""
+    sources = {str(r["id"]): [str(x) for x in r["audit"]] for r in archived}
+    checked = _Grants(grants, verify, sources)
     passed: Counter[str] = Counter()
     last: dict[str, Finding] = {}
-    async for rid, tool, history in _both(old, _live(store, since_ms)):
+    async for rid, tool, history in histories(store, since_ms, "tool", archived):
         for line in history:
             try:
                 e = json.loads(line)

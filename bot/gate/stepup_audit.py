@@ -8,32 +8,19 @@ are named too, and `--since` leaves them out.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from bot import messages as msg
 from bot.core.models import SYSTEM, AuditEntry
 from bot.core.policy import Policy
 from bot.core.states import Event
 from bot.core.stepup import credential_of
-from bot.errors import NotFound
-from bot.store.audit import Finding
+from bot.store.audit import Finding, histories
 from bot.store.passkeys import PasskeyStore
 from bot.store.requests import RequestStore
 
 APPROVING = frozenset({Event.APPROVE.value, Event.EDIT_AND_APPROVE.value})
-
-
-# An archived request: its id, its tier, its audit lines.
-Archived = tuple[str, str, list[str]]
-
-
-async def _live(requests: RequestStore, since_ms: int) -> AsyncIterator[Archived]:
-    for rid in await requests.ids_between(since_ms):
-        try:
-            req, lines = await requests.with_audit(rid)
-        except NotFound:
-            continue
-        yield rid, req.risk.value, lines
 
 
 async def stepup_findings(
@@ -41,20 +28,14 @@ async def stepup_findings(
     passkeys: PasskeyStore,
     policy: Policy,
     since_ms: int = 0,
-    archived: Iterable[Archived] = (),
+    archived: Sequence[dict[str, Any]] = (),
 ) -> AsyncIterator[Finding]:
+    """Every approval on a step-up tier no enrolled passkey of its approver confirmed, in
+    the live store and in what retention archived (bot/store/archive.py's records)."""
     tiers = {t.value for t in policy.step_up_tiers()}
     if not tiers:
         return
-    old = list(archived)
-
-    async def both() -> AsyncIterator[Archived]:
-        for item in old:
-            yield item
-        async for item in _live(requests, since_ms):
-            yield item
-
-    async for rid, risk, lines in both():
+    async for rid, risk, lines in histories(requests, since_ms, "risk", archived):
         if risk not in tiers:
             continue
         for raw in lines:

@@ -99,24 +99,14 @@ class Archive:
                 rid = str(rec["id"])
                 if rid not in best or len(rec["audit"]) >= len(best[rid]["audit"]):
                     best[rid] = rec
-        yield from sorted(best.values(), key=lambda r: (_created(r), str(r["id"])))
-
-    def runs(self) -> Iterator[dict[str, Any]]:
-        seen: dict[str, dict[str, Any]] = {}
-        for seg in self.segments:
-            for rec in seg.records:
-                if rec.get("kind") == "run":
-                    seen[str(rec["id"])] = rec
-        yield from seen.values()
-
-    def heads(self) -> dict[str, list[str]]:
-        """Request id -> its archived audit lines (the longest copy)."""
-        return {str(r["id"]): list(r["audit"]) for r in self.requests()}
+        yield from sorted(best.values(), key=lambda r: (created_at(r), str(r["id"])))
 
 
-def _created(rec: dict[str, Any]) -> int:
+def created_at(rec: dict[str, Any]) -> int:
+    """When an archived request was created (0 for a record that does not say)."""
+    fields = rec.get("fields")
     try:
-        return int(rec["fields"].get("created_at") or 0)
+        return int(fields.get("created_at") or 0) if isinstance(fields, dict) else 0
     except (TypeError, ValueError):
         return 0
 

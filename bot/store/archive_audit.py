@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from bot.core.proof.chain import expand, line_hash, verify
 from bot.core.proof.chain_order import order_problems
 from bot.core.proof.seal import Verify, unsealed
-from bot.store.archive import Archive
+from bot.store.archive import Archive, created_at
 from bot.store.audit import Finding
 from bot.store.heads import HeadFinding
 
@@ -32,7 +32,7 @@ def findings(found: Archive, trusted: Verify, since_ms: int = 0) -> Iterator[Fin
     heads = sealed_heads(found)
     for rec in found.requests():
         rid, lines = str(rec["id"]), [str(x) for x in rec["audit"]]
-        if _created(rec) < since_ms:
+        if created_at(rec) < since_ms:
             continue
         head, seq = heads.get(rid, ("", 0))
         broken = verify(lines, head)
@@ -86,11 +86,3 @@ def recheck_heads(
                 )
             )
     return out
-
-
-def _created(rec: dict[str, object]) -> int:
-    fields = rec.get("fields")
-    try:
-        return int(fields.get("created_at") or 0) if isinstance(fields, dict) else 0
-    except (TypeError, ValueError):
-        return 0

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from redis.asyncio import Redis
 
@@ -30,6 +30,26 @@ async def lines(redis: Redis, rid: str) -> list[str]:
 
 async def entries(redis: Redis, rid: str) -> list[AuditEntry]:
     return [AuditEntry.parse(line) for line in await lines(redis, rid)]
+
+
+# A request's history as the checks of `audit verify` read it: its id, one field of its
+# record (None when the record is gone), its audit lines.
+History = tuple[str, str | None, list[str]]
+
+
+async def histories(
+    store: RequestStore, since_ms: int, field: str, archived: Sequence[dict[str, Any]] = ()
+) -> AsyncIterator[History]:
+    """The archived requests' histories (records as bot/store/archive.py reads them), then
+    each live one's created since `since_ms`, `field` read with its lines in one step."""
+    for rec in archived:
+        yield str(rec["id"]), rec["fields"].get(field), [str(x) for x in rec["audit"]]
+    for rid in await store.ids_between(since_ms):
+        pipe = store.redis.pipeline(transaction=True)  # one slot: the request and its audit
+        pipe.hget(keys.request(rid), field)
+        pipe.lrange(keys.audit(rid), 0, -1)
+        value, got = await pipe.execute()
+        yield rid, None if value is None else str(value), list(got)
 
 
 async def verify_request(redis: Redis, rid: str) -> Break | None:
