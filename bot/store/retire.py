@@ -107,6 +107,9 @@ class Retention:
         self.directory = directory
         self.trusted = trusted
         self.clock = clock
+        # The segment whose deletions this instance saw through, so the next pass does
+        # not read, check and delete it all again (serve runs passes back to back).
+        self._finished = ""
         self._drop_request = redis.register_script(DROP_REQUEST)
         self._drop_run = redis.register_script(DROP_RUN)
 
@@ -160,12 +163,14 @@ class Retention:
         )
         name = archive.segment_name(picked.at)
         path = archive.write_segment(self.directory, name, text)
-        if not await archive.advance(self.redis, picked.prev, name, fmt.file_sha(text)):
+        sha = fmt.file_sha(text)
+        if not await archive.advance(self.redis, picked.prev, name, sha):
             path.unlink(missing_ok=True)  # another pass extended the chain first
             log.warning("retention: another pass archived first; this one wrote nothing")
             return out
         out.segment = path
         done = await self._drop(picked.records)
+        self._finished = sha
         out.requests, out.runs, out.questions = done
         log.info(
             "retention archived %d requests, %d runs and %d questions to %s",
@@ -182,7 +187,7 @@ class Retention:
         newest = await archive.newest(self.redis)
         name, sha = newest if newest else ("", "")
         tip: list[dict[str, Any]] = []
-        if newest:
+        if newest and sha != self._finished:
             seg = archive.read_one(self.directory / name, self.trusted)
             if seg is None:  # named but unreadable: `audit verify` says so; delete nothing
                 return newest
@@ -195,6 +200,7 @@ class Retention:
             log.warning("retention: adopted segment %s a stopped pass left", later[0])
             name, sha, tip = later[0], later[1].sha, later[1].records
         await self._drop(tip)
+        self._finished = sha
         return (name, sha) if sha else None
 
     async def _requests(
