@@ -428,6 +428,12 @@ REASON_TOO_LONG = "At most {limit} characters."
 SLACK_NOT_UTF8 = "The Slack request body is not UTF-8."
 SLACK_TOO_DEEP = "The Slack request body nests deeper than {limit} levels."
 SLACK_BAD_PAYLOAD = "Not a Slack payload this app can read: {problem}."
+# {kind}: the exception Bolt's context reader raised; Slack always sends a
+# workspace (`team`, `team_id`, `user.team_id` or `view.team_id`) with a payload.
+SLACK_BOLT_UNREADABLE = (
+    "is missing a field Slack always sends (Bolt's reader raised {kind}; "
+    "a workspace id is the usual one)"
+)
 PAYLOAD_UNREADABLE = (
     "I could not read what Slack sent for that, so nothing was changed. Try again from "
     "the latest message; if it happens again, tell the bot's operator."

@@ -10,7 +10,11 @@ as a 500 with a traceback. So, in this order and with no I/O:
 2. `parse`: UTF-8, a depth limit before `json.loads`, then Bolt's own
    reading of the body (JSON, a form whose `payload` is JSON, or a plain form).
 3. `check`: the fields that Bolt's context and our listeners read have the
-   types Slack documents. Socket Mode envelopes go through `check` alone.
+   types Slack documents, and then Bolt's own context reader, the one it runs
+   before any listener, reads the payload. Which bodies that reader trips on
+   differs by version (1.20 indexes `user.team_id` where 1.30 asks), so the
+   installed Bolt is asked rather than its rules copied. Socket Mode envelopes
+   go through `check` alone.
 
 Steps 2 and 3 raise `Malformed`, the caller's 400; a body that passes reaches
 Bolt unchanged.
@@ -25,6 +29,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl
+
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.request.async_internals import build_async_context
 
 from bot.core.args.plainjson import lone_surrogate, text_too_deep, too_deep
 from bot.slack import messages as msg
@@ -376,4 +383,13 @@ def check(data: Any) -> dict[str, Any]:
         _BY_TYPE[kind](data, "payload")
     elif kind is None and "command" in data:
         _required("command", "user_id", "channel_id")(data, "payload")
+    _bolt_reads(data)
     return data
+
+
+def _bolt_reads(data: dict[str, Any]) -> None:
+    """Bolt's context reader (pure: no I/O) gets through `data`, or it is Malformed."""
+    try:
+        build_async_context(AsyncBoltContext({}), data)
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+        raise _bad("payload", msg.SLACK_BOLT_UNREADABLE.format(kind=type(exc).__name__)) from None
