@@ -83,7 +83,9 @@ async def _post(bot: Bot, body: bytes, content_type: str, headers: dict[str, str
 @FUZZ
 @given(body=bodies(), signed=st.booleans())
 # Found on CI with Bolt 1.20, whose context reader indexes `user["team_id"]`: a 500.
-@example(body=(b'{"type": "app_rate_limited", "user": {"id": "U1"}}', "application/json"), signed=True)
+@example(
+    body=(b'{"type": "app_rate_limited", "user": {"id": "U1"}}', "application/json"), signed=True
+)
 @example(body=(urlencode({"payload": '{"type": "x", "user": "U1"}'}).encode(), ""), signed=True)
 async def test_slack_events_never_answer_5xx(
     bot: Bot, body: tuple[bytes, str], signed: bool
