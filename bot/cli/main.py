@@ -16,7 +16,6 @@ from rich.table import Table
 
 from bot import messages as msg
 from bot.claudecode.cli import claude_code_app
-from bot.cli import messages as cli_msg
 from bot.cli import runs as cli_runs
 from bot.cli.audit import audit_app
 from bot.cli.audit import run_cli as _run
@@ -29,16 +28,14 @@ from bot.cli.policy_replay import policy_diff, shadow_report
 from bot.cli.preflight import check_preflight_in_slack
 from bot.cli.report import report
 from bot.cli.retention import audit_archive as _audit_archive  # noqa: F401  (registers `audit archive`)
+from bot.cli.show import print_table, say_undrawn, show, with_card
 from bot.cli.suggest.apply import policy_applied, policy_apply
 from bot.cli.suggest.command import policy_suggest
 from bot.cli.valkey import valkey_app
 from bot.core.durations import format_duration
-from bot.core.ids import is_run_id
 from bot.core.models import ActionRequest, RiskTier
 from bot.core.pagers import pager_lines
 from bot.core.policy import TIER_ORDER, Assignees, Policy, load_policy
-from bot.core.proof.chain import expand
-from bot.core.proof.seal import unsealed
 from bot.errors import HitlError
 from bot.gate.runtime import Runtime
 from bot.logs import setup as setup_logging
@@ -91,13 +88,7 @@ out = Console()
 err = Console(stderr=True, soft_wrap=True)  # an error names a path: never split it
 T = TypeVar("T")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-WIDE = 10_000  # piped, a table is as wide as its cells: ids are never cut
 ARGS_SHOWN = 80  # characters of a request's arguments in `pending` (`show ID`: all)
-
-
-def _print_table(t: Table) -> None:
-    # Rich assumes 80 columns when stdout is not a terminal and cuts cells to fit.
-    (out if out.is_terminal else Console(width=WIDE)).print(t)
 
 
 def _pending_table(reqs: list[ActionRequest]) -> Table:
@@ -132,28 +123,12 @@ def pending(as_json: JsonOpt = False, limit: int = 100) -> None:
 
     reqs, undrawn = _run(work)
     if as_json:
-        print(json.dumps([_with_card(r, undrawn) for r in reqs], indent=2))
+        print(json.dumps([with_card(r, undrawn) for r in reqs], indent=2))
     elif not reqs:
         out.print("Nothing is waiting for a person.")
     else:
-        _print_table(_pending_table(reqs))
-        _say_undrawn(undrawn)
-
-
-def _say_undrawn(undrawn: dict[str, str]) -> None:
-    for rid, why in undrawn.items():  # never wrapped: an id and an error, whole
-        out.print(
-            cli_msg.CARD_NOT_DRAWN.format(id=rid, why=why),
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-
-
-def _with_card(req: ActionRequest, undrawn: dict[str, str]) -> dict[str, object]:
-    """The request as JSON; `card_error` when its card could not be drawn."""
-    why = undrawn.get(req.id)
-    return req.model_dump(mode="json") | ({"card_error": why} if why else {})
+        print_table(_pending_table(reqs))
+        say_undrawn(undrawn)
 
 
 @app.command(short_help="Agent runs, newest first.")
@@ -165,87 +140,10 @@ def runs(as_json: JsonOpt = False, limit: int = 50) -> None:
     elif not found:
         out.print(msg.CLI_NO_RUNS)
     else:
-        _print_table(cli_runs.runs_table(found))
+        print_table(cli_runs.runs_table(found))
 
 
-def _show_run(run_id: str, as_json: bool) -> None:
-    view = _run(lambda rt: cli_runs.run_view(rt, run_id))
-    if as_json:
-        print(json.dumps(view.as_json(), indent=2, ensure_ascii=False))
-        return
-    for line in cli_runs.run_lines(view):
-        out.print(line, markup=False, highlight=False, soft_wrap=True)
-
-
-@app.command(short_help="A request or a run, with its verified history.")
-def show(
-    request_id: Annotated[
-        str, typer.Argument(metavar="ID", help="A request id, or a run id (run-…).")
-    ],
-    as_json: JsonOpt = False,
-) -> None:
-    """One request and its full, verified history; or, for a run-… id, the run."""
-    if is_run_id(request_id):
-        _show_run(request_id, as_json)
-        return
-
-    async def work(rt: Runtime) -> tuple[ActionRequest, list[str], str, str, dict[str, str]]:
-        req = await rt.requests.get(request_id)
-        broken = await rt.verify_request(request_id)
-        lines = await rt.audit_lines(request_id)
-        chain = "intact" if broken is None else f"BROKEN at entry {broken.seq}"
-        undrawn = await rt.card_problems([request_id])
-        # who asked and who acted, by the names Slack shows, where serve looked them up
-        actors = [str(expand(json.loads(x)).get("actor", "")) for x in lines]
-        names.update(await rt.slack.names([req.requester, *actors]))
-        return req, lines, chain, _signatures(rt, request_id, lines), undrawn
-
-    names: dict[str, str] = {}
-    req, lines, chain, signed, undrawn = _run(work)
-    if as_json:
-        body = _with_card(req, undrawn) | {
-            "audit": [expand(json.loads(x)) for x in lines],
-            "chain": chain,
-            "signatures": signed,
-        }
-        print(json.dumps(body, indent=2))
-        return
-    out.print(f"[bold]{req.tool}[/bold] {req.id}  state={req.state.value}  risk={req.risk.value}")
-    out.print(json.dumps(req.args, indent=2, ensure_ascii=False), markup=False, highlight=False)
-    out.print(
-        f"payload {req.payload_hash[:12]}  requested by {cli_msg.named(req.requester, names)}  "
-        f"expires {when(req.expires_at)}  audit chain {chain}  signatures {signed}",
-        markup=False,
-    )
-    if req.detail:
-        out.print(f"outcome: {req.detail}", markup=False, highlight=False)
-    _say_undrawn(undrawn)
-    t = Table("#", "time (UTC)", "actor", "event", "from", "to", "reason")
-    for line in lines:
-        e = expand(json.loads(line))
-        event = e["event"] if e["kind"] == "transition" else f"REFUSED {e['event']}"
-        t.add_row(
-            str(e["seq"]),
-            when(e["at"])[5:19],
-            cli_msg.named(e["actor"], names),
-            event,
-            e.get("from", ""),
-            e.get("to", ""),
-            e.get("reason_code", "") or "",
-        )
-    _print_table(t)
-
-
-def _signatures(rt: Runtime, rid: str, lines: list[str]) -> str:
-    """Whether each decision in the history carries serve's seal: a name in the audit is
-    only a claim until it does (bot/core/proof/seal.py)."""
-    trusted = rt.claims.keys
-    if trusted is None:
-        return "not checked (no public key: HITL_SIGNING_PUBLIC_KEY)"
-    bad = unsealed(rid, lines, trusted.verify)
-    if not bad:
-        return "valid"
-    return "FORGED at " + ", ".join(f"entry {seq} ({why})" for seq, why in bad)
+app.command(short_help="A request or a run, with its verified history.")(show)
 
 
 def _level(a: Assignees) -> str:
@@ -294,7 +192,7 @@ def policy_check(file: Path, as_json: JsonOpt = False) -> None:
     if as_json:
         print(policy.model_dump_json(indent=2))
     else:
-        _print_table(policy_table(policy))
+        print_table(policy_table(policy))
         out.print(f"Tools not listed are gated at [bold]{policy.default_tier.value}[/bold].")
     for warning in step_up_warnings(policy):
         err.print(warning, markup=False, highlight=False)
@@ -329,14 +227,14 @@ def policy_show(
         print(policy.model_dump_json(indent=2))
         return
     out.print(f"Policy: {path or 'the built-in default (HITL_POLICY is unset)'}", markup=False)
-    _print_table(policy_table(policy))
+    print_table(policy_table(policy))
     tools = Table("tool", "tier", "review", "rules")
     for name, tp in sorted(policy.tools.items()):
         rules = "; ".join(f"if {r.condition}: {r.tier.value}" for r in tp.rules) or "-"
         tier = (tp.tier or policy.default_tier).value
         tools.add_row(name, tier, tp.review, rules)
     if policy.tools:
-        _print_table(tools)
+        print_table(tools)
     out.print(f"Tools not listed are gated at [bold]{policy.default_tier.value}[/bold].")
     claim, run = (format_duration(ms) for ms in (policy.claim_timeout, policy.execution_timeout))
     out.print(msg.CLI_POLICY_TIMEOUTS.format(claim=claim, run=run), markup=False, soft_wrap=True)

@@ -297,3 +297,9 @@ MAINT_RUNS_INDEXED = (
     "Checked {n} runs: each is in the run indexes, which name no run the store lost;"
     " and {requests} requests: each filed under a run is in its run's index."
 )
+
+# `show ID` of a request retention moved out of the live store (bot/cli/show.py).
+SHOWN_ARCHIVED = (
+    "archived {at}: retention moved this request out of the live store (HITL_RETENTION); "
+    "its history above is the archive's sealed copy"
+)

@@ -101,6 +101,18 @@ class Archive:
                     best[rid] = rec
         yield from sorted(best.values(), key=lambda r: (created_at(r), str(r["id"])))
 
+    def request(self, rid: str) -> tuple[dict[str, Any], Segment] | None:
+        """The archived copy of `rid` that `requests` would give, with the segment
+        holding it (when it left); None when it never left."""
+        found: tuple[dict[str, Any], Segment] | None = None
+        for seg in self.segments:
+            for rec in seg.records:
+                if rec.get("kind") != "request" or str(rec.get("id")) != rid:
+                    continue
+                if found is None or len(rec["audit"]) >= len(found[0]["audit"]):
+                    found = (rec, seg)
+        return found
+
 
 def created_at(rec: dict[str, Any]) -> int:
     """When an archived request was created (0 for a record that does not say)."""

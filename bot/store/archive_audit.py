@@ -25,6 +25,18 @@ def sealed_heads(found: Archive) -> dict[str, tuple[str, int]]:
     return out
 
 
+def chain_break(lines: list[str], sealed: tuple[str, int]) -> tuple[int, str] | None:
+    """The first break (entry, why) of an archived history against the head (hash, seq)
+    its segment sealed; None when the history is whole up to it."""
+    head, seq = sealed
+    broken = verify(lines, head)
+    if broken is not None:
+        return broken.seq, f"{broken.why} (archived)"
+    if len(lines) != seq:
+        return seq, f"archived with {len(lines)} entries, {seq} sealed"
+    return None
+
+
 def findings(found: Archive, trusted: Verify, since_ms: int = 0) -> Iterator[Finding]:
     """Each archived history that fails a check a live one would: first break of its
     chain against the sealed head, every decision without a valid seal, every entry out
@@ -34,12 +46,8 @@ def findings(found: Archive, trusted: Verify, since_ms: int = 0) -> Iterator[Fin
         rid, lines = str(rec["id"]), [str(x) for x in rec["audit"]]
         if created_at(rec) < since_ms:
             continue
-        head, seq = heads.get(rid, ("", 0))
-        broken = verify(lines, head)
-        if broken is not None:
-            yield Finding(rid, broken.seq, f"{broken.why} (archived)")
-        elif len(lines) != seq:
-            yield Finding(rid, seq, f"archived with {len(lines)} entries, {seq} sealed")
+        if (cut := chain_break(lines, heads.get(rid, ("", 0)))) is not None:
+            yield Finding(rid, *cut)
         for s, why in unsealed(rid, lines, trusted):
             yield Finding(rid, s, f"{why} (archived)")
         version = str(rec["fields"].get("version", ""))

@@ -181,6 +181,11 @@ class RequestStore(Creating):
             raise StoreDamaged(msg.RECORD_DAMAGED.format(id=rid, why=why))
         return (await self._terms.fill([h]))[0]
 
+    async def from_fields(self, h: dict[str, str]) -> ActionRequest:
+        """The request a hash read elsewhere holds (the archive keeps it as stored), its
+        review terms filled in from the live store, which keeps every copy."""
+        return _parsed(h["id"], (await self._terms.fill([h]))[0])
+
     async def transition(
         self, rid: str, d: Decision, *, expect_version: int | None = None, forged: str = ""
     ) -> Moved:

@@ -111,6 +111,41 @@ async def test_what_left_is_still_verified_exported_and_reported(
     assert _figures(again) == _figures(reported)
 
 
+async def test_show_finds_a_request_retention_moved_out(
+    redis: Redis,
+    policy: Policy,
+    ids: Callable[[], str],
+    redis_url: str,
+    env: dict[str, str],
+) -> None:
+    old = _store(redis, ids, days_ago=120)
+    approved, rejected = await _decided(old, policy, 10), await _decided(old, policy, 11)
+    before = {}
+    for rid in (approved, rejected):
+        code, out, err = await cli("show", rid, "--json", redis_url=redis_url, env=env)
+        assert code == 0, err
+        before[rid] = json.loads(out)
+        assert before[rid]["archived_at"] is None
+    code, _, err = await cli("audit", "archive", redis_url=redis_url, env=env)
+    assert code == 0, err
+    assert not await redis.exists(keys.request(approved), keys.request(rejected))
+
+    for rid in (approved, rejected):
+        code, out, err = await cli("show", rid, "--json", redis_url=redis_url, env=env)
+        assert code == 0, err
+        after = json.loads(out)
+        assert isinstance(after.pop("archived_at"), int) and before[rid].pop("archived_at") is None
+        assert after == before[rid]  # the same request, history, chain and seals
+        assert after["chain"] == "intact" and after["signatures"] == "valid"
+    code, out, err = await cli("show", rejected, redis_url=redis_url, env=env)
+    assert code == 0, err
+    assert "state=cancelled" in out and "audit chain intact" in out and "too_risky" in out
+    assert "archived 20" in out and "moved this request out of the live store" in out
+
+    code, _, err = await cli("show", "req-nothere", redis_url=redis_url, env=env)
+    assert code != 0 and "No request with id req-nothere" in err, err
+
+
 async def test_an_archive_edited_cut_or_missing_is_named(
     redis: Redis,
     policy: Policy,
