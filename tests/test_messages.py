@@ -33,7 +33,7 @@ BOT = ROOT / "bot"
 
 
 def _is_messages_module(path: Path) -> bool:
-    return path.name == "messages.py" or path.parent.name == "messages"
+    return path.name.endswith("messages.py") or path.parent.name == "messages"
 
 
 def _module_name(path: Path) -> str:

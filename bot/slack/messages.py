@@ -384,56 +384,9 @@ AUDIT_EMPTY = "No audit entries."
 AUDIT_CUT = "… more entries than fit here; `hitl-bot audit export` has them all"
 AUDIT_REFUSED = "✋ refused"
 
-# -- modals (bot/slack/blocks/views.py) ----------------------------------------------------------
-MODAL_CANCEL = "Cancel"
-MODAL_CLOSE = "Close"
-NOT_PENDING = "This request is no longer waiting for review ({state}); there is nothing to decide."
-REJECT_TITLE = "Reject request"
-# Slack draws every modal's submit button green, and gives apps no way to colour it:
-# the label says what the green button sends.
-REJECT_SUBMIT = "Send rejection"
-REJECT_INTRO = "You are rejecting {tool} (request {id}, hash {hash}). The agent is told why."
-REJECT_REASON_LABEL = "Reason"
-REJECT_REASON_PLACEHOLDER = "Choose a reason"
-REJECT_TEXT_LABEL = "Tell the agent more"  # Slack adds "(optional)" itself
-REJECT_TEXT_HINT = "The agent reads this and may propose a corrected call."
-EDIT_TITLE = "Edit and approve"
-EDIT_SUBMIT = "Approve edited"
-EDIT_INTRO = (
-    "Change the arguments of {tool}, then approve the edited call in one step. "
-    "The audit keeps the original payload hash {hash} and the new one."
-)
-EDIT_LABEL = "Arguments (JSON)"
-EDIT_HINT = "A JSON object; it is checked against the tool's schema when you submit."
-EDIT_QUORUM = (
-    "Earlier approvals were for the original call and lapse: the edited call needs "
-    "{quorum} approvals, and yours counts as one."
-)
-EDIT_TOO_LARGE = (
-    "These arguments are {size} characters as JSON and Slack's text box holds {limit}, "
-    "so editing here would lose part of them. Approve or reject the call as it is, "
-    "or reject it and ask the agent for a corrected call."
-)
-EDIT_ERROR = ":warning: {error}"
-PAYLOAD_TITLE = "Full payload"
-ANSWER_TITLE = "Answer the agent"
-ANSWER_SUBMIT = "Send answer"
-ANSWER_LABEL = "Your answer"
+# -- what a listener answers when it changes nothing (bot/slack/listeners) -----------------------
 EDIT_GONE = "This request no longer exists; nothing was changed."
-
-# -- what comes in from Slack (bot/slack/transport/inbound.py, http.py, socket_mode.py) ------------
-SLACK_UNSIGNED = "The request is not signed with this app's signing secret."
-SLACK_BAD_BODY = "The Slack request body is not valid JSON (nor a form with a JSON payload)."
 REASON_TOO_LONG = "At most {limit} characters."
-SLACK_NOT_UTF8 = "The Slack request body is not UTF-8."
-SLACK_TOO_DEEP = "The Slack request body nests deeper than {limit} levels."
-SLACK_BAD_PAYLOAD = "Not a Slack payload this app can read: {problem}."
-# {kind}: the exception Bolt's context reader raised; Slack always sends a
-# workspace (`team`, `team_id`, `user.team_id` or `view.team_id`) with a payload.
-SLACK_BOLT_UNREADABLE = (
-    "is missing a field Slack always sends (Bolt's reader raised {kind}; "
-    "a workspace id is the usual one)"
-)
 PAYLOAD_UNREADABLE = (
     "I could not read what Slack sent for that, so nothing was changed. Try again from "
     "the latest message; if it happens again, tell the bot's operator."
@@ -447,12 +400,6 @@ VIEW_SEAL_MISSING = "A modal can only be opened by a listener behind the Slack p
 VIEW_SEAL_TOO_LONG = "A modal's metadata, sealed, would pass Slack's {limit} characters."
 REFUSED_TITLE = "Nothing changed"
 OPTION_NOT_OFFERED = "That is not one of the options this question offered; nothing was changed."
-
-SLACK_NEEDS_SECRET = (
-    "A Slack endpoint without a signing secret would accept forged requests; "
-    "set SLACK_SIGNING_SECRET or use Socket Mode (SLACK_APP_TOKEN)."
-)
-SOCKET_MODE_DOWN = "Slack Socket Mode is not connected: {reason}"
 
 # -- who may steer, read or decide by reply (bot/slack/listeners/threads.py, commands.py) ----------
 MAY_NOT_DIRECT = (

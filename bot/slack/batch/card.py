@@ -20,6 +20,7 @@ from bot.core.models import ActionRequest, RiskTier
 from bot.slack import messages as smsg
 from bot.slack.batch import messages as bm
 from bot.slack.blocks import escape as esc
+from bot.slack.blocks import messages as vmsg
 from bot.slack.blocks.render import (
     Rendered,
 )
@@ -277,7 +278,7 @@ def reject_modal(value: str, n: int, tool: str, requester: str) -> dict[str, Any
         "callback_id": VIEW_REJECT_ALL,
         "title": esc.plain(bm.REJECT_TITLE, esc.MODAL_TITLE),
         "submit": esc.plain(bm.REJECT_SUBMIT, esc.MODAL_TITLE),
-        "close": esc.plain(smsg.MODAL_CANCEL, esc.MODAL_TITLE),
+        "close": esc.plain(vmsg.MODAL_CANCEL, esc.MODAL_TITLE),
         "private_metadata": value,
         "blocks": [
             esc.section(intro, block_id="hitl_digest_reject_intro"),

@@ -17,6 +17,7 @@ from bot.core.states import ReasonCode
 from bot.core.states import State as S
 from bot.slack import messages as smsg
 from bot.slack.blocks import escape as esc
+from bot.slack.blocks import messages as vmsg
 from bot.slack.blocks.call import call_blocks, hidden_warning
 from bot.slack.blocks.escape import Block, ButtonValue, field, section
 from bot.slack.blocks.render import (
@@ -64,7 +65,7 @@ def _modal(
     *,
     submit: str | None = None,
     metadata: str = "",
-    close: str = smsg.MODAL_CANCEL,
+    close: str = vmsg.MODAL_CANCEL,
 ) -> View:
     view: View = {
         "type": "modal",
@@ -112,8 +113,8 @@ def _text_input(
 def _not_pending(callback_id: str, title: str, req: ActionRequest) -> View | None:
     if req.state == S.PENDING_REVIEW:
         return None
-    notice = section(smsg.NOT_PENDING.format(state=state_label(req)), block_id="hitl_not_pending")
-    return _modal(callback_id, title, [notice, *call_blocks(req)], close=smsg.MODAL_CLOSE)
+    notice = section(vmsg.NOT_PENDING.format(state=state_label(req)), block_id="hitl_not_pending")
+    return _modal(callback_id, title, [notice, *call_blocks(req)], close=vmsg.MODAL_CLOSE)
 
 
 def reason_inputs() -> list[Block]:
@@ -123,48 +124,51 @@ def reason_inputs() -> list[Block]:
     select: Block = {
         "type": "input",
         "block_id": REASON_BLOCK,
-        "label": esc.plain(smsg.REJECT_REASON_LABEL, esc.INPUT_LABEL),
+        "label": esc.plain(vmsg.REJECT_REASON_LABEL, esc.INPUT_LABEL),
         "element": {
             "type": "static_select",
             "action_id": REASON_ACTION,
-            "placeholder": esc.plain(smsg.REJECT_REASON_PLACEHOLDER, esc.PLACEHOLDER),
+            "placeholder": esc.plain(vmsg.REJECT_REASON_PLACEHOLDER, esc.PLACEHOLDER),
             "options": reasons,
         },
     }
     text = _text_input(
         REASON_TEXT_BLOCK,
         REASON_TEXT_ACTION,
-        smsg.REJECT_TEXT_LABEL,
+        vmsg.REJECT_TEXT_LABEL,
         optional=True,
-        hint=smsg.REJECT_TEXT_HINT,
+        hint=vmsg.REJECT_TEXT_HINT,
     )
     return [select, text]
 
 
 def reject_modal(req: ActionRequest) -> View:
-    if (closed := _not_pending(VIEW_REJECT, smsg.REJECT_TITLE, req)) is not None:
+    if (closed := _not_pending(VIEW_REJECT, vmsg.REJECT_TITLE, req)) is not None:
         return closed
-    intro = smsg.REJECT_INTRO.format(
+    intro = vmsg.REJECT_INTRO.format(
         tool=esc.code(req.tool), id=esc.code(req.id), hash=f"`{req.payload_hash[:12]}`"
     )
     blocks = [section(intro, block_id="hitl_reject_intro"), *call_blocks(req), *reason_inputs()]
     return _modal(
         VIEW_REJECT,
-        smsg.REJECT_TITLE,
+        vmsg.REJECT_TITLE,
         blocks,
-        submit=smsg.REJECT_SUBMIT,
+        submit=vmsg.REJECT_SUBMIT,
         metadata=ButtonValue.encode(req.id, req.payload_hash),
     )
 
 
 def edit_modal(req: ActionRequest, *, error: str | None = None, draft: str | None = None) -> View:
     """The arguments as JSON in a text box; when they cannot fit it, a notice and no submit."""
-    if (closed := _not_pending(VIEW_EDIT, smsg.EDIT_TITLE, req)) is not None:
+    if (closed := _not_pending(VIEW_EDIT, vmsg.EDIT_TITLE, req)) is not None:
         return closed
     if not req.allow_edit:
         notice = section(msg.EDIT_NOT_ALLOWED.format(tool=esc.code(req.tool)), block_id="hitl_edit")
         return _modal(
-            VIEW_EDIT, smsg.EDIT_TITLE, [notice, *call_blocks(req)], close=smsg.MODAL_CLOSE
+            VIEW_EDIT,
+            vmsg.EDIT_TITLE,
+            [notice, *call_blocks(req)],
+            close=vmsg.MODAL_CLOSE,
         )
     initial, why = draft, None
     if initial is None:
@@ -174,26 +178,26 @@ def edit_modal(req: ActionRequest, *, error: str | None = None, draft: str | Non
         if initial == smsg.ARGS_UNREADABLE:
             why = smsg.ARGS_UNREADABLE
     if len(initial) > esc.INPUT_MAX:
-        why = smsg.EDIT_TOO_LARGE.format(size=len(initial), limit=esc.INPUT_MAX)
+        why = vmsg.EDIT_TOO_LARGE.format(size=len(initial), limit=esc.INPUT_MAX)
     if why is not None:  # a text box that cannot hold the call would lose part of it
         blocks = [section(why, block_id="hitl_edit_cannot"), *call_blocks(req)]
-        return _modal(VIEW_EDIT, smsg.EDIT_TITLE, blocks, close=smsg.MODAL_CLOSE)
-    intro = smsg.EDIT_INTRO.format(tool=esc.code(req.tool), hash=f"`{req.payload_hash[:12]}`")
+        return _modal(VIEW_EDIT, vmsg.EDIT_TITLE, blocks, close=vmsg.MODAL_CLOSE)
+    intro = vmsg.EDIT_INTRO.format(tool=esc.code(req.tool), hash=f"`{req.payload_hash[:12]}`")
     blocks = [section(intro, block_id="hitl_edit_intro")]
     if error:
         blocks.append(
-            section(smsg.EDIT_ERROR.format(error=esc.fit(error, 2000)), block_id="hitl_err")
+            section(vmsg.EDIT_ERROR.format(error=esc.fit(error, 2000)), block_id="hitl_err")
         )
     blocks.append(
-        _text_input(ARGS_BLOCK, ARGS_ACTION, smsg.EDIT_LABEL, initial=initial, hint=smsg.EDIT_HINT)
+        _text_input(ARGS_BLOCK, ARGS_ACTION, vmsg.EDIT_LABEL, initial=initial, hint=vmsg.EDIT_HINT)
     )
     if req.quorum > 1:
-        blocks.append(esc.context(smsg.EDIT_QUORUM.format(quorum=req.quorum)))
+        blocks.append(esc.context(vmsg.EDIT_QUORUM.format(quorum=req.quorum)))
     return _modal(
         VIEW_EDIT,
-        smsg.EDIT_TITLE,
+        vmsg.EDIT_TITLE,
         blocks,
-        submit=smsg.EDIT_SUBMIT,
+        submit=vmsg.EDIT_SUBMIT,
         metadata=ButtonValue.encode(req.id, req.payload_hash),
     )
 
@@ -240,7 +244,7 @@ def payload_modal(req: ActionRequest) -> View:
         blocks.append(section(esc.code_block(piece), block_id=f"hitl_payload_args_{i}"))
     if cut:
         blocks.append(esc.context(smsg.ARGS_CUT_MODAL.format(id=esc.mrkdwn(req.id))))
-    return _modal(VIEW_PAYLOAD, smsg.PAYLOAD_TITLE, blocks, close=smsg.MODAL_CLOSE)
+    return _modal(VIEW_PAYLOAD, vmsg.PAYLOAD_TITLE, blocks, close=vmsg.MODAL_CLOSE)
 
 
 def answer_modal(q: Question) -> View:
@@ -249,9 +253,9 @@ def answer_modal(q: Question) -> View:
     if q.state != QuestionState.OPEN:
         closed = msg.QUESTION_CLOSED.format(state=q.state.value)
         blocks.append(section(closed, block_id="hitl_answer_closed"))
-        return _modal(VIEW_ANSWER, smsg.ANSWER_TITLE, blocks, close=smsg.MODAL_CLOSE)
-    blocks.append(_text_input(ANSWER_BLOCK, ANSWER_TEXT_ACTION, smsg.ANSWER_LABEL))
-    return _modal(VIEW_ANSWER, smsg.ANSWER_TITLE, blocks, submit=smsg.ANSWER_SUBMIT, metadata=q.id)
+        return _modal(VIEW_ANSWER, vmsg.ANSWER_TITLE, blocks, close=vmsg.MODAL_CLOSE)
+    blocks.append(_text_input(ANSWER_BLOCK, ANSWER_TEXT_ACTION, vmsg.ANSWER_LABEL))
+    return _modal(VIEW_ANSWER, vmsg.ANSWER_TITLE, blocks, submit=vmsg.ANSWER_SUBMIT, metadata=q.id)
 
 
 # -- what a submitted modal carries -------------------------------------------------------

@@ -27,6 +27,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack import messages as smsg
 from bot.slack.blocks import escape as esc
+from bot.slack.blocks import messages as vmsg
 from bot.slack.blocks.modal_errors import fit
 from bot.slack.listeners.approvals import tell
 from bot.slack.listeners.view_seal import CURRENT, ViewSeal
@@ -89,7 +90,7 @@ def _modal_error(body: dict[str, Any], text: str) -> dict[str, Any]:
     view = {
         "type": "modal",
         "title": esc.plain(smsg.REFUSED_TITLE, esc.MODAL_TITLE),
-        "close": esc.plain(smsg.MODAL_CLOSE, esc.MODAL_TITLE),
+        "close": esc.plain(vmsg.MODAL_CLOSE, esc.MODAL_TITLE),
         "blocks": [esc.section(esc.mrkdwn(text), block_id="hitl_refused")],
     }
     return {"response_action": "push", "view": view}

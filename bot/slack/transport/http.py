@@ -26,8 +26,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from bot.errors import ConfigError
-from bot.slack import messages as msg
 from bot.slack.transport import inbound
+from bot.slack.transport import messages as tmsg
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def slack_endpoint(
 ) -> Endpoint:
     if not signing_secret:
         # Only HTTP mode mounts this endpoint, and it must never verify against "".
-        raise ConfigError(msg.SLACK_NEEDS_SECRET)
+        raise ConfigError(tmsg.SLACK_NEEDS_SECRET)
     handler = AsyncSlackRequestHandler(bolt)
 
     async def endpoint(request: Request) -> Response:
@@ -55,7 +55,7 @@ def slack_endpoint(
         if why is not None:
             log.warning("slack request refused", extra=_who(request, why))
             return JSONResponse(
-                {"error": "unauthorized", "detail": msg.SLACK_UNSIGNED}, status_code=401
+                {"error": "unauthorized", "detail": tmsg.SLACK_UNSIGNED}, status_code=401
             )
         try:
             inbound.parse(body, headers.get("content-type"))

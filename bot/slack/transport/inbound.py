@@ -34,8 +34,8 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.request.async_internals import build_async_context
 
 from bot.core.args.plainjson import lone_surrogate, text_too_deep, too_deep
-from bot.slack import messages as msg
 from bot.slack.blocks.escape import INPUT_MAX, PRIVATE_METADATA
+from bot.slack.transport import messages as tmsg
 
 MAX_AGE_S = 300  # Slack's replay window: older timestamps are refused
 MAX_DEPTH = 64  # Slack's own payloads nest about 10 deep (a view's rich text blocks)
@@ -69,7 +69,7 @@ def parse(body: bytes, content_type: str | None) -> dict[str, Any]:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
-        raise Malformed(msg.SLACK_NOT_UTF8) from None
+        raise Malformed(tmsg.SLACK_NOT_UTF8) from None
     if not text:
         return {}
     # Bolt's rule, kept exactly so that we check what it will read.
@@ -86,11 +86,11 @@ def parse(body: bytes, content_type: str | None) -> dict[str, Any]:
 
 def _json(text: str) -> Any:
     if text_too_deep(text, MAX_DEPTH):
-        raise Malformed(msg.SLACK_TOO_DEEP.format(limit=MAX_DEPTH))
+        raise Malformed(tmsg.SLACK_TOO_DEEP.format(limit=MAX_DEPTH))
     try:
         return json.loads(text)
     except ValueError:
-        raise Malformed(msg.SLACK_BAD_BODY) from None
+        raise Malformed(tmsg.SLACK_BAD_BODY) from None
 
 
 # -- shapes ---------------------------------------------------------------------------
@@ -100,7 +100,7 @@ Check = Callable[[Any, str], None]
 
 def _bad(where: str, what: str) -> Malformed:
     where = where if len(where) <= 120 else where[:119] + "…"  # keys are the sender's text
-    return Malformed(msg.SLACK_BAD_PAYLOAD.format(problem=f"{where} {what}"))
+    return Malformed(tmsg.SLACK_BAD_PAYLOAD.format(problem=f"{where} {what}"))
 
 
 def _of(*kinds: type | None) -> Check:
@@ -374,7 +374,7 @@ def check(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise _bad("the body", "must be a JSON object")
     if too_deep(data, MAX_DEPTH):
-        raise Malformed(msg.SLACK_TOO_DEEP.format(limit=MAX_DEPTH))
+        raise Malformed(tmsg.SLACK_TOO_DEEP.format(limit=MAX_DEPTH))
     if lone_surrogate(data):
         raise _bad("a string", "holds a lone surrogate")
     _ANY(data, "payload")
@@ -392,4 +392,4 @@ def _bolt_reads(data: dict[str, Any]) -> None:
     try:
         build_async_context(AsyncBoltContext({}), data)
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
-        raise _bad("payload", msg.SLACK_BOLT_UNREADABLE.format(kind=type(exc).__name__)) from None
+        raise _bad("payload", tmsg.SLACK_BOLT_UNREADABLE.format(kind=type(exc).__name__)) from None

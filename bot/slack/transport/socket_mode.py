@@ -36,8 +36,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.args.plainjson import text_too_deep
 from bot.health import Down
-from bot.slack import messages as msg
 from bot.slack.transport import inbound
+from bot.slack.transport import messages as tmsg
 from bot.supervise import Backoff
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ class LinkStatus:
         if self.connected:
             return None
         reason = self.reason if _SHOWN.match(self.reason) else "connection failed; see the log"
-        return Down("slack_socket_mode", msg.SOCKET_MODE_DOWN.format(reason=reason))
+        return Down("slack_socket_mode", tmsg.SOCKET_MODE_DOWN.format(reason=reason))
 
 
 class SocketModeLink:
