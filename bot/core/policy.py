@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bot import messages as msg
+from bot.core import default_policy
 from bot.core.durations import parse_duration
 from bot.core.models import Level, RiskTier
 from bot.core.pagers import Opsgenie, PagerDuty, pages
@@ -394,34 +395,6 @@ def parse_policy(data: object, *, source: str = "<policy>") -> Policy:
         raise ConfigError("\n".join(problems)) from None
 
 
-_DEFAULT = """
-default_tier: medium
-claim_timeout: 10m
-execution_timeout: 15m
-tiers:
-  low:        # email draft, internal note
-    review_timeout: 4h
-    reviewers: {channels: ["#hitl-approvals"]}
-    escalation: [{channels: ["#hitl-team"]}]
-    on_exhausted: auto_approved
-  medium:     # refund under threshold
-    review_timeout: 30m
-    reviewers: {channels: ["#hitl-approvals"]}
-    escalation: [{channels: ["#hitl-oncall"]}]
-    on_exhausted: auto_rejected
-  high:       # bulk delete, bank transfer: named approver, then a backup
-    review_timeout: 15m
-    reviewers: {channels: ["#hitl-approvals"]}
-    escalation: [{channels: ["#hitl-oncall"]}, {channels: ["#hitl-leads"]}]
-    approvers: ["#hitl-leads"]   # replace with your approvers' user or group ids
-    on_exhausted: auto_rejected
-  critical:   # production config change: two people, then the pager
-    review_timeout: 5m
-    reviewers: {channels: ["#hitl-approvals"]}
-    escalation: [{channels: ["#hitl-pager"]}]
-    approvers: ["#hitl-leads"]   # replace with your approvers' user or group ids
-    on_exhausted: auto_rejected
-    approvals_required: 2
-"""
-
-DEFAULT_POLICY: Policy = parse_policy(yaml.safe_load(_DEFAULT), source="built-in default")
+DEFAULT_POLICY: Policy = parse_policy(
+    yaml.safe_load(default_policy.TEXT), source="built-in default"
+)

@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from contextvars import ContextVar
 from typing import Any
 
 import httpx
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.models import RUN_FINAL, ActionRequest, Run
+from bot.core.models import ActionRequest, Run
 from bot.core.policy import Policy
 from bot.core.states import State
 from bot.db.failures import StoreError, is_missing_group
@@ -30,6 +29,7 @@ from bot.slack.delivery.escalations import EscalationPosts
 from bot.slack.delivery.once import OncePoster, Posted, Tag
 from bot.slack.delivery.refusals import REFUSAL_BACKOFF, Refusals
 from bot.slack.delivery.runlines import RunLines, card_elsewhere
+from bot.slack.delivery.threadposts import DEFAULT_CHANNEL, EVENT_AT, ThreadPosts
 from bot.slack.seams import CardPart, Tools
 from bot.store.posted.parked import why_of
 from bot.store.run.runs import RunStore
@@ -39,7 +39,6 @@ from bot.supervise import Backoff
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CHANNEL = "#hitl-approvals"
 # One notifier works on an entry at a time, even if another reclaims it. The holder keeps
 # the lease alive while it works, so a dead notifier's entries are free again within
 # LEASE_S rather than after the longest a delivery could ever take.
@@ -79,7 +78,8 @@ class Notifier:
         self.lines = RunLines(rt.cards, client)
         tools = Tools(rt, client, self.once, policy, consumer)
         self.parts = [make(tools) for make in parts]
-        self.refusals = Refusals(rt, runs, client, self._say, backoff=refusal_backoff)
+        self.threads = ThreadPosts(rt, runs, client, self.once, self.lines)
+        self.refusals = Refusals(rt, runs, client, self.threads.say, backoff=refusal_backoff)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until `stop` is set. A Redis error raises: run it under a Supervisor
@@ -179,23 +179,14 @@ class Notifier:
             for part in self.parts:  # after its own card, which a digest links
                 await part.after(n.id)
         elif n.kind == "question":
-            await self._question(n)
+            await self.threads.question(n)
         elif n.kind == "steer":
             emoji = "eyes" if n.event == "queued" else "white_check_mark"
-            await self._react(n.fields.get("source", ""), emoji)
+            await self.threads.react(n.fields.get("source", ""), emoji)
         elif n.kind == "run":
-            await self._run(n)
+            await self.threads.run(n)
 
     # -- requests ---------------------------------------------------------------
-
-    async def _run_of(self, run_id: str | None) -> Run | None:
-        """The item's run, if it has one that still exists (runs expire after 30 days)."""
-        if not run_id:
-            return None
-        try:
-            return await self.runs.get(run_id)
-        except NotFound:
-            return None
 
     async def _placement(self, req: ActionRequest, run: Run | None) -> tuple[str, str | None]:
         """Where the card goes: always its tier's review channel (the one the request
@@ -219,7 +210,7 @@ class Notifier:
             link = str(got.get("permalink") or "")
         except SlackApiError as exc:
             log.info("no permalink for the card of %s: %s", req.id, exc.response.get("error"))
-        await self._say(
+        await self.threads.say(
             str(run.channel), str(run.thread_ts), card_elsewhere(req, card.channel, link)
         )
 
@@ -236,7 +227,7 @@ class Notifier:
         req = await self.rt.requests.get(n.id)
         ref = await self.rt.cards.request_card(req.id)
         channel, ts, intent = ref.channel, ref.ts, ref.extra
-        run = await self._run_of(req.run_id)
+        run = await self.threads.run_of(req.run_id)
         title = run.prompt if run is not None and run.outside and run.prompt else None
         where, run_thread = await self._placement(req, run)
         if not ts and intent is not None and req.state != State.PENDING_REVIEW:
@@ -299,7 +290,7 @@ class Notifier:
         if channel and ts:
             # The line says what this event did, not where the request is by now.
             then = req.model_copy(update={"state": State(n.state)}) if n.state else req
-            await self._say(channel, run_thread or ts, lines.status_line(then, n.event))
+            await self.threads.say(channel, run_thread or ts, lines.status_line(then, n.event))
 
     async def _on_new(self, req: ActionRequest) -> ActionRequest:
         """A new request as the features leave it: one may have passed it (a grant)."""
@@ -340,88 +331,12 @@ class Notifier:
         at = None if card.adopted else self.rt.clock()
         await self.rt.cards.save_request_card(rid, card.channel, card.ts, view, at=at)
 
-    # -- questions, runs, reactions ------------------------------------------------
-
-    async def _question(self, n: Notice) -> None:
-        q = await self.rt.questions.get(n.id)
-        h = await self.rt.cards.question_card(q.id)
-        if n.event == "delivered":
-            await self._react(h.extra or "", "white_check_mark")
-            return
-        run = await self._run_of(q.run_id)
-        channel, thread = (run.channel, run.thread_ts) if run else (None, None)
-        mention = [run.requester] if run else []
-        msg = render.question_message(q, mention, now_ms=self.rt.clock())
-        if h.channel and h.ts:
-            await self.client.chat_update(
-                channel=h.channel, ts=h.ts, text=msg.text, blocks=msg.blocks
-            )
-            return
-        await self.lines.said_other(q.run_id, at=EVENT_AT.get())
-        post = await self.once.post(
-            Tag("question", q.id, "question"),
-            self.rt.cards.question_intent(q.id),
-            channel=channel or q.channel or DEFAULT_CHANNEL,
-            thread_ts=thread,
-            text=msg.text,
-            blocks=msg.blocks,
-        )
-        if post.adopted:
-            await self.client.chat_update(
-                channel=post.channel, ts=post.ts, text=msg.text, blocks=msg.blocks
-            )
-        await self.rt.cards.save_question_card(q.id, post.channel, post.ts)
-        if thread is None:
-            # A card of its own, outside any run's thread: a reply in its thread answers it
-            # (bot/slack/listeners/threads.py), rather than falling where nobody reads.
-            await self.rt.threads.add_question(post.channel, post.ts, q.id)
-
-    async def _run(self, n: Notice) -> None:
-        run = await self.runs.get(n.id)
-        if n.event == "start":
-            if not run.thread_ts:
-                head = render.run_header(run)
-                resp = await self.client.chat_postMessage(
-                    channel=run.channel or DEFAULT_CHANNEL, text=head.text, blocks=head.blocks
-                )
-                await self.runs.set_home(run.id, resp["channel"], resp["ts"])
-                await self.lines.card_posted(run, resp["ts"])
-                run = await self.runs.get(run.id)
-            if run.channel and run.thread_ts:
-                await self.lines.remember_link(run.id, run.channel, run.thread_ts)
-            return
-        await self.lines.refresh_card(run)
-        ended = n.state in {s.value for s in RUN_FINAL}  # this event, not the run's latest
-        if ended and run.channel and run.thread_ts:
-            await self._say(run.channel, run.thread_ts, render.run_header(run).text)
-
-    async def _say(self, channel: str, thread_ts: str, text: str) -> None:
-        run_id = await self.runs.by_thread(channel, thread_ts)
-        await self.lines.said_other(run_id, at=EVENT_AT.get())
-        await self.client.chat_postMessage(
-            channel=channel, thread_ts=thread_ts, text=text, unfurl_links=False
-        )
-
-    async def _react(self, source: str, emoji: str) -> None:
-        channel, _, ts = source.partition(":")
-        if not channel or not ts:
-            return
-        try:
-            await self.client.reactions_add(channel=channel, timestamp=ts, name=emoji)
-        except SlackApiError as exc:
-            if exc.response.get("error") != "already_reacted":  # a retry after success
-                raise
-
 
 STALE_MODALS: dict[str, Callable[[ActionRequest], dict[str, Any]]] = {
     render.VIEW_EDIT: views.edit_modal,
     render.VIEW_REJECT: views.reject_modal,
     render.VIEW_PAYLOAD: views.payload_modal,
 }
-
-# When the event being delivered happened (its entry id's ms): what the thread's lines
-# are ordered by, rather than by when they are delivered.
-EVENT_AT: ContextVar[int] = ContextVar("EVENT_AT", default=0)
 
 
 def _when(n: Notice) -> tuple[int, int]:
