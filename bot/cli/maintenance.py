@@ -27,8 +27,9 @@ out = Console(soft_wrap=True)
     "index-questions", short_help="Index and expire questions asked before the run index."
 )
 def index_questions() -> None:
-    """Put every question in its run's index and give it a TTL, where it lacks them
-    (questions asked before either existed). A SCAN over every question; safe to repeat."""
+    """Put every question in its run's index (or, outside any run, its shard's index,
+    which retention reads) and give it a TTL, where it lacks them (questions asked before
+    either existed). A SCAN over every question; safe to repeat."""
     n = run_cli(lambda rt: index_every_question(rt.questions.redis, now_ms=rt.clock()))
     out.print(msg.MAINT_QUESTIONS_INDEXED.format(n=n), markup=False, highlight=False)
 

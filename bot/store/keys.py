@@ -60,8 +60,14 @@ def question(qid: str) -> str:
     return f"{_t(qid)}q:{qid}"
 
 
+def loose_questions(shard: int) -> str:
+    """Sorted set of the questions asked outside any run (an MCP elicitation, an agent's
+    ask_human with no run), by `asked_at`: how retention finds them before their TTL."""
+    return f"{tag(shard)}loose-questions"
+
+
 # SCAN pattern over every question's hash: for operator maintenance only (a run's
-# questions are read through `run_questions`).
+# questions are read through `run_questions`, the others through `loose_questions`).
 QUESTION_KEYS = f"{PREFIX}{{s??}}:q:*"
 
 

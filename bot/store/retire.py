@@ -31,6 +31,7 @@ from bot.core.proof.seal import Verify, unsealed
 from bot.core.states import FINAL
 from bot.signing import Signer
 from bot.store import archive, keys
+from bot.store import retire_questions as loose
 from bot.store.run.run_index import left as run_left
 
 log = logging.getLogger(__name__)
@@ -120,8 +121,9 @@ class Retention:
         pipe = self.redis.pipeline(transaction=False)
         for shard in range(keys.SHARDS):
             pipe.zcount(keys.every(shard), 0, now - keep_ms)
-        pipe.zcount(keys.RUNS_ALL, 0, now - self._run_keep(keep_ms, run_ttl_ms))
-        return any(int(n) for n in await pipe.execute())
+        cut = now - self._run_keep(keep_ms, run_ttl_ms)
+        pipe.zcount(keys.RUNS_ALL, 0, cut)
+        return any(int(n) for n in await pipe.execute()) or await loose.due(self.redis, cut)
 
     def _run_keep(self, keep_ms: int, run_ttl_ms: int) -> int:
         return min(keep_ms, max(0, run_ttl_ms - RUN_TTL_MARGIN_MS))
@@ -138,6 +140,8 @@ class Retention:
         records, heads, kept = await self._requests(now - keep_ms)
         run_cut = now - self._run_keep(keep_ms, run_ttl_ms)
         records += await self._runs(run_cut, now)
+        # a question outside any run expires as a run does: it leaves at the runs' cut
+        records += await loose.collect(self.redis, run_cut, BATCH)
         return Picked(newest[1] if newest else "", now, records, heads, kept)
 
     async def commit(self, picked: Picked) -> Retired:
@@ -341,6 +345,8 @@ class Retention:
                 gone, nq = await self._drop_one_run(rec)
                 n_run += gone
                 n_q += nq
+            elif rec.get("kind") == "question":
+                n_q += await loose.drop(self.redis, rec)
         return n_req, n_run, n_q
 
     async def _drop_one_request(self, rec: dict[str, Any]) -> int:

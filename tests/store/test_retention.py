@@ -18,6 +18,7 @@ from bot.store import archive, keys
 from bot.store.archive_audit import findings
 from bot.store.requests import RequestStore
 from bot.store.retire import Retention
+from bot.store.run.questions import QuestionStore
 from bot.store.run.runs import RUN_TTL_S, RunStore
 from tests.support.keys import serve_signer
 
@@ -183,3 +184,56 @@ async def test_finished_runs_leave_with_their_audit_and_questions(
     seg = parse(got.segment.read_text(), serve_signer().public().verify)
     (kept,) = [r for r in seg.records if r["kind"] == "run"]
     assert kept["id"] == run.id and kept["audit"] == [json.dumps({"kind": "steer", "text": "left"})]
+
+
+async def _loose(redis: Redis) -> set[str]:
+    out: set[str] = set()
+    for shard in range(keys.SHARDS):
+        out |= set(await redis.zrange(keys.loose_questions(shard), 0, -1))
+    return out
+
+
+async def test_questions_outside_runs_go_to_the_archive_before_they_expire(
+    redis: Redis, clock: FakeClock, tmp_path: Path
+) -> None:
+    """An MCP elicitation's answer is a person's word: it used to expire after 30 days
+    with nothing kept. Now it leaves at the runs' cut, into the archive."""
+    qs = QuestionStore(redis, clock=clock)
+    answered = await qs.ask("Which region?", timeout_ms=3_600_000, channel="C1", owner="mcp")
+    await qs.answer(answered.id, actor="U2", answer="eu-west-1")
+    waiting = await qs.ask("Still there?", timeout_ms=60 * DAY, channel="C1")
+    run = await RunStore(redis, clock=clock).start(agent="claw", prompt="go", requester="U1")
+    under_run = await qs.ask("Which one?", timeout_ms=3_600_000, run_id=run.id)
+    gone = await qs.ask("Asked before the index", timeout_ms=3_600_000, channel="C1")
+    await redis.delete(keys.question(gone.id))  # its record expired on its own
+    assert await _loose(redis) == {answered.id, waiting.id, gone.id}  # a run's are the run's
+
+    clock.advance(20 * DAY)
+    assert (await retention(redis, clock, tmp_path).pass_once(KEEP, RUN_TTL_MS)).questions == 0
+    assert await redis.exists(keys.question(answered.id))
+
+    clock.advance(9 * DAY)
+    got = await retention(redis, clock, tmp_path).pass_once(KEEP, RUN_TTL_MS)
+    assert got.questions == 1 and got.segment is not None
+    assert not await redis.exists(keys.question(answered.id))
+    assert await redis.exists(keys.question(waiting.id), keys.question(under_run.id)) == 2
+    assert await _loose(redis) == {waiting.id}  # the expired one's entry went too
+    seg = parse(got.segment.read_text(), serve_signer().public().verify)
+    (kept,) = [r for r in seg.records if r["kind"] == "question"]
+    assert kept["id"] == answered.id
+    assert (kept["fields"]["answer"], kept["fields"]["answered_by"]) == ("eu-west-1", "U2")
+
+
+async def test_a_question_that_moved_after_it_was_archived_stays(
+    redis: Redis, clock: FakeClock, tmp_path: Path
+) -> None:
+    qs = QuestionStore(redis, clock=clock)
+    q = await qs.ask("Which region?", timeout_ms=3_600_000, channel="C1")
+    await qs.answer(q.id, actor="U2", answer="eu")
+    clock.advance(29 * DAY)
+    ret = retention(redis, clock, tmp_path)
+    picked = await ret.collect(KEEP, RUN_TTL_MS)
+    await redis.hset(keys.question(q.id), "version", "99")  # written between read and drop
+    got = await ret.commit(picked)
+    assert got.segment is not None and got.questions == 0
+    assert await redis.exists(keys.question(q.id))

@@ -3,7 +3,7 @@ store, and what `audit verify` checks afterwards. Pure: the bytes and the checks
 here; the files and the keys are the caller's.
 
 A segment is a text file of JSON lines. Every line but the last is one record that left
-(`kind` "request" or "run", its fields and its audit lines). The last line is the seal:
+(`kind` "request", "run" or "question", its fields and its audit lines). The last line is the seal:
 the segment's count, the sha256 of the lines above it, the chain heads of the requests
 it holds, the sha256 of the segment before it (`prev`, empty for the first), the time,
 and serve's signature over all of that. So a segment cannot be edited, cut short or

@@ -39,6 +39,10 @@ async def index_every_question(redis: Redis, *, now_ms: int, batch: int = 500) -
                 index = keys.run_questions(run_id)
                 fix.zadd(index, {qid: int(asked_at or 0)}, nx=True)
                 fix.expire(index, QUESTION_TTL_S, nx=True)
+            else:  # retention finds a question outside any run by its shard's index
+                fix.zadd(
+                    keys.loose_questions(keys.shard_of(qid)), {qid: int(asked_at or 0)}, nx=True
+                )
             if ttl == -1:  # no TTL: asked before questions had one
                 left_s = max(0, (int(expires_at or 0) - now_ms) // 1000)
                 open_ = state == QuestionState.OPEN.value

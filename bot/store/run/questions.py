@@ -93,6 +93,8 @@ class QuestionStore:
         pipe.zadd(
             keys.due(shard), {keys.due_member(keys.DUE_QUESTION, q.id, q.version): q.expires_at}
         )
+        if not run_id:  # a run's questions leave with it (bot/store/retire.py)
+            pipe.zadd(keys.loose_questions(shard), {q.id: now})
         pipe.xadd(
             keys.events(shard),
             {
