@@ -103,7 +103,7 @@ def audit_verify(
         found += [_line(f) async for f in audit.unsealed_all(rt.requests, trusted.verify, since)]
         # One copy each: a request a stopped pass archived but did not remove yet is
         # checked where it stands, so no grant's passes are counted twice.
-        live = set(await rt.requests.ids_between())
+        live = set(ids) if since == 0 else set(await rt.requests.ids_between())
         old = [r for r in kept.requests() if archive.created_at(r) >= since and r["id"] not in live]
         found += [
             _line(f)
