@@ -232,7 +232,7 @@ ARCHIVE_UNWRITABLE = (
     "retention could not write the archive at {path} ({error}): nothing left the live "
     "store. Give serve a writable HITL_ARCHIVE_DIR (docs/retention.md)."
 )
-RETIRED = "Retired {requests} requests, {runs} runs and {questions} questions to {segment}."
+RETIRED = "Retired {requests}, {runs} and {questions} to {segment}."  # each counted: plural()
 RETIRED_NONE = "Nothing ended before {cutoff}: nothing retired."
 RETIRED_KEPT = (
     "Kept {n} finished requests whose history does not verify (run `hitl-bot audit verify`): {ids}"

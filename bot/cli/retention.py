@@ -67,9 +67,9 @@ def audit_archive(
     else:
         out.print(
             msg.RETIRED.format(
-                requests=total.requests,
-                runs=total.runs,
-                questions=total.questions,
+                requests=f"{total.requests} {msg.plural(total.requests, 'request')}",
+                runs=f"{total.runs} {msg.plural(total.runs, 'run')}",
+                questions=f"{total.questions} {msg.plural(total.questions, 'question')}",
                 segment=total.segment.parent,
             ),
             markup=False,
