@@ -118,7 +118,7 @@ HOW_TO_SET: dict[str, str] = {
     "HITL_RETENTION": (
         "how long finished requests and runs stay in the live store after they ended, "
         "like 90d (the default) or 30d; they leave only once the archive holds them "
-        "(docs/retention.md); off keeps them for ever"
+        "(docs/retention.md); off keeps requests for ever (runs still expire 30 days idle)"
     ),
     "HITL_ARCHIVE_DIR": (
         "the directory retention writes the audit archive to (default HITL_DATA_DIR/archive): "

@@ -20,6 +20,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
+from bot.cli import messages as cli_msg
 from bot.config import Settings
 from bot.core.durations import parse_duration
 from bot.errors import HitlError
@@ -144,6 +145,15 @@ def _line(f: audit.Finding) -> str:
     return f"request {f.request_id}: entry {f.seq}: {f.why}"
 
 
+def say_archive_problems(problems: list[str]) -> None:
+    """On stderr, each part of the archive that could not be read, and what that means;
+    the caller then exits 1: what it printed is not the whole history."""
+    for p in problems:
+        err.print(cli_msg.ARCHIVE_PROBLEM.format(problem=p), markup=False, soft_wrap=True)
+    if problems:
+        err.print(cli_msg.ARCHIVE_PARTIAL, markup=False, soft_wrap=True)
+
+
 async def archived(rt: Runtime) -> Archive:
     """The archive retention wrote (HITL_ARCHIVE_DIR), followed back from the newest
     segment the store names."""
@@ -167,14 +177,17 @@ def audit_export(
 ) -> None:
     """Every audit entry as JSON lines (to stdout, or --output FILE)."""
 
-    async def work(rt: Runtime) -> list[str]:
+    async def work(rt: Runtime) -> tuple[list[str], list[str]]:
         kept = await archived(rt)
         live = [line async for line in audit.export(rt.requests, since_ms(since))]
         ids = set(await rt.requests.ids_between())
-        return [*archive_audit.export(kept, ids, since_ms(since)), *live]
+        return [*archive_audit.export(kept, ids, since_ms(since)), *live], kept.problems
 
-    lines = run_cli(work)
+    lines, problems = run_cli(work)
     _write("".join(line + "\n" for line in lines), output, f"{len(lines)} entries")
+    if problems:
+        say_archive_problems(problems)
+        raise typer.Exit(1)
 
 
 @audit_app.command("heads", short_help="Every chain head, signed, to keep outside Redis.")

@@ -298,8 +298,20 @@ MAINT_RUNS_INDEXED = (
     " and {requests} requests: each filed under a run is in its run's index."
 )
 
+# What a reader of the archive (export, report, show) says when part of it could not be
+# read: those segments' records are left out, never silently.
+ARCHIVE_PROBLEM = "archive: {problem}"
+ARCHIVE_PARTIAL = (
+    "What those segments hold is left out above, so this is not the whole history: "
+    "`hitl-bot audit verify` names every problem; restore the segment from a backup."
+)
+SHOW_ARCHIVE_DAMAGED = (
+    "The archive has {n} problem(s), so it may be in a segment that could not be read: "
+    "`hitl-bot audit verify` names them."
+)
+
 # `show ID` of a request retention moved out of the live store (bot/cli/show.py).
 SHOWN_ARCHIVED = (
     "archived {at}: retention moved this request out of the live store (HITL_RETENTION); "
-    "its history above is the archive's sealed copy"
+    "its history below is the archive's sealed copy"
 )

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.cli import messages as m
-from bot.cli.audit import archived, run_cli, since_ms
+from bot.cli.audit import archived, run_cli, say_archive_problems, since_ms
 from bot.cli.report_html import page
 from bot.core.hindsight.fatigue import OUTCOMES, READ_BASE_S, READ_PER_LINE_S, WEEK_MS, Report
 from bot.gate.runtime import Runtime
@@ -107,15 +107,16 @@ def report(
     """Approval fatigue by tier and approver: time from card to decision, decisions too
     fast to have read the card, the busiest approver's share, outcomes by week."""
 
-    async def work(rt: Runtime) -> tuple[Report, dict[str, str]]:
-        old = (await archived(rt)).requests()  # what retention moved out counts too
+    async def work(rt: Runtime) -> tuple[Report, dict[str, str], list[str]]:
+        found = await archived(rt)  # what retention moved out counts too
         live = set(await rt.requests.ids_between())
-        kept = [rec for rec in old if rec["id"] not in live]
+        kept = [rec for rec in found.requests() if rec["id"] not in live]
         r = await fatigue.figures(rt.requests, since_ms(since), rt.clock(), archived_records=kept)
         # Names as Slack shows them, where serve looked them up (the JSON keeps the ids).
-        return r, await rt.slack.names(a for t in r.tiers.values() for a in t.approvers)
+        names = await rt.slack.names(a for t in r.tiers.values() for a in t.approvers)
+        return r, names, found.problems
 
-    r, names = run_cli(work)
+    r, names, problems = run_cli(work)
     if as_json:
         print(json.dumps(r.as_json(), indent=2, sort_keys=True))
     else:
@@ -125,3 +126,6 @@ def report(
         html.write_text(page(r, *rows), encoding="utf-8")
         if not as_json:
             out.print(m.REPORT_WROTE.format(path=html), highlight=False, markup=False)
+    if problems:  # figures without part of the archive: said, and not a success
+        say_archive_problems(problems)
+        raise typer.Exit(1)

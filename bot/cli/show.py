@@ -141,7 +141,10 @@ async def _retired(rt: Runtime, rid: str) -> Shown:
     kept = await archived(rt)
     found = kept.request(rid)
     if found is None:
-        raise NotFound(msg.UNKNOWN_REQUEST.format(id=rid))
+        unknown = msg.UNKNOWN_REQUEST.format(id=rid)
+        if kept.problems:  # it may be in a segment that could not be read: say so
+            unknown += " " + cli_msg.SHOW_ARCHIVE_DAMAGED.format(n=len(kept.problems))
+        raise NotFound(unknown)
     rec, seg = found
     lines = [str(x) for x in rec["audit"]]
     req = await rt.requests.from_fields({str(k): str(v) for k, v in rec["fields"].items()})

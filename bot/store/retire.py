@@ -224,6 +224,8 @@ class Retention:
                     break
                 start += len(ids)
                 for rec in await self._read_requests(ids):
+                    if len(records) >= BATCH:  # the rest of the page: the next pass
+                        return records, heads, kept
                     problem = self._problem(rec, cutoff)
                     if problem == "":
                         continue  # not finished, or finished too recently
@@ -304,7 +306,7 @@ class Retention:
             out += await self._read_runs(ids, cutoff, now)
             if len(out) >= BATCH:
                 break
-        return out
+        return out[:BATCH]  # the rest: the next pass
 
     async def _read_runs(self, ids: list[str], cutoff: int, now: int) -> list[dict[str, Any]]:
         pipe = self.redis.pipeline(transaction=False)

@@ -57,7 +57,7 @@ async def collect(redis: Redis, cut: int, room: int) -> list[dict[str, Any]]:
             for qid, h in zip(ids, await pipe.execute(), strict=True):
                 if not h:
                     gone.append(qid)  # expired by itself (asked before the index kept it)
-                elif h.get("state") in _FINAL and _ended(h) < cut:
+                elif len(out) < room and h.get("state") in _FINAL and _ended(h) < cut:
                     out.append({"kind": "question", "id": qid, "fields": h})
             if gone:
                 await redis.zrem(index, *gone)

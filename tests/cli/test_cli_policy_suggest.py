@@ -257,6 +257,9 @@ async def test_a_month_of_decisions_gives_bounded_suggestions_and_says_why_not(
     }
     why = {(r["tool"], r["requester"]): r for r in got["not_suggested"]}
     assert why[("refund", "billing-agent")]["why"] == "quorum"
+    # ...nor a stricter rule: the tier's calls are already decided by several people.
+    assert why[("delete_rows", "cleanup-agent")]["why"] == "quorum"
+    assert all(s["tier"] != "medium" for s in got["suggestions"])
 
 
 async def test_an_empty_month_says_so(redis: Redis, redis_url: str, policy_file: Path) -> None:

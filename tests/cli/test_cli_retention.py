@@ -153,10 +153,10 @@ async def test_an_archive_edited_cut_or_missing_is_named(
     redis_url: str,
     env: dict[str, str],
 ) -> None:
+    made: dict[int, list[str]] = {}
     for days, amounts in ((200, (10, 11)), (120, (12, 13))):
         store = _store(redis, ids, days_ago=days)
-        for n in amounts:
-            await _decided(store, policy, n)
+        made[days] = [await _decided(store, policy, n) for n in amounts]
     where = Path(env["HITL_ARCHIVE_DIR"])
     for older in ("150d", "90d"):
         code, _, err = await cli(
@@ -170,6 +170,17 @@ async def test_an_archive_edited_cut_or_missing_is_named(
     first.write_text(text.replace('"requester":"U1"', '"requester":"U9"', 1))
     code, _, err = await cli("audit", "verify", redis_url=redis_url, env=env)
     assert code == 1 and f"archive {first.name}: its records are not the ones sealed" in err, err
+    # Every reader of the archive says what it could not read, and does not exit 0.
+    problem = f"archive: archive {first.name}: its records are not the ones sealed"
+    code, out, err = await cli("audit", "export", redis_url=redis_url, env=env)
+    assert code == 1 and problem in err and "not the whole history" in err, err
+    assert made[120][0] in out and made[200][0] not in out  # the readable part, still given
+    code, _, err = await cli("report", "--since", "300d", redis_url=redis_url, env=env)
+    assert code == 1 and problem in err, err
+    code, _, err = await cli("show", made[200][0], redis_url=redis_url, env=env)
+    assert code != 0 and "The archive has 2 problem(s)" in err, err
+    code, out, err = await cli("show", made[120][0], redis_url=redis_url, env=env)
+    assert code == 0 and "audit chain intact" in out, err
 
     first.unlink()
     code, _, err = await cli("audit", "verify", redis_url=redis_url, env=env)

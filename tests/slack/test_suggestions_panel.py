@@ -62,6 +62,14 @@ def test_before_the_first_mining_and_with_the_check_off() -> None:
     assert "every 1 h" in on[1]["text"]["text"]
     off = suggestion_blocks(None, check_s=0)
     assert "`HITL_FATIGUE_CHECK_S=0`" in off[1]["text"]["text"]
+    # A summary an earlier serve left is stale once the check is off: never shown as current.
+    left = Summary(
+        computed_at=NOW, since_ms=NOW - 30 * 86_400_000, requests=900, total=1,
+        shown=(_brief(1),), commands=("hitl-bot policy suggest --since 30d",),
+    )  # fmt: skip
+    stale = suggestion_blocks(left, check_s=0)
+    assert [b.get("block_id") for b in stale] == ["hitl_suggest_head", "hitl_suggest_not_yet"]
+    assert "`HITL_FATIGUE_CHECK_S=0`" in stale[1]["text"]["text"]
 
 
 def test_none_found_says_so() -> None:

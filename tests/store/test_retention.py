@@ -14,7 +14,7 @@ from bot.core.models import Decision, RunState
 from bot.core.policy import Policy
 from bot.core.proof.archive import parse
 from bot.core.states import Event, State
-from bot.store import archive, keys
+from bot.store import archive, keys, retire, retire_questions
 from bot.store.archive_audit import findings
 from bot.store.requests import RequestStore
 from bot.store.retire import Retention
@@ -237,3 +237,47 @@ async def test_a_question_that_moved_after_it_was_archived_stays(
     got = await ret.commit(picked)
     assert got.segment is not None and got.questions == 0
     assert await redis.exists(keys.question(q.id))
+
+
+async def test_a_pass_holds_at_most_a_batch_of_each_kind(
+    store: RequestStore,
+    policy: Policy,
+    redis: Redis,
+    clock: FakeClock,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One segment is at most BATCH requests, BATCH runs and BATCH questions (a page of
+    ids once carried a pass to nearly twice that); the rest goes in the next pass."""
+    monkeypatch.setattr(retire, "BATCH", 3)
+    monkeypatch.setattr(retire_questions, "BATCH", 3)
+    # Each kind starts with records that stay (unfinished), so its first page of ids
+    # holds fewer than a batch and a second page is read: the requests on one shard.
+    one_shard = (f"r{n:05d}" for n in range(100_000) if keys.shard_of(f"r{n:05d}") == 0)
+    store = RequestStore(redis, clock=clock, ids=lambda: next(one_shard), signer=serve_signer())
+    for n in range(2):
+        made = await store.create(policy, tool="refund", args={"amount": n}, requester="U1")
+        d = Decision(event=Event.APPROVE, actor="U2", payload_hash=made.request.payload_hash)
+        await store.transition(made.request.id, d)
+        clock.advance(1)  # ids by time: these first
+    for n in range(5):
+        await _rejected(store, policy, 10 + n)
+        clock.advance(1)
+    runs = RunStore(redis, clock=clock)
+    await runs.start(agent="claw", prompt="still going", requester="U1")
+    for _ in range(4):
+        run = await runs.start(agent="claw", prompt="go", requester="U1")
+        await runs.update(run.id, state=RunState.FINISHED)
+    qs = QuestionStore(redis, clock=clock)
+    await qs.ask("Still open?", timeout_ms=400 * DAY, channel="C1")
+    clock.advance(1)
+    for n in range(4):
+        q = await qs.ask(f"Which {n}?", timeout_ms=3_600_000, channel="C1")
+        await qs.answer(q.id, actor="U2", answer="this")
+    clock.advance(KEEP + 1)
+    r = retention(redis, clock, tmp_path)
+    first = await r.pass_once(KEEP, RUN_TTL_MS)
+    assert (first.requests, first.runs, first.questions) == (3, 3, 3)
+    second = await r.pass_once(KEEP, RUN_TTL_MS)
+    assert (second.requests, second.runs, second.questions) == (2, 1, 1)
+    assert (await r.pass_once(KEEP, RUN_TTL_MS)).segment is None

@@ -188,10 +188,11 @@ class _Miner:
                 out.append(r)
         return out
 
+    def quorum(self, recs: list[Recorded]) -> int:
+        """The most approvals any of these calls needs under the policy in effect."""
+        return max(self.judged[r.id].quorum for r in recs)
+
     def relax(self, p: Pattern, recs: list[Recorded], ev: Evidence) -> Suggestion | NotSuggested:
-        quorum = max(self.judged[r.id].quorum for r in recs)
-        if quorum > 1:
-            return NotSuggested(p, ev, Why.QUORUM, quorum=quorum)
         base = [r for r in recs if _approved(r)]
         if len(base) < self.th.min_decisions:
             return NotSuggested(p, ev, Why.TOO_FEW)
@@ -304,6 +305,8 @@ def mine(
         got: Suggestion | NotSuggested
         if p.tier == RiskTier.CRITICAL:
             got = NotSuggested(p, ev, Why.CRITICAL)
+        elif (quorum := miner.quorum(recs)) > 1:  # neither less review nor a stricter rule
+            got = NotSuggested(p, ev, Why.QUORUM, quorum=quorum)
         elif ev.decided < th.min_decisions:
             got = NotSuggested(p, ev, Why.TOO_FEW)
         elif (ev.rejected + ev.edited) / ev.decided >= th.strict_share:

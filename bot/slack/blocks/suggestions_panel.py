@@ -78,7 +78,9 @@ def suggestion_blocks(summary: Summary | None, *, check_s: float) -> list[Block]
     """The heading, then: not computed yet; none found; or each suggestion shown, the
     commands, and when it was mined."""
     blocks = [esc.header(hmsg.SUGGEST_HEAD, "hitl_suggest_head")]
-    if summary is None:
+    # With the check off, a summary an earlier serve left is stale and never refreshed:
+    # it is not shown as if it were this hour's.
+    if summary is None or not check_s:
         text = (
             hmsg.SUGGEST_NOT_YET.format(every=esc.duration(int(check_s * 1000)))
             if check_s

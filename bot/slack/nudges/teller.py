@@ -1,7 +1,7 @@
 """Telling the operators of approval fatigue: every `HITL_FATIGUE_CHECK_S`, serve reads the
 last two weeks of decisions (bot/store/figures/fatigue.py), finds the signals that call
 for a person (bot/core/hindsight/fatigue_signals.py), and sends each to every operator's direct
-messages, once a (UTC) day per signal (bot/store/figures/fatigue_told.py). The same
+messages, once a (UTC) day per signal and operator (bot/store/figures/fatigue_told.py). The same
 check mines the policy suggestions the operators' App Home shows, once an hour
 (suggested.py).
 
@@ -83,15 +83,8 @@ class Teller:
         told: list[Signal] = []
         people = await self.operators() if found else []
         for s in found if people else []:
-            if not await self.told.claim(s.key, now):
-                continue  # told within the day, here or by another serve
-            try:
-                await self._tell(s, people)
-            except SlackApiError as exc:
-                await self.told.give_back(s.key, now)  # the next check tries again
-                log.warning("fatigue signal %s not sent: %s", s.key, exc.response.get("error"))
-                continue
-            told.append(s)
+            if await self._tell(s, people, now):
+                told.append(s)
         if found and not people:
             log.warning("fatigue signals found but the policy names no operators to tell")
         if self.rt.policy.operators:  # only operators see them (fatigue_home.py)
@@ -99,11 +92,26 @@ class Teller:
         await self.told.checked(now)
         return told
 
-    async def _tell(self, s: Signal, people: list[str]) -> None:
+    async def _tell(self, s: Signal, people: list[str], now: int) -> bool:
+        """Send `s` to each operator not yet told today; whether anyone was told now.
+        Each operator is claimed on their own: one whose DM Slack refuses is tried again
+        at the next check, and nobody else is told twice for it."""
         head, what = _texts(s)
         blocks = [esc.section(head), esc.section(what), esc.context(msg.FOOT)]
+        sent = False
         for user in people:
-            dm = await self.client.conversations_open(users=user)
-            await self.client.chat_postMessage(
-                channel=dm["channel"]["id"], text=head, blocks=blocks, unfurl_links=False
-            )
+            mark = f"{s.key}:{user}"
+            if not await self.told.claim(mark, now):
+                continue  # told within the day, here or by another serve
+            try:
+                dm = await self.client.conversations_open(users=user)
+                await self.client.chat_postMessage(
+                    channel=dm["channel"]["id"], text=head, blocks=blocks, unfurl_links=False
+                )
+            except SlackApiError as exc:
+                await self.told.give_back(mark, now)  # the next check tries again
+                why = exc.response.get("error")
+                log.warning("fatigue signal %s not sent to %s: %s", s.key, user, why)
+                continue
+            sent = True
+        return sent
