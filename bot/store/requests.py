@@ -359,7 +359,7 @@ class RequestStore(Creating):
         """Block (push, not polling) until the request leaves review or `timeout_s` passes."""
         return await wait_until(
             self.redis,
-            keys.wake(rid),
+            (keys.request(rid), keys.wake(rid)),
             lambda: self.get(rid),
             lambda r: r.state != State.PENDING_REVIEW,
             timeout_s,

@@ -12,12 +12,13 @@ from typing import cast
 import pytest
 from redis.asyncio import Redis, RedisCluster
 
-from bot.core.models import Decision
+from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.db import hub
 from bot.db.hub import hub_for
 from bot.errors import AlreadyResolved, StoreUnavailable
+from bot.store import keys
 from bot.store.requests import RequestStore
 from bot.store.run.questions import QuestionStore
 from tests.support.clients import CLUSTER, open_client
@@ -74,6 +75,72 @@ async def test_wait_after_decision_returns_without_waiting(
     # A wait that blocked would block for the hour it asks for: five seconds say it did not.
     got = await asyncio.wait_for(store.wait(req.id, timeout_s=LONGER_THAN_ANY_TEST), 5)
     assert got.state == State.APPROVED
+
+
+class DecidedAfterEachRead(RequestStore):
+    """A waiter's store whose every read is followed at once by a person's decision
+    (through `decider`): the decision lands after the waiter read the request and
+    before it blocks, where a wake written to no stream would be lost."""
+
+    def __init__(self, redis: Redis, decider: RequestStore) -> None:
+        super().__init__(redis)
+        self.decider = decider
+
+    async def get(self, rid: str) -> ActionRequest:
+        req = await super().get(rid)
+        if req.state == State.PENDING_REVIEW:
+            approve = Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
+            await self.decider.transition(rid, approve)
+        return req
+
+
+async def test_a_decision_between_the_waiters_read_and_its_block_still_wakes_it(
+    store: RequestStore, policy: Policy, redis_url: str
+) -> None:
+    req = (
+        await store.create(policy, tool="refund", args={"a": 1, "amount": 1}, requester="U1")
+    ).request
+    waiter_client = await open_client(redis_url)
+    try:
+        waiter = DecidedAfterEachRead(waiter_client, store)
+        # Blocked, it would block for the hour it asks for: ten seconds say it did not.
+        async with asyncio.timeout(10):
+            got = await waiter.wait(req.id, timeout_s=LONGER_THAN_ANY_TEST)
+        assert got.state == State.APPROVED
+    finally:
+        await waiter_client.aclose()
+
+
+async def test_only_a_request_someone_waited_on_keeps_a_wake_stream(
+    store: RequestStore, policy: Policy, redis: Redis, redis_url: str
+) -> None:
+    """Nobody waits on most requests: deciding one leaves no stream behind. One waited on
+    has its stream, which expires, and a second wait on it (its stream made and moved
+    already) still returns."""
+    made = [
+        (
+            await store.create(policy, tool="refund", args={"a": n, "amount": 1}, requester="U1")
+        ).request
+        for n in range(2)
+    ]
+    alone, watched = made
+    waiter_client = await open_client(redis_url)
+    try:
+        waiting = asyncio.create_task(
+            RequestStore(waiter_client).wait(watched.id, LONGER_THAN_ANY_TEST)
+        )
+        await held(waiter_client)
+        for req in made:
+            approve = Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
+            await store.transition(req.id, approve)
+        async with asyncio.timeout(10):
+            assert (await waiting).state == State.APPROVED
+            again = await RequestStore(waiter_client).wait(watched.id, LONGER_THAN_ANY_TEST)
+        assert again.state == State.APPROVED
+    finally:
+        await waiter_client.aclose()
+    assert await redis.exists(keys.wake(alone.id)) == 0
+    assert await redis.ttl(keys.wake(watched.id)) > 0
 
 
 async def test_wait_deadline_returns_still_pending(

@@ -1,6 +1,6 @@
 -- CREATE: a new request, or the one its idempotency key already names. An approved new
 -- request is claimed in the same step when a claimer is given (the free path: one
--- round trip instead of two), audited, woken and published as CLAIM would.
+-- round trip instead of two), audited and published as CLAIM would.
 local K = request_keys()
 -- optional (one Redis, a call under a run): the run's index of its requests; then,
 -- optional: the run's correction queue, record and set of requests it waits on
@@ -88,8 +88,9 @@ if run_requests then
   redis.call('EXPIRE', run_requests, WAITING_TTL_S)
 end
 publish(K.events, 'request', h.id, created_version, E.create, created_state, h.run_id)
+-- Nobody waits on it yet: a waiter makes the wake stream of an item that exists only
+-- (wait.lua), and reads it after, so it sees the claim.
 if h.state == S.executing then
-  wake(K.wake, h.version, h.state)
   publish(K.events, 'request', h.id, h.version, E.claim, h.state, h.run_id)
 end
 -- The caller holds every other field already: it sent them.
