@@ -26,7 +26,7 @@ from bot.errors import (
 from bot.signing import Signer
 from bot.signing import messages as sign_msg
 from bot.store import keys, tools
-from bot.store.codec import from_hash, reply
+from bot.store.codec import WATCHED, from_hash, reply
 from bot.store.creating import Created, CreateOptions, Creating
 from bot.store.replies import Reply
 from bot.store.run import run_requests
@@ -363,6 +363,7 @@ class RequestStore(Creating):
             lambda: self.get(rid),
             lambda r: r.state != State.PENDING_REVIEW,
             timeout_s,
+            flag=WATCHED,
         )
 
 

@@ -10,7 +10,9 @@ The scripts write a version only to a stream that exists (most items nobody
 waits on, and those get none), so the waiter makes its item's stream before it
 reads the item (scripts/wait.lua): a transition after that read finds the stream;
 one before it, the read sees. It makes it again before every read, which also
-keeps the stream alive for as long as anyone waits.
+keeps the stream alive for as long as anyone waits. A request is also marked as
+waited on in the same step (codec.py WATCHED), so the transitions of one nobody
+waits on skip the wake without a command.
 """
 
 from __future__ import annotations
@@ -43,14 +45,17 @@ async def wait_until(
     load: Callable[[], Awaitable[T]],
     done: Callable[[T], bool],
     timeout_s: float,
+    *,
+    flag: str = "",
 ) -> T:
     """The item once `done(item)` holds, or as it stands when `timeout_s` runs out.
-    `item_keys`: the item's hash and its wake stream (bot/store/keys.py), one slot."""
+    `item_keys`: the item's hash and its wake stream (bot/store/keys.py), one slot;
+    `flag`: the item's field its scripts read to know someone waits (wait.lua), if any."""
     deadline = time.monotonic() + max(0.0, timeout_s)
     arm = redis.register_script(WAIT)
     while True:
         if deadline > time.monotonic():  # it may wait: the stream before the read
-            await arm(keys=list(item_keys), args=[WAKE_TTL_S])
+            await arm(keys=list(item_keys), args=[WAKE_TTL_S, flag])
         item = await load()
         left = deadline - time.monotonic()
         if done(item) or left <= 0:

@@ -104,9 +104,10 @@ async def test_a_store_without_counts_or_with_wrong_ones_is_counted_again(
 
     one = (await store.list_pending(limit=1))[0]
     counts = keys.pending_tiers(keys.shard_of(one.id))
-    await redis.hincrby(counts, one.risk.value, -1)  # type: ignore[misc]  # entered unseen
+    field = f"{one.risk.value}:{one.requester}"  # a tier's count, one requester's share
+    await redis.hincrby(counts, field, -1)  # type: ignore[misc]  # entered unseen
     assert await pending_count.by_tier(redis) == await truth(store)
-    await redis.hincrby(counts, "critical", 3)  # type: ignore[misc]  # left unseen
+    await redis.hincrby(counts, "critical:U1", 3)  # type: ignore[misc]  # left unseen
     assert await pending_count.by_tier(redis) == await truth(store)
 
 

@@ -71,8 +71,8 @@ redis.call('HSET', K.req, unpack(args))
 -- (RequestStore.ids_between reads both): one index entry less while it waits.
 if h.state == S.pending_review then
   redis.call('ZADD', K.pending, h.created_at, h.id)
-  redis.call('HINCRBY', K.tiers, h.risk, 1)
-  redis.call('HINCRBY', K.tiers, 'w:' .. h.requester, 1)  -- per identity (api/waiting.py)
+  -- one count per tier and identity (bot/store/pending_count.py): one command
+  redis.call('HINCRBY', K.tiers, h.risk .. ':' .. h.requester, 1)
 else redis.call('ZADD', K.all, h.created_at, h.id) end
 if h.expires_at ~= '' then redis.call('ZADD', K.due, h.expires_at, due_member(DUE_REQUEST, h)) end
 -- In the same step as the correction check above: a correction queued after this is
