@@ -71,6 +71,8 @@ async def test_counts_follow_every_move_in_and_out_of_review(
         for req in await store.list_pending(limit=100):
             await store.transition(req.id, Decision(event=Event.TIMEOUT))
         assert await pending_count.by_tier(redis) == await truth(store)
+        # one requester's waiting calls, summed over the tiers they wait in
+        assert await pending_count.waiting_of(redis, "U1") == sum((await truth(store)).values())
     assert await truth(store) == {"low": 0, "medium": 0, "high": 0, "critical": 0}
 
 
