@@ -8,7 +8,7 @@ whose size is the number of people and agents waiting, whatever the backlog; rea
 every pending request's tier took a million HGETs per scrape at scale.
 A count is trusted only while it is known whole: the hash carries a marker set by a
 full count, and its sum must equal the shard's `pending` index, read in the same
-MULTI. Otherwise (a fresh store, or counts lost or edited by hand) the shard is counted
+step. Otherwise (a fresh store, or counts lost or edited by hand) the shard is counted
 again, once, inside one script, so no create or decision lands halfway.
 
 The same fields count each requester's waiting calls, so the API can bound them
