@@ -16,7 +16,7 @@ from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.db import hub
-from bot.db.hub import hub_for
+from bot.db.hub import close_hub, hub_for
 from bot.errors import AlreadyResolved, StoreUnavailable
 from bot.store import keys
 from bot.store.requests import RequestStore
@@ -60,6 +60,7 @@ async def test_waiter_wakes_on_decision(
         got = await task
         assert got.state == State.APPROVED
     finally:
+        await close_hub(waiter_client)  # no reader left blocking into the next test
         await waiter_client.aclose()
 
 
@@ -108,6 +109,7 @@ async def test_a_decision_between_the_waiters_read_and_its_block_still_wakes_it(
             got = await waiter.wait(req.id, timeout_s=LONGER_THAN_ANY_TEST)
         assert got.state == State.APPROVED
     finally:
+        await close_hub(waiter_client)  # no reader left blocking into the next test
         await waiter_client.aclose()
 
 
@@ -138,6 +140,7 @@ async def test_only_a_request_someone_waited_on_keeps_a_wake_stream(
             again = await RequestStore(waiter_client).wait(watched.id, LONGER_THAN_ANY_TEST)
         assert again.state == State.APPROVED
     finally:
+        await close_hub(waiter_client)  # no reader left blocking into the next test
         await waiter_client.aclose()
     assert await redis.exists(keys.wake(alone.id)) == 0
     assert await redis.ttl(keys.wake(watched.id)) > 0
@@ -156,6 +159,7 @@ async def test_wait_deadline_returns_still_pending(
         got = await task
         assert got.state == State.PENDING_REVIEW
     finally:
+        await close_hub(waiter_client)  # no reader left blocking into the next test
         await waiter_client.aclose()
 
 
@@ -177,6 +181,7 @@ async def test_question_first_answer_wins(
         got = await waiting
         assert got.answer == "the penguin"
     finally:
+        await close_hub(waiter_client)  # no reader left blocking into the next test
         await waiter_client.aclose()
 
 
