@@ -24,8 +24,9 @@ from bot.core.policy import Policy, parse_policy
 from bot.core.states import Event
 from bot.gate.execution import report_executed
 from bot.store import keys
+from bot.store.codec import WATCHED
 from bot.store.requests import RequestStore
-from bot.store.scripts import CANCEL, CLAIM, CREATE, DECIDE, REPORT
+from bot.store.scripts import CANCEL, CLAIM, CREATE, DECIDE, REPORT, WAIT, WAKE_TTL_S
 
 LEVEL = {"review_timeout": "4h", "reviewers": {"channels": ["#hitl-approvals"]}, "approvers": ["*"]}
 POLICY: Policy = parse_policy(
@@ -38,6 +39,7 @@ ARGS = {"amount": 42, "currency": "EUR", "customer": "cus_123", "reason": "damag
 GROUPS = ("#hitl-approvals",)
 NOOP = "return 1"
 CREATE_STEP, APPROVE, CLAIM_STEP = "create (pending review)", "decide (approve)", "claim"
+WATCHED_APPROVE = "decide (approve, waited on)"  # a waiter made its wake stream: woken
 
 
 # The floor under every transition: what its contract alone makes Valkey do (read the
@@ -101,6 +103,7 @@ async def script_costs(url: str, m: int = 2_000) -> dict[str, tuple[float, float
     approved: list[ActionRequest] = []
     freed: list[ActionRequest] = []
     to_cancel: list[ActionRequest] = []
+    watched: list[ActionRequest] = []
 
     async def create(i: int) -> None:
         made = await store.create(POLICY, tool="refund", args=ARGS, requester="U0REQUEST")
@@ -117,6 +120,11 @@ async def script_costs(url: str, m: int = 2_000) -> dict[str, tuple[float, float
         d = Decision(event=Event.APPROVE, actor="U0APPROVER", actor_groups=GROUPS)
         d = d.model_copy(update={"payload_hash": req.payload_hash})
         approved.append((await store.transition(req.id, d)).request)
+
+    async def approve_watched(i: int) -> None:
+        req = watched[i]
+        d = Decision(event=Event.APPROVE, actor="U0APPROVER", actor_groups=GROUPS)
+        await store.transition(req.id, d.model_copy(update={"payload_hash": req.payload_hash}))
 
     async def claim(i: int) -> None:  # as an executor claims (bot/gate/claims.py)
         req = approved[i]
@@ -147,6 +155,13 @@ async def script_costs(url: str, m: int = 2_000) -> dict[str, tuple[float, float
     out[CREATE_STEP] = await _paired(r, m, CREATE, create, floor)
     out[APPROVE] = await _paired(r, m, DECIDE, approve, floor)
     out[CLAIM_STEP] = await _paired(r, m, CLAIM, claim, floor)
+    arm = r.register_script(WAIT)  # as a waiter does before it reads (bot/store/waiting.py)
+    for _ in range(m):
+        made = await store.create(POLICY, tool="refund", args=ARGS, requester="U0REQUEST")
+        watched.append(made.request)
+        ks = keys.request_keys(made.request.id)
+        await arm(keys=[ks[0], ks[keys.REQUEST_KEYS.index("wake")]], args=[WAKE_TTL_S, WATCHED])
+    out[WATCHED_APPROVE] = await _paired(r, m, DECIDE, approve_watched, floor)
     out["create + claim (free call)"] = await _paired(r, m, CREATE, create_claimed, floor)
     out["report (succeed)"] = await _paired(r, m, REPORT, report, floor)
     for i in range(m):

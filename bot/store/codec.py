@@ -63,6 +63,10 @@ TERMS = (
 )
 _TERMS = frozenset(TERMS)
 REF = "terms"  # the request field naming its terms
+# Set on a request once someone waited on it (bot/store/waiting.py): its transitions then
+# write to its wake stream; one nobody waits on, most, costs them no command at all.
+# Not part of the request (`from_hash` leaves it out).
+WATCHED = "watched"
 REF_LEN = 16  # hex characters of the sha1 of the terms' JSON (Lua has sha1 built in)
 # What a request whose terms copy is gone or damaged is judged by: nobody may approve,
 # no level to escalate to, the rejecting default; it can still time out and end.

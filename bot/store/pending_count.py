@@ -1,15 +1,18 @@
 """How many requests wait for a person, by risk tier, without reading the requests.
 
 The scripts keep a per-shard hash of counts (`keys.pending_tiers`) as requests enter
-and leave review, so a /metrics scrape costs 16 small reads whatever the backlog;
-reading every pending request's tier took a million HGETs per scrape at scale.
+and leave review, one field per tier and requester (`TIER:IDENTITY`): one command per
+move keeps both figures below (a field per tier and one per requester took two, 0.15
+of a transition's floor: docs/performance.md). A /metrics scrape reads the 16 hashes,
+whose size is the number of people and agents waiting, whatever the backlog; reading
+every pending request's tier took a million HGETs per scrape at scale.
 A count is trusted only while it is known whole: the hash carries a marker set by a
 full count, and its sum must equal the shard's `pending` index, read in the same
-MULTI. Otherwise (a fresh store, or counts lost or edited by hand) the shard is counted
+step. Otherwise (a fresh store, or counts lost or edited by hand) the shard is counted
 again, once, inside one script, so no create or decision lands halfway.
 
-The same hash counts each requester's waiting calls (fields `w:IDENTITY`), so the API
-can bound them (bot/api/waiting.py) with 16 small reads, whatever the backlog.
+The same fields count each requester's waiting calls, so the API can bound them
+(bot/api/waiting.py) with 16 small reads (one field per tier), whatever the backlog.
 """
 
 from __future__ import annotations
@@ -22,10 +25,9 @@ from bot.core.policy import TIER_ORDER
 from bot.errors import StoreUnavailable
 from bot.store import keys
 
-# The marker field: written by a full count, never by an increment. Renamed when the
-# counts kept gained the per-requester fields, so a store counted before is counted again.
-WHOLE = "_whole2"
-WAITING = "w:"  # field prefix: one requester's waiting calls
+# The marker field: written by a full count, never by an increment. Renamed whenever
+# the fields kept change (now `TIER:IDENTITY`), so a store counted before is counted again.
+WHOLE = "_whole3"
 
 RETRIES = 5  # the index moved between reading its ids and the count: read them again
 
@@ -36,25 +38,33 @@ RETRIES = 5  # the index moved between reading its ids and the count: read them 
 RECOUNT = """
 local PENDING, COUNTS = KEYS[1], KEYS[2]
 local marker = ARGV[1]
-local ARGV_WAITING = 'w:'  -- pending_count.WAITING
 local n = #ARGV - 1
 if redis.call('ZCARD', PENDING) ~= n then return false end
 local counts = {}
 for i = 1, n do
   if not redis.call('ZSCORE', PENDING, ARGV[i + 1]) then return false end
   local got = redis.call('HMGET', KEYS[i + 2], 'risk', 'requester')
-  if got[1] then counts[got[1]] = (counts[got[1]] or 0) + 1 end
-  if got[2] then
-    local w = ARGV_WAITING .. got[2]
-    counts[w] = (counts[w] or 0) + 1
+  if got[1] and got[2] then
+    local field = got[1] .. ':' .. got[2]
+    counts[field] = (counts[field] or 0) + 1
   end
 end
 redis.call('DEL', COUNTS)
 local out = {marker, '1'}
-for risk, c in pairs(counts) do out[#out + 1] = risk; out[#out + 1] = tostring(c) end
+for field, c in pairs(counts) do out[#out + 1] = field; out[#out + 1] = tostring(c) end
 redis.call('HSET', COUNTS, unpack(out))
 return out
 """
+# KEYS: the counts hash, the pending index. The counts and the index's size, read in one
+# step so they agree (a MULTI would do, but redis-py 6.2's cluster MULTI fails on
+# HGETALL's reply callback).
+COUNTS = """
+return {redis.call('HGETALL', KEYS[1]), redis.call('ZCARD', KEYS[2])}
+"""
+
+
+def _field(tier: str, requester: str) -> str:
+    return f"{tier}:{requester}"
 
 
 async def _recount(redis: Redis, shard: int) -> dict[str, int]:
@@ -82,37 +92,44 @@ async def _recount_all(redis: Redis, shard: int) -> dict[str, str]:
 
 
 def _tiers(raw: dict[str, str]) -> dict[str, int]:
-    return {k: int(v) for k, v in raw.items() if k != WHOLE and not k.startswith(WAITING)}
+    """The counts by tier, from the fields by tier and requester."""
+    out: dict[str, int] = {}
+    for k, v in raw.items():
+        if k != WHOLE:
+            tier = k.partition(":")[0]
+            out[tier] = out.get(tier, 0) + int(v)
+    return out
 
 
 async def waiting_of(redis: Redis, requester: str) -> int:
     """How many of `requester`'s calls wait for a person: one read of each shard's
     counts in one pipeline; a shard never counted whole is counted first."""
-    field = WAITING + requester
+    fields = [_field(t.value, requester) for t in TIER_ORDER]
     pipe = redis.pipeline(transaction=False)
     for shard in range(keys.SHARDS):
-        pipe.hmget(keys.pending_tiers(shard), [WHOLE, field])
+        pipe.hmget(keys.pending_tiers(shard), [WHOLE, *fields])
     got = cast(list[list[str | None]], await pipe.execute())
     total = 0
-    for shard, (whole, n) in enumerate(got):
+    for shard, (whole, *ns) in enumerate(got):
         if whole is None:
-            n = (await _recount_all(redis, shard)).get(field)
-        total += max(int(n or 0), 0)
+            counted = await _recount_all(redis, shard)
+            ns = [counted.get(f) for f in fields]
+        total += sum(max(int(n or 0), 0) for n in ns)
     return total
 
 
 async def by_tier(redis: Redis) -> dict[str, int]:
     """Pending requests per tier, every tier listed (0 where none)."""
-    names = [t.value for t in TIER_ORDER]
-    total = dict.fromkeys(names, 0)
+    total = dict.fromkeys((t.value for t in TIER_ORDER), 0)
+    read = redis.register_script(COUNTS)
     for shard in range(keys.SHARDS):
-        pipe = redis.pipeline(transaction=True)  # one slot: the counts and the index agree
-        # HMGET, not HGETALL: redis-py 6.2's cluster MULTI fails on HGETALL's reply callback
-        pipe.hmget(keys.pending_tiers(shard), [WHOLE, *names])
-        pipe.zcard(keys.pending(shard))
-        got, size = cast(tuple[list[str | None], int], tuple(await pipe.execute()))
-        counts = {n: int(v) for n, v in zip(names, got[1:], strict=True) if v is not None}
-        if got[0] is None or sum(counts.values()) != size or min(counts.values(), default=0) < 0:
+        flat, size = cast(
+            tuple[list[str], int], await read(keys=[keys.pending_tiers(shard), keys.pending(shard)])
+        )
+        raw = dict(zip(flat[::2], flat[1::2], strict=True))
+        values = [int(v) for k, v in raw.items() if k != WHOLE]
+        counts = _tiers(raw)
+        if WHOLE not in raw or sum(values) != size or min(values, default=0) < 0:
             counts = await _recount(redis, shard)
         for tier, n in counts.items():
             total[tier] = total.get(tier, 0) + n

@@ -26,7 +26,7 @@ from bot.errors import (
 from bot.signing import Signer
 from bot.signing import messages as sign_msg
 from bot.store import keys, tools
-from bot.store.codec import from_hash, reply
+from bot.store.codec import WATCHED, from_hash, reply
 from bot.store.creating import Created, CreateOptions, Creating
 from bot.store.replies import Reply
 from bot.store.run import run_requests
@@ -364,10 +364,11 @@ class RequestStore(Creating):
         """Block (push, not polling) until the request leaves review or `timeout_s` passes."""
         return await wait_until(
             self.redis,
-            keys.wake(rid),
+            (keys.request(rid), keys.wake(rid)),
             lambda: self.get(rid),
             lambda r: r.state != State.PENDING_REVIEW,
             timeout_s,
+            flag=WATCHED,
         )
 
 

@@ -63,10 +63,10 @@ async def test_a_result_holding_a_superseded_fence_is_409_stale_fence(
     # A failover loses A's claim: the request's keys as they were before it.
     kept = keys.request_keys(rid)
     kept = [kept[keys.REQUEST_KEYS.index(n)] for n in ("req", "audit", "wake")]
-    dumps = {k: cast(bytes, await redis.dump(k)) for k in kept}
+    dumps = {k: cast(bytes | None, await redis.dump(k)) for k in kept}
     fence_a = (await _claim(client, rid, A)).json()["fence"]
-    for k, raw in dumps.items():
-        await redis.restore(k, 0, raw, replace=True)
+    for k, raw in dumps.items():  # None: not there before (a wake stream nobody made)
+        await (redis.delete(k) if raw is None else redis.restore(k, 0, raw, replace=True))
     fence_b = (await _claim(client, rid, B)).json()["fence"]
     assert fence_a != fence_b
 

@@ -49,18 +49,22 @@ async def claims(redis: Redis, rid: str) -> list[tuple[str, str | None]]:
     return [(e.actor, e.fence) for e in await audit.entries(redis, rid) if e.event == "claim"]
 
 
-async def snapshot(redis: Redis, rid: str, *names: str) -> dict[str, bytes]:
-    """DUMPs of the request's keys by name (bot/store/keys.py REQUEST_KEYS)."""
+async def snapshot(redis: Redis, rid: str, *names: str) -> dict[str, bytes | None]:
+    """DUMPs of the request's keys by name (bot/store/keys.py REQUEST_KEYS); None for
+    one not there (a wake stream exists only once someone waited)."""
     every = dict(zip(keys.REQUEST_KEYS, keys.request_keys(rid), strict=True))
-    return {every[n]: cast(bytes, await redis.dump(every[n])) for n in names}
+    return {every[n]: cast(bytes | None, await redis.dump(every[n])) for n in names}
 
 
-async def restore(redis: Redis, dumps: dict[str, bytes]) -> None:
+async def restore(redis: Redis, dumps: dict[str, bytes | None]) -> None:
     for key, raw in dumps.items():
-        await redis.restore(key, 0, raw, replace=True)
+        if raw is None:  # not there before: whatever made it since is lost too
+            await redis.delete(key)
+        else:
+            await redis.restore(key, 0, raw, replace=True)
 
 
-async def lost_claim(redis: Redis, rid: str) -> dict[str, bytes]:
+async def lost_claim(redis: Redis, rid: str) -> dict[str, bytes | None]:
     """What a failover leaves if the claim never reached the replica: the request's hash,
     audit and wake stream as they stood before it (DUMPs to `restore` once claimed)."""
     return await snapshot(redis, rid, "req", "audit", "wake")

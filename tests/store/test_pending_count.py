@@ -71,6 +71,8 @@ async def test_counts_follow_every_move_in_and_out_of_review(
         for req in await store.list_pending(limit=100):
             await store.transition(req.id, Decision(event=Event.TIMEOUT))
         assert await pending_count.by_tier(redis) == await truth(store)
+        # one requester's waiting calls, summed over the tiers they wait in
+        assert await pending_count.waiting_of(redis, "U1") == sum((await truth(store)).values())
     assert await truth(store) == {"low": 0, "medium": 0, "high": 0, "critical": 0}
 
 
@@ -104,9 +106,10 @@ async def test_a_store_without_counts_or_with_wrong_ones_is_counted_again(
 
     one = (await store.list_pending(limit=1))[0]
     counts = keys.pending_tiers(keys.shard_of(one.id))
-    await redis.hincrby(counts, one.risk.value, -1)  # type: ignore[misc]  # entered unseen
+    field = f"{one.risk.value}:{one.requester}"  # a tier's count, one requester's share
+    await redis.hincrby(counts, field, -1)  # type: ignore[misc]  # entered unseen
     assert await pending_count.by_tier(redis) == await truth(store)
-    await redis.hincrby(counts, "critical", 3)  # type: ignore[misc]  # left unseen
+    await redis.hincrby(counts, "critical:U1", 3)  # type: ignore[misc]  # left unseen
     assert await pending_count.by_tier(redis) == await truth(store)
 
 

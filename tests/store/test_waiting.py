@@ -12,12 +12,13 @@ from typing import cast
 import pytest
 from redis.asyncio import Redis, RedisCluster
 
-from bot.core.models import Decision
+from bot.core.models import ActionRequest, Decision
 from bot.core.policy import Policy
 from bot.core.states import Event, State
 from bot.db import hub
-from bot.db.hub import hub_for
+from bot.db.hub import close_hub, hub_for
 from bot.errors import AlreadyResolved, StoreUnavailable
+from bot.store import keys
 from bot.store.requests import RequestStore
 from bot.store.run.questions import QuestionStore
 from tests.support.clients import CLUSTER, open_client
@@ -59,6 +60,7 @@ async def test_waiter_wakes_on_decision(
         got = await task
         assert got.state == State.APPROVED
     finally:
+        await close_hub(waiter_client)  # no reader left blocking into the next test
         await waiter_client.aclose()
 
 
@@ -76,6 +78,74 @@ async def test_wait_after_decision_returns_without_waiting(
     assert got.state == State.APPROVED
 
 
+class DecidedAfterEachRead(RequestStore):
+    """A waiter's store whose every read is followed at once by a person's decision
+    (through `decider`): the decision lands after the waiter read the request and
+    before it blocks, where a wake written to no stream would be lost."""
+
+    def __init__(self, redis: Redis, decider: RequestStore) -> None:
+        super().__init__(redis)
+        self.decider = decider
+
+    async def get(self, rid: str) -> ActionRequest:
+        req = await super().get(rid)
+        if req.state == State.PENDING_REVIEW:
+            approve = Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
+            await self.decider.transition(rid, approve)
+        return req
+
+
+async def test_a_decision_between_the_waiters_read_and_its_block_still_wakes_it(
+    store: RequestStore, policy: Policy, redis_url: str
+) -> None:
+    req = (
+        await store.create(policy, tool="refund", args={"a": 1, "amount": 1}, requester="U1")
+    ).request
+    waiter_client = await open_client(redis_url)
+    try:
+        waiter = DecidedAfterEachRead(waiter_client, store)
+        # Blocked, it would block for the hour it asks for: ten seconds say it did not.
+        async with asyncio.timeout(10):
+            got = await waiter.wait(req.id, timeout_s=LONGER_THAN_ANY_TEST)
+        assert got.state == State.APPROVED
+    finally:
+        await close_hub(waiter_client)  # no reader left blocking into the next test
+        await waiter_client.aclose()
+
+
+async def test_only_a_request_someone_waited_on_keeps_a_wake_stream(
+    store: RequestStore, policy: Policy, redis: Redis, redis_url: str
+) -> None:
+    """Nobody waits on most requests: deciding one leaves no stream behind. One waited on
+    has its stream, which expires, and a second wait on it (its stream made and moved
+    already) still returns."""
+    made = [
+        (
+            await store.create(policy, tool="refund", args={"a": n, "amount": 1}, requester="U1")
+        ).request
+        for n in range(2)
+    ]
+    alone, watched = made
+    waiter_client = await open_client(redis_url)
+    try:
+        waiting = asyncio.create_task(
+            RequestStore(waiter_client).wait(watched.id, LONGER_THAN_ANY_TEST)
+        )
+        await held(waiter_client)
+        for req in made:
+            approve = Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
+            await store.transition(req.id, approve)
+        async with asyncio.timeout(10):
+            assert (await waiting).state == State.APPROVED
+            again = await RequestStore(waiter_client).wait(watched.id, LONGER_THAN_ANY_TEST)
+        assert again.state == State.APPROVED
+    finally:
+        await close_hub(waiter_client)  # no reader left blocking into the next test
+        await waiter_client.aclose()
+    assert await redis.exists(keys.wake(alone.id)) == 0
+    assert await redis.ttl(keys.wake(watched.id)) > 0
+
+
 async def test_wait_deadline_returns_still_pending(
     store: RequestStore, policy: Policy, redis: Redis, redis_url: str
 ) -> None:
@@ -89,6 +159,7 @@ async def test_wait_deadline_returns_still_pending(
         got = await task
         assert got.state == State.PENDING_REVIEW
     finally:
+        await close_hub(waiter_client)  # no reader left blocking into the next test
         await waiter_client.aclose()
 
 
@@ -110,6 +181,7 @@ async def test_question_first_answer_wins(
         got = await waiting
         assert got.answer == "the penguin"
     finally:
+        await close_hub(waiter_client)  # no reader left blocking into the next test
         await waiter_client.aclose()
 
 

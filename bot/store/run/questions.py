@@ -195,7 +195,7 @@ class QuestionStore:
     async def wait(self, qid: str, timeout_s: float) -> Question:
         return await wait_until(
             self.redis,
-            keys.wake(qid),
+            (keys.question(qid), keys.wake(qid)),
             lambda: self.get(qid),
             lambda q: q.state != QuestionState.OPEN,
             timeout_s,

@@ -15,7 +15,14 @@ one hash tag, so each touches one cluster slot. Replies are {status, JSON}.
 from __future__ import annotations
 
 from bot.core.states import HUMAN_EVENTS, Event
-from bot.store.scripts.common import COMMON, TERMS_ERROR, TRANSITION_COMMON, read, script
+from bot.store.scripts.common import (
+    COMMON,
+    TERMS_ERROR,
+    TRANSITION_COMMON,
+    WAKE_TTL_S,
+    read,
+    script,
+)
 
 __all__ = [
     "ALL",
@@ -30,6 +37,8 @@ __all__ = [
     "TERMS_ERROR",
     "TIMEOUT",
     "TRANSITION_SCRIPTS",
+    "WAIT",
+    "WAKE_TTL_S",
     "WITH_AUDIT",
     "script_for",
 ]
@@ -44,6 +53,7 @@ QUESTION = script(COMMON, read("question.lua"))
 GRANT = read("grant.lua")  # standing approvals (bot/store/grants.py): no request keys
 STEP_UP = script(COMMON, read("stepup.lua"))  # a refused step-up, audited (passkeys.py)
 WITH_AUDIT = read("with_audit.lua")  # a request and its audit in one read (requests.py)
+WAIT = read("wait.lua")  # a waiter makes its item's wake stream (waiting.py)
 
 # The transition scripts by name, and the name of each event's script.
 TRANSITION_SCRIPTS: dict[str, str] = {
@@ -68,6 +78,7 @@ ALL: dict[str, str] = {
     "question": QUESTION,
     "grant": GRANT,
     "stepup": STEP_UP,
+    "wait": WAIT,
 }
 
 

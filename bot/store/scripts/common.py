@@ -22,8 +22,12 @@ from bot.store import keys
 from bot.store.codec import GONE, OPTIONAL, REF_LEN, TERMS
 from bot.store.replies import Reply
 from bot.store.stream.events import MAXLEN
-from bot.store.waiting import WAKE_MAXLEN, WAKE_TTL_S
 
+# An item's wake stream (bot/store/waiting.py): a waiter makes it, the scripts add an
+# entry per version to it and keep the newest few (a waiter reads only past its own
+# version); one nobody waits on or moves for this long expires.
+WAKE_MAXLEN = 16
+WAKE_TTL_S = 86_400
 WAITING_TTL_S = 30 * 86_400  # a run's set of waiting requests lives as long as its record
 # A question's record lives as long as a run's (RUN_TTL_S) once it is answered, expired
 # or withdrawn; while open, that long past its deadline (QuestionStore.ask).

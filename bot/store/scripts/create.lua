@@ -1,6 +1,6 @@
 -- CREATE: a new request, or the one its idempotency key already names. An approved new
 -- request is claimed in the same step when a claimer is given (the free path: one
--- round trip instead of two), audited, woken and published as CLAIM would.
+-- round trip instead of two), audited and published as CLAIM would.
 local K = request_keys()
 -- optional (one Redis, a call under a run): the run's index of its requests; then,
 -- optional: the run's correction queue, record and set of requests it waits on
@@ -71,8 +71,8 @@ redis.call('HSET', K.req, unpack(args))
 -- (RequestStore.ids_between reads both): one index entry less while it waits.
 if h.state == S.pending_review then
   redis.call('ZADD', K.pending, h.created_at, h.id)
-  redis.call('HINCRBY', K.tiers, h.risk, 1)
-  redis.call('HINCRBY', K.tiers, 'w:' .. h.requester, 1)  -- per identity (api/waiting.py)
+  -- one count per tier and identity (bot/store/pending_count.py): one command
+  redis.call('HINCRBY', K.tiers, h.risk .. ':' .. h.requester, 1)
 else redis.call('ZADD', K.all, h.created_at, h.id) end
 if h.expires_at ~= '' then redis.call('ZADD', K.due, h.expires_at, due_member(DUE_REQUEST, h)) end
 -- In the same step as the correction check above: a correction queued after this is
@@ -88,8 +88,9 @@ if run_requests then
   redis.call('EXPIRE', run_requests, WAITING_TTL_S)
 end
 publish(K.events, 'request', h.id, created_version, E.create, created_state, h.run_id)
+-- Nobody waits on it yet: a waiter makes the wake stream of an item that exists only
+-- (wait.lua), and reads it after, so it sees the claim.
 if h.state == S.executing then
-  wake(K.wake, h.version, h.state)
   publish(K.events, 'request', h.id, h.version, E.claim, h.state, h.run_id)
 end
 -- The caller holds every other field already: it sent them.

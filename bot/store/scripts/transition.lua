@@ -114,9 +114,9 @@ local function commit(t, expires_in, dress, lean)
   if t.state == S.pending_review and t.cur ~= S.pending_review then
     redis.call('ZREM', K.pending, h.id)
     redis.call('ZADD', K.all, h.created_at, h.id)
-    redis.call('HINCRBY', K.tiers, h.risk, -1)
-    if redis.call('HINCRBY', K.tiers, 'w:' .. h.requester, -1) <= 0 then
-      redis.call('HDEL', K.tiers, 'w:' .. h.requester)
+    local counted = h.risk .. ':' .. h.requester  -- bot/store/pending_count.py
+    if redis.call('HINCRBY', K.tiers, counted, -1) <= 0 then
+      redis.call('HDEL', K.tiers, counted)
     end
   end
   audit_moves(t, dress)
@@ -126,7 +126,9 @@ local function commit(t, expires_in, dress, lean)
   elseif had_deadline then gone[#gone + 1] = 'expires_at' end
   redis.call('HSET', K.req, unpack(w))
   if #gone > 0 then redis.call('HDEL', K.req, unpack(gone)) end
-  wake(K.wake, h.version, t.cur)
+  -- Only a request someone waited on (codec.py WATCHED; its stream may have expired
+  -- since: `wake` then writes nothing).
+  if h.watched then wake(K.wake, h.version, t.cur) end
   publish(K.events, 'request', h.id, h.version, t.event, t.cur, h.run_id)
   -- The moves too (event, from, to), so the caller logs one line per audited step; ''
   -- for the one move of the event itself, the caller's own (bot/store/transition_argv.py).
