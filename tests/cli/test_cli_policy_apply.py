@@ -79,6 +79,13 @@ async def test_apply_wants_a_name_and_a_tools_fragment(
     policy, frag = _files(tmp_path, {"tiers": {}})
     code, _, err = await cli("policy", "apply", str(frag), "--policy", str(policy))
     assert code == 2 and "--by" in err
+    code, out, _ = await cli("policy", "apply", "--help")
+    assert code == 0 and "required" in out
+    # No file named at all: said as such, not as "no policy file ."
+    code, _, err = await cli("policy", "apply", str(frag), "--by", "x", env={"HITL_POLICY": ""})
+    assert code == 2 and "no policy file to change; fix: give --policy FILE" in err, err
+    code, _, err = await cli("policy", "apply", str(frag), "--by", "x", "--policy", "nope.yaml")
+    assert code == 2 and "nope.yaml is not a policy file" in err, err
     code, _, err = await cli(
         "policy", "apply", str(frag), "--by", "x", "--policy", str(policy), redis_url=redis_url
     )

@@ -231,6 +231,7 @@ async def test_a_month_of_decisions_gives_bounded_suggestions_and_says_why_not(
     code, _, err = await cli("policy", "check", str(tmp_path / "all.yaml"), redis_url=redis_url)
     assert code == 0, err
     assert "Nothing here is in effect" in out_file.read_text()
+    assert "hitl-bot policy apply THIS_FILE --by NAME" in out_file.read_text()
 
     # Printed for a person: the evidence, the effect, the fragment, and with --explain why not.
     code, out, err = await cli("policy", "suggest", "--policy", str(policy_file), "--explain",

@@ -57,7 +57,7 @@ def _write_atomically(target: Path, text: str) -> None:
 
 def policy_apply(
     fragment: Path,
-    by: Annotated[str, typer.Option("--by", help="Who applies it (recorded).")] = "",
+    by: Annotated[str, typer.Option("--by", help="Who applies it (recorded).")],
     policy: Annotated[
         Path | None,
         typer.Option("--policy", help="The policy file to change (default: HITL_POLICY)."),
@@ -68,10 +68,13 @@ def policy_apply(
     if not by.strip():
         err.print(msg.APPLY_NEEDS_BY, markup=False)
         raise typer.Exit(2)
-    target = policy or Path(os.environ.get("HITL_POLICY", ""))
-    if not str(target) or not target.is_file():
-        problem = f"no policy file {target}"
-        err.print(msg.APPLY_REFUSED.format(path=fragment, problem=problem), markup=False)
+    named = policy or os.environ.get("HITL_POLICY", "")
+    if not str(named):
+        err.print(msg.APPLY_NO_POLICY, markup=False)
+        raise typer.Exit(2)
+    target = Path(named)
+    if not target.is_file():
+        err.print(msg.APPLY_NOT_A_FILE.format(target=target), markup=False)
         raise typer.Exit(2)
     tools, raw = _fragment(fragment)
     before = target.read_bytes()

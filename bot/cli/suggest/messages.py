@@ -65,9 +65,10 @@ WHY = {
 
 OUT_HEAD = (
     "# Suggested by `hitl-bot policy suggest --since {since_arg}` on {now}, from {n} requests.\n"
-    "# Nothing here is in effect. Review each tool, copy the ones you accept into your\n"
-    "# policy file (replacing the tool's entry), then run `hitl-bot policy check FILE`,\n"
-    "# `hitl-bot policy diff OLD NEW`, and the shadow policy if you want to watch it first.\n"
+    "# Nothing here is in effect. Review each tool and delete the ones you do not accept;\n"
+    "# `hitl-bot policy apply THIS_FILE --by NAME` merges the rest into the policy file\n"
+    "# (checked first, recorded in the policy log). `hitl-bot policy diff OLD NEW` and the\n"
+    "# shadow policy (HITL_SHADOW_POLICY) show what it would change before you do.\n"
 )
 OUT_ITEM = "# {title}\n"
 OUT_SKIPPED = (
@@ -89,3 +90,8 @@ APPLIED = (
 APPLIED_NONE = "No policy change was applied with `hitl-bot policy apply`."
 APPLIED_LINE = "{at}  {by}  {target}  {tools}  fragment {sha}  {before} -> {after}"
 APPLY_NEEDS_BY = "Say who applies it: --by NAME (it goes in the policy log)."
+APPLY_NO_POLICY = (
+    "Not applied: no policy file to change; fix: give --policy FILE, or set HITL_POLICY "
+    "to the file serve reads."
+)
+APPLY_NOT_A_FILE = "Not applied: {target} is not a policy file (no such file)."
