@@ -24,7 +24,7 @@ import copy
 import os
 import time
 import weakref
-from typing import Any, TypedDict, Unpack
+from typing import Any, Unpack
 
 import httpx
 
@@ -32,7 +32,7 @@ from bot import messages as bot_msg
 from bot.clock import wall_ms
 from bot.config import Settings
 from bot.core.args.payload import canonical_args
-from bot.core.models import ActionRequest, RiskTier, clip
+from bot.core.models import ActionRequest, clip
 from bot.core.policy import Policy
 from bot.core.proof.fence import claim_retried
 from bot.core.states import Event, State, SystemReason
@@ -43,40 +43,13 @@ from bot.sdk.asking import Asking
 from bot.sdk.backend import Backend, NewRequest
 from bot.sdk.bridge import LoopThread
 from bot.sdk.errors import TimedOut, steered
+from bot.sdk.fields import CallFields
 from bot.sdk.outcome import outcome
 
 DEFAULT_REQUESTER = "sdk"
 MAX_WAIT_S = 55.0  # one long-poll; under the server's 60 s cap
 SWEEPER_GRACE_S = 30.0  # past a deadline with no escalation: no sweeper is running
 FIELDS_CACHE = 256  # distinct (tool, requester, ...) sets known to pass ApprovalIn
-
-
-class CallFields(TypedDict, total=False):
-    """What every way of asking for approval takes besides the tool and its arguments.
-
-    `requester`: over HTTP the requester is the API token's identity: one other than
-    the gate's default is sent, and the server refuses it unless it is that identity.
-    `run_id`: the agent run the call belongs to.
-    `run_title`: what that run is, for people (its name in Slack and `hitl-bot runs`);
-    the first call under a new run id names it.
-    `channel`: where it is reviewed (the gate's `channel` if None): only one of the
-    policy's review channels for the tier is accepted.
-    `idempotency_key`: the same key with the same call finds the same request again;
-    with another call, IdempotencyConflict.
-    `risk`: raises the tier the policy gives; never lowers it.
-    `on_behalf_of`: the person the agent acts for; they may reject, never approve.
-    `args_schema`: the JSON Schema of the tool's arguments; recorded for the tool so a
-    person's edit that does not fit it is refused before it is approved.
-    """
-
-    risk: RiskTier | str | None
-    run_id: str | None
-    run_title: str | None
-    requester: str | None
-    channel: str | None
-    idempotency_key: str | None
-    on_behalf_of: str | None
-    args_schema: dict[str, Any] | None
 
 
 class Gate(Asking):
