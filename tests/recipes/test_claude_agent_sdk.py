@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from bot.core.models import Run
 from bot.core.states import State
 from bot.sandbox.anthropic import ScriptedClaude, text, use
 from bot.sdk import Gate
@@ -135,6 +136,11 @@ async def test_nobody_deciding_in_time_denies_and_the_model_is_told(
     assert "no decision" in told.lower() or "in time" in told, told
 
 
+async def _threaded(bot: Bot, run_id: str) -> Run | None:
+    run = await bot.runs.get(run_id)
+    return run if run.channel and run.thread_ts else None
+
+
 async def test_a_correction_in_the_sessions_thread_reaches_the_model(
     bot: Bot, claude_env: dict[str, str], refunds: Refunds, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -144,8 +150,9 @@ async def test_a_correction_in_the_sessions_thread_reaches_the_model(
         gate, work = await _session(bot, model, claude_env, "cas-steer")
         async with gate, running(bot, work) as run:
             await eventually(lambda: pending(bot), timeout_s=RUN_S)
-            session = await bot.runs.get("cas-steer")
-            assert session.channel and session.thread_ts
+            # The notifier posts the session's thread on its own: a person replies once
+            # it is there (the call may be pending in the store a moment before).
+            session = await eventually(lambda: _threaded(bot, "cas-steer"), timeout_s=RUN_S)
             await bot.emu.post("UALICE", session.channel, words, thread_ts=session.thread_ts)
             assert await asyncio.wait_for(run, RUN_S) == "Refunding A2 instead."
     assert refunds.issued == []
