@@ -88,30 +88,28 @@ class Archive:
     names: dict[str, str] = field(default_factory=dict)  # sha -> file name
     problems: list[str] = field(default_factory=list)
 
-    def requests(self) -> Iterator[dict[str, Any]]:
-        """Each request that left, once: the copy with the longest history when a pass
-        that crashed half-way archived it twice."""
-        best: dict[str, dict[str, Any]] = {}
+    def _copies(self) -> dict[str, tuple[dict[str, Any], Segment]]:
+        """Request id -> the copy that counts, with its segment: the one with the longest
+        history when a pass that crashed half-way archived it twice (a tie: the later)."""
+        best: dict[str, tuple[dict[str, Any], Segment]] = {}
         for seg in self.segments:
             for rec in seg.records:
                 if rec.get("kind") != "request":
                     continue
                 rid = str(rec["id"])
-                if rid not in best or len(rec["audit"]) >= len(best[rid]["audit"]):
-                    best[rid] = rec
-        yield from sorted(best.values(), key=lambda r: (created_at(r), str(r["id"])))
+                if rid not in best or len(rec["audit"]) >= len(best[rid][0]["audit"]):
+                    best[rid] = (rec, seg)
+        return best
+
+    def requests(self) -> Iterator[dict[str, Any]]:
+        """Each request that left, once (`_copies`), oldest first."""
+        recs = (rec for rec, _ in self._copies().values())
+        yield from sorted(recs, key=lambda r: (created_at(r), str(r["id"])))
 
     def request(self, rid: str) -> tuple[dict[str, Any], Segment] | None:
-        """The archived copy of `rid` that `requests` would give, with the segment
-        holding it (when it left); None when it never left."""
-        found: tuple[dict[str, Any], Segment] | None = None
-        for seg in self.segments:
-            for rec in seg.records:
-                if rec.get("kind") != "request" or str(rec.get("id")) != rid:
-                    continue
-                if found is None or len(rec["audit"]) >= len(found[0]["audit"]):
-                    found = (rec, seg)
-        return found
+        """The archived copy of `rid` that `requests` gives, with the segment holding
+        it (when it left); None when it never left."""
+        return self._copies().get(rid)
 
 
 def created_at(rec: dict[str, Any]) -> int:
