@@ -7,6 +7,7 @@ longer than the test, so returning at all proves a push woke the waiter.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import cast
 
 import pytest
@@ -36,6 +37,18 @@ async def held(client: Redis, count: int = 1) -> None:
     await eventually(holds, what=f"{count} waiters, the reader blocked", timeout_s=30)
 
 
+@pytest.fixture
+async def waiter_client(redis_url: str) -> AsyncIterator[Redis]:
+    """A client of its own for the waiter, its wait hub closed after the test, so no
+    reader is left blocking into the next test (a command count there saw its XREAD)."""
+    client = await open_client(redis_url)
+    try:
+        yield client
+    finally:
+        await close_hub(client)
+        await client.aclose()
+
+
 async def _reader_blocked(redis: Redis) -> bool:
     return any(
         c.get("cmd") == "xread" and "b" in c.get("flags", "") for c in await redis.client_list()
@@ -43,25 +56,20 @@ async def _reader_blocked(redis: Redis) -> bool:
 
 
 async def test_waiter_wakes_on_decision(
-    store: RequestStore, policy: Policy, redis: Redis, redis_url: str
+    store: RequestStore, policy: Policy, waiter_client: Redis
 ) -> None:
     req = (
         await store.create(policy, tool="refund", args={"a": 1, "amount": 1}, requester="U1")
     ).request
-    waiter_client = await open_client(redis_url)
     waiter = RequestStore(waiter_client)
-    try:
-        task = asyncio.create_task(waiter.wait(req.id, timeout_s=LONGER_THAN_ANY_TEST))
-        await held(waiter_client)
-        assert not task.done()
-        await store.transition(
-            req.id, Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
-        )
-        got = await task
-        assert got.state == State.APPROVED
-    finally:
-        await close_hub(waiter_client)  # no reader left blocking into the next test
-        await waiter_client.aclose()
+    task = asyncio.create_task(waiter.wait(req.id, timeout_s=LONGER_THAN_ANY_TEST))
+    await held(waiter_client)
+    assert not task.done()
+    await store.transition(
+        req.id, Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
+    )
+    got = await task
+    assert got.state == State.APPROVED
 
 
 async def test_wait_after_decision_returns_without_waiting(
@@ -96,25 +104,20 @@ class DecidedAfterEachRead(RequestStore):
 
 
 async def test_a_decision_between_the_waiters_read_and_its_block_still_wakes_it(
-    store: RequestStore, policy: Policy, redis_url: str
+    store: RequestStore, policy: Policy, waiter_client: Redis
 ) -> None:
     req = (
         await store.create(policy, tool="refund", args={"a": 1, "amount": 1}, requester="U1")
     ).request
-    waiter_client = await open_client(redis_url)
-    try:
-        waiter = DecidedAfterEachRead(waiter_client, store)
-        # Blocked, it would block for the hour it asks for: ten seconds say it did not.
-        async with asyncio.timeout(10):
-            got = await waiter.wait(req.id, timeout_s=LONGER_THAN_ANY_TEST)
-        assert got.state == State.APPROVED
-    finally:
-        await close_hub(waiter_client)  # no reader left blocking into the next test
-        await waiter_client.aclose()
+    waiter = DecidedAfterEachRead(waiter_client, store)
+    # Blocked, it would block for the hour it asks for: ten seconds say it did not.
+    async with asyncio.timeout(10):
+        got = await waiter.wait(req.id, timeout_s=LONGER_THAN_ANY_TEST)
+    assert got.state == State.APPROVED
 
 
 async def test_only_a_request_someone_waited_on_keeps_a_wake_stream(
-    store: RequestStore, policy: Policy, redis: Redis, redis_url: str
+    store: RequestStore, policy: Policy, redis: Redis, waiter_client: Redis
 ) -> None:
     """Nobody waits on most requests: deciding one leaves no stream behind. One waited on
     has its stream, which expires, and a second wait on it (its stream made and moved
@@ -126,63 +129,46 @@ async def test_only_a_request_someone_waited_on_keeps_a_wake_stream(
         for n in range(2)
     ]
     alone, watched = made
-    waiter_client = await open_client(redis_url)
-    try:
-        waiting = asyncio.create_task(
-            RequestStore(waiter_client).wait(watched.id, LONGER_THAN_ANY_TEST)
-        )
-        await held(waiter_client)
-        for req in made:
-            approve = Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
-            await store.transition(req.id, approve)
-        async with asyncio.timeout(10):
-            assert (await waiting).state == State.APPROVED
-            again = await RequestStore(waiter_client).wait(watched.id, LONGER_THAN_ANY_TEST)
-        assert again.state == State.APPROVED
-    finally:
-        await close_hub(waiter_client)  # no reader left blocking into the next test
-        await waiter_client.aclose()
+    waiting = asyncio.create_task(
+        RequestStore(waiter_client).wait(watched.id, LONGER_THAN_ANY_TEST)
+    )
+    await held(waiter_client)
+    for req in made:
+        approve = Decision(event=Event.APPROVE, actor="U2", payload_hash=req.payload_hash)
+        await store.transition(req.id, approve)
+    async with asyncio.timeout(10):
+        assert (await waiting).state == State.APPROVED
+        again = await RequestStore(waiter_client).wait(watched.id, LONGER_THAN_ANY_TEST)
+    assert again.state == State.APPROVED
     assert await redis.exists(keys.wake(alone.id)) == 0
     assert await redis.ttl(keys.wake(watched.id)) > 0
 
 
 async def test_wait_deadline_returns_still_pending(
-    store: RequestStore, policy: Policy, redis: Redis, redis_url: str
+    store: RequestStore, policy: Policy, waiter_client: Redis
 ) -> None:
     req = (
         await store.create(policy, tool="refund", args={"a": 1, "amount": 1}, requester="U1")
     ).request
-    waiter_client = await open_client(redis_url)
-    try:
-        task = asyncio.create_task(RequestStore(waiter_client).wait(req.id, timeout_s=0.3))
-        await held(waiter_client)  # it did wait, rather than return at once
-        got = await task
-        assert got.state == State.PENDING_REVIEW
-    finally:
-        await close_hub(waiter_client)  # no reader left blocking into the next test
-        await waiter_client.aclose()
+    task = asyncio.create_task(RequestStore(waiter_client).wait(req.id, timeout_s=0.3))
+    await held(waiter_client)  # it did wait, rather than return at once
+    got = await task
+    assert got.state == State.PENDING_REVIEW
 
 
-async def test_question_first_answer_wins(
-    questions: QuestionStore, redis: Redis, redis_url: str
-) -> None:
+async def test_question_first_answer_wins(questions: QuestionStore, waiter_client: Redis) -> None:
     q = await questions.ask("Which prize?", timeout_ms=60_000, run_id="run1")
-    waiter_client = await open_client(redis_url)
-    try:
-        waiter = QuestionStore(waiter_client)
-        waiting = asyncio.create_task(waiter.wait(q.id, timeout_s=LONGER_THAN_ANY_TEST))
-        await held(waiter_client)
-        first = await questions.answer(q.id, actor="UKID", answer="the penguin")
-        assert first.answer == "the penguin" and first.answered_by == "UKID"
-        again = await questions.answer(q.id, actor="UKID", answer="the penguin")
-        assert again.version == first.version
-        with pytest.raises(AlreadyResolved, match="UKID"):
-            await questions.answer(q.id, actor="UDAD", answer="the bear")
-        got = await waiting
-        assert got.answer == "the penguin"
-    finally:
-        await close_hub(waiter_client)  # no reader left blocking into the next test
-        await waiter_client.aclose()
+    waiter = QuestionStore(waiter_client)
+    waiting = asyncio.create_task(waiter.wait(q.id, timeout_s=LONGER_THAN_ANY_TEST))
+    await held(waiter_client)
+    first = await questions.answer(q.id, actor="UKID", answer="the penguin")
+    assert first.answer == "the penguin" and first.answered_by == "UKID"
+    again = await questions.answer(q.id, actor="UKID", answer="the penguin")
+    assert again.version == first.version
+    with pytest.raises(AlreadyResolved, match="UKID"):
+        await questions.answer(q.id, actor="UDAD", answer="the bear")
+    got = await waiting
+    assert got.answer == "the penguin"
 
 
 async def test_a_wait_on_a_cluster_client_closed_under_it_fails_and_reconnects_nothing(
