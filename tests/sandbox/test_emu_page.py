@@ -137,3 +137,61 @@ async def test_a_person_in_the_browser(
         await page.locator("[data-testid=ephemeral]").wait_for(state="detached")
         await browser.close()
     assert errors == []
+
+
+# Records every text the message shows, in order, however the page redraws it.
+WATCH = """(id) => {
+  window.__seen = [];
+  const look = () => {
+    const el = document.getElementById(id);
+    const text = el ? el.innerText : null;
+    if (text !== null && window.__seen[window.__seen.length - 1] !== text) window.__seen.push(text);
+  };
+  const all = { childList: true, subtree: true, characterData: true };
+  new MutationObserver(look).observe(document.body, all);
+  look();
+}"""
+
+
+async def test_a_late_answer_to_an_earlier_poll_never_puts_an_old_card_back(
+    emulator: SlackEmulator, client: AsyncWebClient
+) -> None:
+    """The page's timer and a click each poll the emulator; the answer to the older poll
+    can arrive last. Drawn, it showed the card as it was before the click until the next
+    poll: a person (and a test) saw a decision come and go."""
+    from playwright.async_api import Route, async_playwright
+
+    r = await client.chat_postMessage(channel="#hitl-approvals", text="first")
+    ts, dom_ts = r["ts"], r["ts"].replace(".", "-")
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = await browser.new_page()
+        await page.goto(emulator.base_url + "/")
+        message = page.locator(f"#msg-{dom_ts}")
+        await message.get_by_text("first").wait_for()
+        await page.evaluate(WATCH, f"msg-{dom_ts}")
+
+        held: list[tuple[Route, Any]] = []
+
+        async def hold_the_first(route: Route) -> None:
+            if not held:
+                held.append((route, await route.fetch()))  # the answer as it is now
+            else:
+                await route.continue_()
+
+        await page.route("**/_emu/state", hold_the_first)
+        await eventually(lambda: bool(held), what="a poll held with the old state")
+        await client.chat_update(channel=r["channel"], ts=ts, text="second")
+        await message.get_by_text("second").wait_for()
+        old_route, old_answer = held[0]
+        await old_route.fulfill(response=old_answer)
+        await client.chat_update(channel=r["channel"], ts=ts, text="third")
+        await message.get_by_text("third").wait_for()
+        seen = [
+            t
+            for t in await page.evaluate("window.__seen")
+            if "first" in t or "second" in t or "third" in t
+        ]
+        await browser.close()
+    words = [next(w for w in ("first", "second", "third") if w in t) for t in seen]
+    assert words == ["first", "second", "third"], words
