@@ -70,7 +70,9 @@ async def test_the_demo_opens_where_its_banner_says_to_start(bot: Bot, tmp_path:
         assert await page.inner_text("#channel-header") == "# general"
         assert "You are kid in #general" in await page.inner_text("#hint")
         assert await page.input_value("#composer") == "@hitl-bot Get me the bear!"
-        await page.press("#composer", "Enter")
+        # "Press Enter" works as the hint says, with no click in the box first.
+        assert await page.evaluate("document.activeElement.id") == "composer"
+        await page.keyboard.press("Enter")
 
         async def sent() -> Any:
             mine = bot.emu.messages("general")
