@@ -6,6 +6,7 @@ Without Chromium they skip locally and fail under CI=true (tests/support/chromiu
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from starlette.responses import JSONResponse, Response
 
 from bot.sandbox.slack import SlackEmulator
+from tests.e2e.test_browser import browser_page
 from tests.sandbox.conftest import FakeBot, Received, actions, button
 from tests.sandbox.test_emu_modals import reject_view
 from tests.support import chromium
@@ -154,21 +156,19 @@ WATCH = """(id) => {
 
 
 async def test_a_late_answer_to_an_earlier_poll_never_puts_an_old_card_back(
-    emulator: SlackEmulator, client: AsyncWebClient
+    emulator: SlackEmulator, client: AsyncWebClient, tmp_path: Path
 ) -> None:
     """The page's timer and a click each poll the emulator; the answer to the older poll
     can arrive last. Drawn, it showed the card as it was before the click until the next
     poll: a person (and a test) saw a decision come and go."""
-    from playwright.async_api import Route, async_playwright
+    from playwright.async_api import Route
 
-    r = await client.chat_postMessage(channel="#hitl-approvals", text="first")
+    words = ("first", "second", "third")
+    r = await client.chat_postMessage(channel="#hitl-approvals", text=words[0])
     ts, dom_ts = r["ts"], r["ts"].replace(".", "-")
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = await browser.new_page()
-        await page.goto(emulator.base_url + "/")
+    async with browser_page(emulator.base_url + "/", tmp_path, "UALICE") as page:
         message = page.locator(f"#msg-{dom_ts}")
-        await message.get_by_text("first").wait_for()
+        await message.get_by_text(words[0]).wait_for()
         await page.evaluate(WATCH, f"msg-{dom_ts}")
 
         held: list[tuple[Route, Any]] = []
@@ -181,17 +181,11 @@ async def test_a_late_answer_to_an_earlier_poll_never_puts_an_old_card_back(
 
         await page.route("**/_emu/state", hold_the_first)
         await eventually(lambda: bool(held), what="a poll held with the old state")
-        await client.chat_update(channel=r["channel"], ts=ts, text="second")
-        await message.get_by_text("second").wait_for()
+        await client.chat_update(channel=r["channel"], ts=ts, text=words[1])
+        await message.get_by_text(words[1]).wait_for()
         old_route, old_answer = held[0]
         await old_route.fulfill(response=old_answer)
-        await client.chat_update(channel=r["channel"], ts=ts, text="third")
-        await message.get_by_text("third").wait_for()
-        seen = [
-            t
-            for t in await page.evaluate("window.__seen")
-            if "first" in t or "second" in t or "third" in t
-        ]
-        await browser.close()
-    words = [next(w for w in ("first", "second", "third") if w in t) for t in seen]
-    assert words == ["first", "second", "third"], words
+        await client.chat_update(channel=r["channel"], ts=ts, text=words[2])
+        await message.get_by_text(words[2]).wait_for()
+        seen = [w for t in await page.evaluate("window.__seen") for w in words if w in t]
+    assert seen == list(words), seen
