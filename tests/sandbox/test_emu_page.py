@@ -189,3 +189,24 @@ async def test_a_late_answer_to_an_earlier_poll_never_puts_an_old_card_back(
         await message.get_by_text(words[2]).wait_for()
         seen = [w for t in await page.evaluate("window.__seen") for w in words if w in t]
     assert seen == list(words), seen
+
+
+async def test_a_redraw_between_press_and_release_does_not_lose_the_click(
+    emulator: SlackEmulator, client: AsyncWebClient, tmp_path: Path
+) -> None:
+    """A click is a press and a release on one element; a poll that redrew the page in
+    between replaced it, and the click reached nothing (a CI run lost a click on a
+    thread link this way). The page redraws after the release instead."""
+    r = await client.chat_postMessage(channel="#hitl-approvals", text="card")
+    await client.chat_postMessage(channel="#hitl-approvals", text="detail", thread_ts=r["ts"])
+    async with browser_page(emulator.base_url + "/", tmp_path, "UALICE") as page:
+        await page.click("[data-testid=channel-hitl-approvals]")
+        link = page.locator(f"[data-testid='replies-{r['ts']}']")
+        await link.hover()
+        await page.mouse.down()
+        await client.chat_postMessage(channel="#hitl-approvals", text="news while pressed")
+        await page.evaluate("poll(true)")  # answered and applied while the button is down
+        assert await page.evaluate("S.version") == emulator.workspace.version
+        await page.mouse.up()
+        await page.locator("#thread").get_by_text("detail").wait_for()
+        await page.get_by_text("news while pressed").wait_for()  # and the redraw came
